@@ -1,0 +1,53 @@
+//===- Export.h - Writing models -------------------------------*- C++ -*-===//
+#ifndef ONNXOPT_EXPORT_EXPORT_H
+#define ONNXOPT_EXPORT_EXPORT_H
+
+#include "onnxopt/Import/Import.h"
+#include "onnxopt/Support/Diagnostics.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstdint>
+#include <string>
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace onnxopt {
+
+class Model;
+
+struct ExportOptions {
+  /// Run the IR verifier, onnx::checker and strict shape inference on the
+  /// proto before writing.
+  bool Verify = true;
+  /// Tensors of at least this many bytes go to external data when the
+  /// model would exceed protobuf's 2 GB limit, or when ForceExternal is set.
+  uint64_t ExternalThreshold = 1024;
+  bool ForceExternal = false;
+  /// File name of a new external-data file ("" = "<output name>.data").
+  std::string ExternalDataName;
+};
+
+/// Builds the ModelProto. External tensors keep their references; the
+/// caller decides where their bytes go (saveModel does).
+std::unique_ptr<onnx::ModelProto> exportModel(const Model &M);
+
+/// Verifies a proto with onnx::checker and strict shape inference. Versions
+/// newer than ONNX 1.12 knows produce a warning saying what was not checked.
+LogicalResult verifyProto(const onnx::ModelProto &P, DiagnosticEngine &Diags);
+
+/// Writes \p M to \p Path ("-" = stdout) in \p Format. Binary output is
+/// written to a temporary file and renamed into place; external data is
+/// reused when writing beside its file, else written to a new data file.
+/// On any error nothing is left behind.
+LogicalResult saveModel(const Model &M, llvm::StringRef Path,
+                        FileFormat Format, DiagnosticEngine &Diags,
+                        const ExportOptions &Opts = {});
+
+/// Prints \p M in ONNX text syntax that onnx::OnnxParser reads back.
+void printModel(const Model &M, llvm::raw_ostream &OS);
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_EXPORT_EXPORT_H

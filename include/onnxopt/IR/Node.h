@@ -1,0 +1,94 @@
+//===- Node.h - Operator nodes ---------------------------------*- C++ -*-===//
+#ifndef ONNXOPT_IR_NODE_H
+#define ONNXOPT_IR_NODE_H
+
+#include "onnxopt/IR/Attribute.h"
+#include "onnxopt/IR/Value.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/ilist_node.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace onnxopt {
+
+class Graph;
+
+/// An operator invocation. Operands may be null (an omitted optional input,
+/// written "" in ONNX); results may be null (an omitted optional output).
+/// Nodes live in their graph's list in topological order.
+class Node : public llvm::ilist_node<Node> {
+public:
+  ~Node();
+
+  llvm::StringRef getOpType() const { return OpType; }
+  /// The domain, "" for the default ONNX domain ("ai.onnx" is normalized
+  /// only for lookups; the original spelling is kept for export).
+  llvm::StringRef getDomain() const { return Domain; }
+  void setDomain(llvm::StringRef D) { Domain = D.str(); }
+  bool isOnnxDomain() const { return Domain.empty() || Domain == "ai.onnx"; }
+  /// True for an op of the default domain with the given type.
+  bool is(llvm::StringRef Op) const { return isOnnxDomain() && OpType == Op; }
+
+  llvm::StringRef getName() const { return Name; }
+  void setName(llvm::StringRef N) { Name = N.str(); }
+
+  Graph *getParentGraph() const { return Parent; }
+
+  // Operands.
+  unsigned getNumOperands() const { return Operands.size(); }
+  Value *getOperand(unsigned I) const { return Operands[I]; }
+  llvm::ArrayRef<Value *> getOperands() const { return Operands; }
+  /// Sets operand \p I (null = omitted), keeping use lists exact.
+  void setOperand(unsigned I, Value *V);
+  void addOperand(Value *V);
+  /// Drops trailing operands so that only \p N remain.
+  void truncateOperands(unsigned N);
+  void dropAllOperands() { truncateOperands(0); }
+
+  // Results.
+  unsigned getNumResults() const { return Results.size(); }
+  Value *getResult(unsigned I) const { return Results[I].get(); }
+  /// Adds a result named \p Name (the caller ensures uniqueness). An empty
+  /// name adds an omitted optional output.
+  Value *addResult(llvm::StringRef Name);
+
+  // Attributes, in their original order.
+  llvm::ArrayRef<Attribute> getAttrs() const { return Attrs; }
+  std::vector<Attribute> &getMutableAttrs() { return Attrs; }
+  const Attribute *getAttr(llvm::StringRef Name) const;
+  Attribute *getAttr(llvm::StringRef Name);
+  bool hasAttr(llvm::StringRef Name) const { return getAttr(Name); }
+  /// Replaces an attribute of the same name or appends it.
+  void setAttr(Attribute A);
+  bool removeAttr(llvm::StringRef Name);
+  int64_t getAttrInt(llvm::StringRef Name, int64_t Default) const;
+  float getAttrFloat(llvm::StringRef Name, float Default) const;
+  llvm::StringRef getAttrString(llvm::StringRef Name,
+                                llvm::StringRef Default = "") const;
+  std::optional<std::vector<int64_t>> getAttrInts(llvm::StringRef Name) const;
+
+  /// Every subgraph held by a graph or graphs attribute, in attribute order.
+  std::vector<Graph *> getSubgraphs() const;
+
+  /// Serialized NodeProto minus the modeled fields (doc_string, unknown
+  /// fields).
+  std::string Residual;
+
+private:
+  friend class Graph;
+  Node(std::string OpType, std::string Domain, std::string Name, Graph *G)
+      : OpType(std::move(OpType)), Domain(std::move(Domain)),
+        Name(std::move(Name)), Parent(G) {}
+
+  std::string OpType, Domain, Name;
+  Graph *Parent;
+  std::vector<Value *> Operands;
+  std::vector<std::unique_ptr<Value>> Results;
+  std::vector<Attribute> Attrs;
+};
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_IR_NODE_H

@@ -1,0 +1,91 @@
+//===- Rewriter.h - The only way passes mutate the IR ----------*- C++ -*-===//
+//
+// Passes and patterns change the IR through a Rewriter so that listeners
+// (the greedy driver's worklist) hear about every change, and so that the
+// invariants (exact use lists, unique names, stable graph interface) hold.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_IR_REWRITER_H
+#define ONNXOPT_IR_REWRITER_H
+
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Support/Diagnostics.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace onnxopt {
+
+/// Hears about rewrites (used by the greedy pattern driver).
+class RewriteListener {
+public:
+  virtual ~RewriteListener();
+  virtual void notifyNodeInserted(Node *N) {}
+  virtual void notifyNodeErased(Node *N) {}
+  /// \p N's operands, attributes or result types changed.
+  virtual void notifyNodeModified(Node *N) {}
+  /// \p From's uses now read \p To.
+  virtual void notifyValueReplaced(Value *From, Value *To) {}
+};
+
+class Rewriter {
+public:
+  Rewriter(Model &M, DiagnosticEngine &Diags,
+           RewriteListener *Listener = nullptr)
+      : M(M), Diags(Diags), Listener(Listener) {}
+
+  Model &getModel() { return M; }
+  DiagnosticEngine &getDiags() { return Diags; }
+  void setListener(RewriteListener *L) { Listener = L; }
+
+  /// New nodes go before this node (or at the end of Graph when null).
+  void setInsertionPoint(Graph &G, Node *Before) {
+    InsertGraph = &G;
+    InsertBefore = Before;
+  }
+  void setInsertionPointBefore(Node *N) {
+    setInsertionPoint(*N->getParentGraph(), N);
+  }
+
+  /// Creates a node at the insertion point with \p NumResults results named
+  /// uniquely after \p NameHint (default: the op type).
+  Node *createNode(llvm::StringRef OpType, llvm::ArrayRef<Value *> Operands,
+                   unsigned NumResults = 1, llvm::StringRef Domain = "",
+                   llvm::StringRef NameHint = "");
+  /// Adds a constant (initializer) to \p G named uniquely after the tensor.
+  Value *createConstant(Graph &G, Tensor T);
+
+  /// Erases \p N; its results must be unused.
+  void eraseNode(Node *N);
+  /// Replaces every use of \p From (node operands, graph outputs) with \p To.
+  /// A graph output keeps its name: if \p From is a graph output, \p To takes
+  /// over the name when it is an ordinary node result. Refuses (failure,
+  /// no change, no diagnostic) when that would change the graph interface:
+  /// \p To is a graph input, an initializer, an outer-scope value or itself a
+  /// graph output of the same graph.
+  LogicalResult replaceAllUsesWith(Value *From, Value *To);
+  /// Replaces all results of \p N with \p NewValues, then erases \p N.
+  LogicalResult replaceNode(Node *N, llvm::ArrayRef<Value *> NewValues);
+  /// Sets an operand and notifies.
+  void setOperand(Node *N, unsigned I, Value *V);
+  /// Sets a value's type and notifies its producer as modified.
+  void setType(Value *V, Type T);
+  void notifyModified(Node *N);
+
+  /// For patterns: records why a match failed (shown in debug output) and
+  /// returns failure().
+  LogicalResult notifyMatchFailure(const Node &N, llvm::StringRef Reason);
+
+private:
+  Model &M;
+  DiagnosticEngine &Diags;
+  RewriteListener *Listener;
+  Graph *InsertGraph = nullptr;
+  Node *InsertBefore = nullptr;
+};
+
+/// True if replacing \p From by \p To is allowed by replaceAllUsesWith.
+bool canReplaceAllUsesWith(const Value *From, const Value *To);
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_IR_REWRITER_H

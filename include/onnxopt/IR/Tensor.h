@@ -1,0 +1,116 @@
+//===- Tensor.h - Immutable tensor payloads --------------------*- C++ -*-===//
+//
+// A Tensor is a cheap, shared, immutable handle to an onnx::TensorProto.
+// Copying a Tensor never copies bytes: initializers keep the bytes protobuf
+// parsed (moved, not copied, out of the loaded ModelProto) or stay in an mmap
+// of their external-data file. Code that needs the proto itself includes
+// <onnx/onnx_pb.h>; this header stays free of protobuf.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_IR_TENSOR_H
+#define ONNXOPT_IR_TENSOR_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace onnxopt {
+
+/// A read-only memory map of an external-data file, shared by all tensors
+/// stored in it.
+class MappedFile {
+public:
+  /// Maps \p Path; returns nullptr and sets \p Error on failure.
+  static std::shared_ptr<MappedFile> open(const std::string &Path,
+                                          std::string &Error);
+  ~MappedFile();
+  llvm::StringRef getPath() const { return Path; }
+  const char *data() const { return Data; }
+  uint64_t size() const { return Size; }
+
+private:
+  MappedFile() = default;
+  std::string Path;
+  const char *Data = nullptr;
+  uint64_t Size = 0;
+};
+
+/// Where an external tensor's bytes live.
+struct ExternalLocation {
+  std::shared_ptr<MappedFile> File;
+  std::string Location; ///< the `location` key as written in the model
+  uint64_t Offset = 0;
+  uint64_t Length = 0;
+};
+
+class Tensor {
+public:
+  Tensor() = default;
+  /// Wraps a proto. For data_location=EXTERNAL, \p Ext says where the bytes
+  /// are (the importer resolves and maps the file).
+  explicit Tensor(std::shared_ptr<const onnx::TensorProto> Proto,
+                  std::optional<ExternalLocation> Ext = std::nullopt);
+
+  /// Builds a tensor with raw little-endian bytes.
+  static Tensor fromRaw(llvm::StringRef Name, int32_t ElemType,
+                        llvm::ArrayRef<int64_t> Dims, llvm::StringRef Bytes);
+  static Tensor fromInt64s(llvm::StringRef Name, llvm::ArrayRef<int64_t> Dims,
+                           llvm::ArrayRef<int64_t> Values);
+  static Tensor fromFloats(llvm::StringRef Name, llvm::ArrayRef<int64_t> Dims,
+                           llvm::ArrayRef<float> Values);
+
+  bool isNull() const { return !Proto; }
+  explicit operator bool() const { return !isNull(); }
+
+  const onnx::TensorProto &getProto() const { return *Proto; }
+  std::shared_ptr<const onnx::TensorProto> getProtoPtr() const {
+    return Proto;
+  }
+
+  llvm::StringRef getName() const;
+  /// Returns a copy of this tensor with another name (bytes are shared only
+  /// for external tensors; inline bytes are copied, so use sparingly).
+  Tensor withName(llvm::StringRef Name) const;
+  int32_t getElemType() const;
+  std::vector<int64_t> getDims() const;
+  /// Product of dims (1 for a scalar).
+  int64_t getNumElements() const;
+
+  bool isExternal() const { return Ext.has_value(); }
+  const std::optional<ExternalLocation> &getExternal() const { return Ext; }
+
+  /// Size of the payload in bytes (raw_data, typed fields or external).
+  uint64_t getByteSize() const;
+
+  /// The payload as raw little-endian bytes, without copying when the data
+  /// is in raw_data or external. For typed fields (float_data, int64_data...)
+  /// the bytes are materialized into \p Storage. Strings are not supported
+  /// (returns std::nullopt).
+  std::optional<llvm::StringRef> getRawBytes(std::string &Storage) const;
+
+  /// Integer/bool contents widened to int64; std::nullopt for other types.
+  std::optional<std::vector<int64_t>> toInt64s() const;
+  /// Numeric contents as double; std::nullopt for strings/unsupported.
+  std::optional<std::vector<double>> toDoubles() const;
+
+  /// Same element type, dims and contents (name and storage form ignored).
+  bool contentEquals(const Tensor &O) const;
+  /// A hash consistent with contentEquals.
+  uint64_t contentHash() const;
+
+private:
+  std::shared_ptr<const onnx::TensorProto> Proto;
+  std::optional<ExternalLocation> Ext;
+};
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_IR_TENSOR_H

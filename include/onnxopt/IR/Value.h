@@ -1,0 +1,97 @@
+//===- Value.h - SSA values and their uses ---------------------*- C++ -*-===//
+#ifndef ONNXOPT_IR_VALUE_H
+#define ONNXOPT_IR_VALUE_H
+
+#include "onnxopt/IR/Tensor.h"
+#include "onnxopt/IR/Type.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include <optional>
+#include <string>
+
+namespace onnxopt {
+
+class Node;
+class Graph;
+
+/// One use of a value: operand \c Index of \c User, or, when User is null,
+/// output \c Index of graph \c OutputOf.
+struct Use {
+  Node *User = nullptr;
+  Graph *OutputOf = nullptr;
+  unsigned Index = 0;
+  bool isGraphOutput() const { return User == nullptr; }
+  bool operator==(const Use &O) const {
+    return User == O.User && OutputOf == O.OutputOf && Index == O.Index;
+  }
+};
+
+/// An SSA value: a graph input, an initializer (possibly also an input), or
+/// a node result. Use lists are exact and are maintained by Node::setOperand
+/// and Graph output setters; never edit them directly.
+class Value {
+public:
+  enum class Origin : uint8_t { GraphInput, Initializer, NodeResult };
+
+  llvm::StringRef getName() const { return Name; }
+  /// Renames the value. Callers must keep names unique (Model::makeUniqueName).
+  void setName(llvm::StringRef N) { Name = N.str(); }
+
+  const Type &getType() const { return Ty; }
+  Type &getMutableType() { return Ty; }
+  void setType(Type T) { Ty = std::move(T); }
+
+  Origin getOrigin() const { return Orig; }
+  /// True for graph inputs (including inputs that also have an initializer).
+  bool isGraphInput() const { return Orig == Origin::GraphInput; }
+  /// True when the value has an initializer (constant or default value).
+  bool hasInitializer() const { return !Init.isNull(); }
+  /// True for an initializer that is not also a graph input: a constant.
+  bool isConstant() const { return hasInitializer() && !isGraphInput(); }
+  const Tensor &getInitializer() const { return Init; }
+  void setInitializer(Tensor T) { Init = std::move(T); }
+
+  /// Producer of a NodeResult, else null.
+  Node *getDefiningNode() const { return Def; }
+  unsigned getResultIndex() const { return ResultIndex; }
+  /// The graph in which the value is defined.
+  Graph *getOwningGraph() const { return Owner; }
+
+  llvm::ArrayRef<Use> getUses() const { return Uses; }
+  bool use_empty() const { return Uses.empty(); }
+  size_t getNumUses() const { return Uses.size(); }
+  /// True if some graph (the owner or a subgraph) lists it as output.
+  bool isGraphOutput() const;
+  /// True if the owning graph lists this value among its outputs.
+  bool isOutputOf(const Graph &G) const;
+
+  /// Serialized ValueInfoProto minus name/type (doc_string, unknown fields).
+  std::string Residual;
+  /// Set when the model had a value_info entry for this intermediate value.
+  bool HadValueInfo = false;
+  /// Import order of the value_info / initializer entry, to keep export order.
+  uint64_t InfoOrder = UINT64_MAX;
+  uint64_t InitOrder = UINT64_MAX;
+
+private:
+  friend class Node;
+  friend class Graph;
+  Value(std::string Name, Origin O, Graph *Owner)
+      : Name(std::move(Name)), Orig(O), Owner(Owner) {}
+  void addUse(Use U) { Uses.push_back(U); }
+  void removeUse(Use U);
+
+  std::string Name;
+  Type Ty;
+  Origin Orig;
+  Graph *Owner;
+  Node *Def = nullptr;
+  unsigned ResultIndex = 0;
+  Tensor Init;
+  llvm::SmallVector<Use, 2> Uses;
+};
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_IR_VALUE_H

@@ -1,0 +1,55 @@
+//===- PassManager.h - Pipelines -------------------------------*- C++ -*-===//
+#ifndef ONNXOPT_PASS_PASSMANAGER_H
+#define ONNXOPT_PASS_PASSMANAGER_H
+
+#include "onnxopt/Pass/Pass.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace onnxopt {
+
+struct PassManagerOptions {
+  /// Run the IR verifier after every pass.
+  bool VerifyEach = true;
+  bool PrintIrAfterAll = false;
+  /// Pass arguments after which to print the IR.
+  std::vector<std::string> PrintIrAfter;
+  /// Collect per-pass wall time (printTiming).
+  bool Timing = false;
+  /// Where --print-ir-after* goes.
+  llvm::raw_ostream *IrStream = nullptr; // null = llvm::errs()
+};
+
+class PassManager {
+public:
+  explicit PassManager(PassManagerOptions Opts = {}) : Opts(std::move(Opts)) {}
+  void addPass(std::unique_ptr<Pass> P) { Passes.push_back(std::move(P)); }
+  size_t size() const { return Passes.size(); }
+  llvm::ArrayRef<std::unique_ptr<Pass>> getPasses() const { return Passes; }
+  PassManagerOptions &getOptions() { return Opts; }
+
+  /// Runs the pipeline; stops at the first pass (or verification) failure.
+  LogicalResult run(Model &M, DiagnosticEngine &Diags);
+  /// Prints the per-pass wall-time table of the last run.
+  void printTiming(llvm::raw_ostream &OS) const;
+  /// Prints the pipeline back in textual form.
+  void printAsTextualPipeline(llvm::raw_ostream &OS) const;
+
+private:
+  PassManagerOptions Opts;
+  std::vector<std::unique_ptr<Pass>> Passes;
+  std::vector<std::pair<std::string, double>> Timings;
+};
+
+/// Parses `a,b{key=value list=1,2},c` and appends the passes to \p PM.
+/// On error returns failure with a message in \p Error naming the position
+/// and the problem (unknown pass, unknown option, bad value).
+LogicalResult parsePassPipeline(llvm::StringRef Text, PassManager &PM,
+                                std::string &Error);
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_PASS_PASSMANAGER_H

@@ -1,0 +1,103 @@
+//===- Diagnostics.h - Errors, warnings and notes --------------*- C++ -*-===//
+//
+// Diagnostics are how onnx-opt reports problems: passes and importers emit
+// them and return failure(); nothing throws across library boundaries.
+// Format: `file: error: node 'name' (OpType) in graph 'g/body': reason`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_SUPPORT_DIAGNOSTICS_H
+#define ONNXOPT_SUPPORT_DIAGNOSTICS_H
+
+#include "onnxopt/Support/LogicalResult.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace onnxopt {
+
+class Node;
+class Graph;
+class Value;
+
+enum class Severity { Error, Warning, Note, Remark };
+
+/// One finished diagnostic.
+struct Diagnostic {
+  Severity Sev = Severity::Error;
+  std::string Location; ///< "node 'n' (Op) in graph 'g'" or empty
+  std::string Message;
+};
+
+/// Describes where a node/value/graph lives, e.g.
+/// "node 'Conv_3' (Conv) in graph 'main/then_branch'".
+std::string describe(const Node &N);
+std::string describe(const Value &V);
+std::string describe(const Graph &G);
+
+/// Collects diagnostics and hands them to a handler. The default handler
+/// prints `file: severity: location: message` to stderr.
+class DiagnosticEngine {
+public:
+  using Handler = std::function<void(const Diagnostic &)>;
+
+  DiagnosticEngine();
+  /// The file name used as prefix when printing.
+  void setFileName(llvm::StringRef Name) { FileName = Name.str(); }
+  llvm::StringRef getFileName() const { return FileName; }
+  void setHandler(Handler H) { TheHandler = std::move(H); }
+
+  void emit(Diagnostic D);
+  unsigned getNumErrors() const { return NumErrors; }
+
+  /// Prints a diagnostic in the standard format.
+  void print(llvm::raw_ostream &OS, const Diagnostic &D) const;
+
+private:
+  std::string FileName;
+  Handler TheHandler;
+  unsigned NumErrors = 0;
+};
+
+/// An in-flight diagnostic: collects the message with `<<` and is emitted
+/// when destroyed. Converts to failure() so that
+/// `return emitError(Diags, N) << "reason";` works.
+class InFlightDiagnostic {
+public:
+  InFlightDiagnostic(DiagnosticEngine *Engine, Severity Sev,
+                     std::string Location);
+  InFlightDiagnostic(InFlightDiagnostic &&Other);
+  InFlightDiagnostic(const InFlightDiagnostic &) = delete;
+  ~InFlightDiagnostic();
+
+  template <typename T> InFlightDiagnostic &operator<<(const T &Arg) & {
+    OS << Arg;
+    return *this;
+  }
+  template <typename T> InFlightDiagnostic &&operator<<(const T &Arg) && {
+    OS << Arg;
+    return std::move(*this);
+  }
+  operator LogicalResult() const { return failure(); }
+
+private:
+  DiagnosticEngine *Engine;
+  Severity Sev;
+  std::string Location;
+  std::string Message;
+  llvm::raw_string_ostream OS{Message};
+};
+
+InFlightDiagnostic emitError(DiagnosticEngine &D, const Node &N);
+InFlightDiagnostic emitError(DiagnosticEngine &D, const Value &V);
+InFlightDiagnostic emitError(DiagnosticEngine &D, const Graph &G);
+InFlightDiagnostic emitError(DiagnosticEngine &D);
+InFlightDiagnostic emitWarning(DiagnosticEngine &D, const Node &N);
+InFlightDiagnostic emitWarning(DiagnosticEngine &D);
+InFlightDiagnostic emitRemark(DiagnosticEngine &D);
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_SUPPORT_DIAGNOSTICS_H
