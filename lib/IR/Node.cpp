@@ -1,0 +1,112 @@
+//===- Node.cpp - Operator nodes ------------------------------------------===//
+#include "onnxopt/IR/Node.h"
+#include "onnxopt/IR/Graph.h"
+#include <cassert>
+
+using namespace onnxopt;
+
+Node::~Node() {
+  // Results must be unused by now (Graph::eraseNode checks); operands are
+  // released so that use lists stay exact.
+  dropAllOperands();
+}
+
+void Node::setOperand(unsigned I, Value *V) {
+  assert(I < Operands.size() && "operand index out of range");
+  if (Operands[I] == V)
+    return;
+  if (Operands[I])
+    Operands[I]->removeUse(Use{this, nullptr, I});
+  Operands[I] = V;
+  if (V)
+    V->addUse(Use{this, nullptr, I});
+}
+
+void Node::addOperand(Value *V) {
+  Operands.push_back(nullptr);
+  setOperand(Operands.size() - 1, V);
+}
+
+void Node::truncateOperands(unsigned N) {
+  while (Operands.size() > N) {
+    setOperand(Operands.size() - 1, nullptr);
+    Operands.pop_back();
+  }
+}
+
+Value *Node::addResult(llvm::StringRef ResultName) {
+  if (ResultName.empty()) {
+    Results.push_back(nullptr);
+    return nullptr;
+  }
+  std::unique_ptr<Value> V(
+      new Value(ResultName.str(), Value::Origin::NodeResult, Parent));
+  V->Def = this;
+  V->ResultIndex = Results.size();
+  Results.push_back(std::move(V));
+  return Results.back().get();
+}
+
+const Attribute *Node::getAttr(llvm::StringRef AttrName) const {
+  for (const Attribute &A : Attrs)
+    if (A.Name == AttrName)
+      return &A;
+  return nullptr;
+}
+
+Attribute *Node::getAttr(llvm::StringRef AttrName) {
+  for (Attribute &A : Attrs)
+    if (A.Name == AttrName)
+      return &A;
+  return nullptr;
+}
+
+void Node::setAttr(Attribute A) {
+  if (Attribute *Old = getAttr(A.Name)) {
+    *Old = std::move(A);
+    return;
+  }
+  Attrs.push_back(std::move(A));
+}
+
+bool Node::removeAttr(llvm::StringRef AttrName) {
+  for (auto It = Attrs.begin(); It != Attrs.end(); ++It) {
+    if (It->Name == AttrName) {
+      Attrs.erase(It);
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t Node::getAttrInt(llvm::StringRef AttrName, int64_t Default) const {
+  const Attribute *A = getAttr(AttrName);
+  return A && A->Kind == AttrKind::Int ? A->I : Default;
+}
+
+float Node::getAttrFloat(llvm::StringRef AttrName, float Default) const {
+  const Attribute *A = getAttr(AttrName);
+  return A && A->Kind == AttrKind::Float ? A->F : Default;
+}
+
+llvm::StringRef Node::getAttrString(llvm::StringRef AttrName,
+                                    llvm::StringRef Default) const {
+  const Attribute *A = getAttr(AttrName);
+  return A && A->Kind == AttrKind::String ? llvm::StringRef(A->S) : Default;
+}
+
+std::optional<std::vector<int64_t>>
+Node::getAttrInts(llvm::StringRef AttrName) const {
+  const Attribute *A = getAttr(AttrName);
+  if (!A || A->Kind != AttrKind::Ints)
+    return std::nullopt;
+  return A->Ints;
+}
+
+std::vector<Graph *> Node::getSubgraphs() const {
+  std::vector<Graph *> Result;
+  for (const Attribute &A : Attrs)
+    for (const std::unique_ptr<Graph> &G : A.Graphs)
+      Result.push_back(G.get());
+  return Result;
+}

@@ -1,0 +1,279 @@
+//===- OnnxOptMain.cpp - The onnx-opt command line ------------------------===//
+//
+// A hand-written argument parser (not llvm::cl): pass flags must keep their
+// command-line order to form the pipeline, and the library must not register
+// global options in programs that embed it.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Tool/OnnxOptMain.h"
+#include "Summary.h"
+#include "onnxopt/Export/Export.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Verifier.h"
+#include "onnxopt/Import/Import.h"
+#include "onnxopt/Pass/PassManager.h"
+#include "onnxopt/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include <optional>
+
+using namespace onnxopt;
+
+#ifndef ONNXOPT_VERSION
+#define ONNXOPT_VERSION "unknown"
+#endif
+
+namespace {
+
+struct CommandLine {
+  std::string Input;
+  std::string Output;
+  bool HasOutput = false;
+  std::optional<FileFormat> OutputFormat;
+  /// Pipeline pieces in command-line order: --pass-pipeline texts and
+  /// per-pass flags converted to pipeline syntax.
+  std::vector<std::string> PipelinePieces;
+  bool ListPasses = false, Help = false, Version = false;
+  bool Verify = true, VerifyEach = true;
+  bool PrintIrAfterAll = false;
+  std::vector<std::string> PrintIrAfter;
+  bool Timing = false, Summary = false;
+};
+
+} // namespace
+
+static void printHelp(llvm::raw_ostream &OS) {
+  OS << "OVERVIEW: onnx-opt - run pass pipelines over ONNX models\n\n"
+     << "USAGE: onnx-opt [options] <input> [-o <output>]\n\n"
+     << "  <input>                  .onnx (binary) or .onnxtxt (text) file; "
+        "'-' for stdin (default)\n"
+     << "OPTIONS:\n"
+     << "  -o <file>                output file; '-' for stdout (default). "
+        "The format\n"
+     << "                           follows the extension: .onnx binary, "
+        ".onnxtxt text\n"
+     << "  --output-format=<f>      force 'text' or 'binary' output\n"
+     << "  --pass-pipeline=<text>   a pipeline, e.g. 'cse,dce' or "
+        "'pass{key=value list=1,2}'\n"
+     << "  --<pass>[=<options>]     append one pass (see --list-passes), "
+        "e.g. --cse\n"
+     << "  --list-passes            list every pass with its options\n"
+     << "  --verify-each            verify the IR after every pass "
+        "(default)\n"
+     << "  --no-verify-each         verify only the input and the output\n"
+     << "  --no-verify              skip all verification (IR, checker, "
+        "shape inference)\n"
+     << "  --print-ir-after-all     print the model after every pass to "
+        "stderr\n"
+     << "  --print-ir-after=<pass>  print the model after the named pass(es)\n"
+     << "  --timing                 print per-pass wall time to stderr\n"
+     << "  --summary                print a before/after summary table to "
+        "stderr\n"
+     << "  --version                print the version\n"
+     << "  -h, --help               print this help\n";
+}
+
+/// Splits `--name=value` into name and value.
+static std::pair<llvm::StringRef, std::optional<llvm::StringRef>>
+splitFlag(llvm::StringRef Arg) {
+  Arg = Arg.drop_while([](char C) { return C == '-'; });
+  size_t Eq = Arg.find('=');
+  if (Eq == llvm::StringRef::npos)
+    return {Arg, std::nullopt};
+  return {Arg.take_front(Eq), Arg.drop_front(Eq + 1)};
+}
+
+static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
+                             std::string &Error) {
+  bool SawInput = false;
+  for (int I = 1; I < Argc; ++I) {
+    llvm::StringRef Arg = Argv[I];
+    auto NextValue = [&](llvm::StringRef Flag,
+                         std::optional<llvm::StringRef> Inline,
+                         std::string &Out) {
+      if (Inline) {
+        Out = Inline->str();
+        return true;
+      }
+      if (I + 1 >= Argc) {
+        Error = ("option '" + Flag + "' needs a value").str();
+        return false;
+      }
+      Out = Argv[++I];
+      return true;
+    };
+    if (Arg == "-" || !Arg.startswith("-")) {
+      if (SawInput) {
+        Error = "more than one input file: '" + CL.Input + "' and '" +
+                Arg.str() + "'";
+        return false;
+      }
+      CL.Input = Arg.str();
+      SawInput = true;
+      continue;
+    }
+    if (Arg == "-o" || Arg.startswith("-o=") || Arg.startswith("--output=") ||
+        Arg == "--output") {
+      auto [Name, Inline] = splitFlag(Arg);
+      if (!NextValue(Name, Inline, CL.Output))
+        return false;
+      CL.HasOutput = true;
+      continue;
+    }
+    if (Arg.startswith("-o") && !Arg.startswith("--")) {
+      CL.Output = Arg.drop_front(2).str();
+      CL.HasOutput = true;
+      continue;
+    }
+    auto [Name, Inline] = splitFlag(Arg);
+    if (Name == "h" || Name == "help") {
+      CL.Help = true;
+    } else if (Name == "version") {
+      CL.Version = true;
+    } else if (Name == "list-passes") {
+      CL.ListPasses = true;
+    } else if (Name == "pass-pipeline") {
+      std::string V;
+      if (!NextValue(Name, Inline, V))
+        return false;
+      CL.PipelinePieces.push_back(V);
+    } else if (Name == "output-format") {
+      std::string V;
+      if (!NextValue(Name, Inline, V))
+        return false;
+      if (V == "text")
+        CL.OutputFormat = FileFormat::Text;
+      else if (V == "binary")
+        CL.OutputFormat = FileFormat::Binary;
+      else {
+        Error = "unknown output format '" + V + "' (expected text or binary)";
+        return false;
+      }
+    } else if (Name == "verify-each") {
+      CL.VerifyEach = true;
+    } else if (Name == "no-verify-each") {
+      CL.VerifyEach = false;
+    } else if (Name == "no-verify") {
+      CL.Verify = false;
+      CL.VerifyEach = false;
+    } else if (Name == "print-ir-after-all") {
+      CL.PrintIrAfterAll = true;
+    } else if (Name == "print-ir-after") {
+      std::string V;
+      if (!NextValue(Name, Inline, V))
+        return false;
+      llvm::SmallVector<llvm::StringRef, 4> Parts;
+      llvm::StringRef(V).split(Parts, ',', -1, false);
+      for (llvm::StringRef P : Parts)
+        CL.PrintIrAfter.push_back(P.trim().str());
+    } else if (Name == "timing") {
+      CL.Timing = true;
+    } else if (Name == "summary") {
+      CL.Summary = true;
+    } else if (createPass(Name)) {
+      // A pass flag: `--cse` or `--freeze-dims='dims=N:1'`.
+      std::string Piece = Name.str();
+      if (Inline && !Inline->empty())
+        Piece += "{" + Inline->str() + "}";
+      CL.PipelinePieces.push_back(Piece);
+    } else {
+      Error = "unknown option '" + Arg.str() + "' (see --help)";
+      return false;
+    }
+  }
+  if (!SawInput)
+    CL.Input = "-";
+  if (!CL.HasOutput)
+    CL.Output = "-";
+  return true;
+}
+
+static FileFormat outputFormat(const CommandLine &CL) {
+  if (CL.OutputFormat)
+    return *CL.OutputFormat;
+  if (CL.Output == "-")
+    return FileFormat::Text;
+  return guessFormatFromPath(CL.Output);
+}
+
+static int runTool(const CommandLine &CL) {
+  llvm::raw_ostream &Err = llvm::errs();
+  PassManagerOptions PMOpts;
+  PMOpts.VerifyEach = CL.VerifyEach;
+  PMOpts.PrintIrAfterAll = CL.PrintIrAfterAll;
+  PMOpts.PrintIrAfter = CL.PrintIrAfter;
+  PMOpts.Timing = CL.Timing;
+  PassManager PM(PMOpts);
+  for (const std::string &Piece : CL.PipelinePieces) {
+    std::string Error;
+    if (failed(parsePassPipeline(Piece, PM, Error))) {
+      Err << "onnx-opt: error: invalid pass pipeline '" << Piece
+          << "': " << Error << "\n";
+      return 1;
+    }
+  }
+  for (const std::string &Name : CL.PrintIrAfter) {
+    if (!createPass(Name)) {
+      Err << "onnx-opt: error: --print-ir-after names unknown pass '" << Name
+          << "'\n";
+      return 1;
+    }
+  }
+
+  DiagnosticEngine Diags;
+  Diags.setFileName(CL.Input == "-" ? "<stdin>" : CL.Input);
+  std::unique_ptr<Model> M = loadModel(CL.Input, Diags);
+  if (!M)
+    return 1;
+  if (CL.Verify) {
+    // The input may be out of order: topo-sort must be able to repair it.
+    VerifyOptions VO;
+    VO.RequireTopologicalOrder = false;
+    if (failed(verifyModel(*M, Diags, VO)))
+      return 1;
+  }
+  std::optional<ModelSummary> Before;
+  if (CL.Summary)
+    Before = summarizeModel(*M);
+
+  if (failed(PM.run(*M, Diags)))
+    return 1;
+
+  ExportOptions EO;
+  EO.Verify = CL.Verify;
+  if (CL.HasOutput && CL.Output != "-")
+    Diags.setFileName(CL.Output);
+  if (failed(saveModel(*M, CL.Output, outputFormat(CL), Diags, EO)))
+    return 1;
+  if (CL.Timing)
+    PM.printTiming(Err);
+  if (Before)
+    printSummaryTable(Err, *Before, summarizeModel(*M));
+  return 0;
+}
+
+int onnxopt::onnxOptMain(int Argc, char **Argv) {
+  registerBuiltinPasses();
+  CommandLine CL;
+  std::string Error;
+  if (!parseCommandLine(Argc, Argv, CL, Error)) {
+    llvm::errs() << "onnx-opt: error: " << Error << "\n";
+    return 1;
+  }
+  if (CL.Help) {
+    printHelp(llvm::outs());
+    return 0;
+  }
+  if (CL.Version) {
+    llvm::outs() << "onnx-opt version " << ONNXOPT_VERSION
+                 << " (ONNX 1.12 schemas, LLVM 14)\n";
+    return 0;
+  }
+  if (CL.ListPasses) {
+    printRegisteredPasses(llvm::outs());
+    return 0;
+  }
+  return runTool(CL);
+}

@@ -1,0 +1,138 @@
+//===- Summary.cpp - Before/after model summary (--summary) ---------------===//
+#include "Summary.h"
+#include "onnxopt/IR/IR.h"
+#include "llvm/Support/Format.h"
+#include <algorithm>
+#include <set>
+#include "llvm/ADT/Twine.h"
+
+using namespace onnxopt;
+
+static void countGraph(const Graph &G, ModelSummary &S) {
+  for (const auto &V : G.getInputs())
+    if (V->hasInitializer()) {
+      ++S.NumInitializers;
+      S.InitializerBytes += V->getInitializer().getByteSize();
+    }
+  for (const auto &V : G.getConstants()) {
+    ++S.NumInitializers;
+    S.InitializerBytes += V->getInitializer().getByteSize();
+  }
+  for (const Node &N : G.getNodes()) {
+    ++S.NumNodes;
+    std::string Op = N.isOnnxDomain()
+                         ? N.getOpType().str()
+                         : (llvm::Twine(N.getDomain()) + "." + N.getOpType()).str();
+    ++S.OpCounts[Op];
+    for (const Graph *Sub : N.getSubgraphs())
+      countGraph(*Sub, S);
+  }
+}
+
+ModelSummary onnxopt::summarizeModel(const Model &M) {
+  ModelSummary S;
+  const Graph &G = M.getGraph();
+  for (const auto &V : G.getInputs())
+    if (!V->hasInitializer())
+      S.Inputs.emplace_back(V->getName().str(), V->getType().str());
+  for (const Value *V : G.getOutputs())
+    S.Outputs.emplace_back(V->getName().str(), V->getType().str());
+  countGraph(G, S);
+  return S;
+}
+
+static std::string formatBytes(uint64_t B) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  if (B < 1024)
+    OS << B << " B";
+  else if (B < 1024 * 1024)
+    OS << llvm::format("%.1f KiB", B / 1024.0);
+  else if (B < 1024ull * 1024 * 1024)
+    OS << llvm::format("%.1f MiB", B / (1024.0 * 1024));
+  else
+    OS << llvm::format("%.2f GiB", B / (1024.0 * 1024 * 1024));
+  return OS.str();
+}
+
+namespace {
+struct Row {
+  std::string Label, Before, After;
+};
+} // namespace
+
+static void addInterfaceRows(std::vector<Row> &Rows, llvm::StringRef Kind,
+                             const std::vector<std::pair<std::string, std::string>> &B,
+                             const std::vector<std::pair<std::string, std::string>> &A) {
+  // Match by name so a renamed or retyped value lines up with itself.
+  std::vector<std::string> Names;
+  std::set<std::string> Seen;
+  for (const auto &P : B)
+    if (Seen.insert(P.first).second)
+      Names.push_back(P.first);
+  for (const auto &P : A)
+    if (Seen.insert(P.first).second)
+      Names.push_back(P.first);
+  auto Find = [](const std::vector<std::pair<std::string, std::string>> &L,
+                 const std::string &N) -> std::string {
+    for (const auto &P : L)
+      if (P.first == N)
+        return P.second;
+    return "-";
+  };
+  for (const std::string &N : Names)
+    Rows.push_back({(llvm::Twine(Kind) + " " + N).str(), Find(B, N), Find(A, N)});
+}
+
+void onnxopt::printSummaryTable(llvm::raw_ostream &OS,
+                                const ModelSummary &B, const ModelSummary &A) {
+  std::vector<Row> Rows;
+  addInterfaceRows(Rows, "input", B.Inputs, A.Inputs);
+  addInterfaceRows(Rows, "output", B.Outputs, A.Outputs);
+  Rows.push_back({"", "", ""});
+  std::set<std::string> Ops;
+  for (const auto &P : B.OpCounts)
+    Ops.insert(P.first);
+  for (const auto &P : A.OpCounts)
+    Ops.insert(P.first);
+  auto Count = [](const std::map<std::string, uint64_t> &M,
+                  const std::string &Op) {
+    auto It = M.find(Op);
+    return std::to_string(It == M.end() ? 0 : It->second);
+  };
+  for (const std::string &Op : Ops)
+    Rows.push_back({Op, Count(B.OpCounts, Op), Count(A.OpCounts, Op)});
+  Rows.push_back({"", "", ""});
+  Rows.push_back({"nodes", std::to_string(B.NumNodes), std::to_string(A.NumNodes)});
+  Rows.push_back({"initializers", std::to_string(B.NumInitializers),
+                  std::to_string(A.NumInitializers)});
+  Rows.push_back({"initializer size", formatBytes(B.InitializerBytes),
+                  formatBytes(A.InitializerBytes)});
+
+  size_t W0 = 0, W1 = 6, W2 = 5;
+  for (const Row &R : Rows) {
+    W0 = std::max(W0, R.Label.size());
+    W1 = std::max(W1, R.Before.size());
+    W2 = std::max(W2, R.After.size());
+  }
+  auto Line = [&] {
+    OS << '+' << std::string(W0 + 2, '-') << '+' << std::string(W1 + 2, '-')
+       << '+' << std::string(W2 + 2, '-') << "+\n";
+  };
+  auto Print = [&](const Row &R) {
+    OS << "| " << llvm::left_justify(R.Label, W0) << " | "
+       << llvm::left_justify(R.Before, W1) << " | "
+       << llvm::left_justify(R.After, W2) << " |\n";
+  };
+  Line();
+  Print({"", "before", "after"});
+  Line();
+  for (const Row &R : Rows) {
+    if (R.Label.empty())
+      Line();
+    else
+      Print(R);
+  }
+  Line();
+  OS.flush();
+}

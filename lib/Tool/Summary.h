@@ -1,0 +1,31 @@
+//===- Summary.h - Before/after model summary (--summary) ------*- C++ -*-===//
+#ifndef ONNXOPT_LIB_TOOL_SUMMARY_H
+#define ONNXOPT_LIB_TOOL_SUMMARY_H
+
+#include "llvm/Support/raw_ostream.h"
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace onnxopt {
+
+class Model;
+
+/// What --summary compares: the graph interface, op counts and weights.
+struct ModelSummary {
+  std::vector<std::pair<std::string, std::string>> Inputs, Outputs;
+  std::map<std::string, uint64_t> OpCounts; // includes subgraph nodes
+  uint64_t NumNodes = 0;
+  uint64_t NumInitializers = 0;
+  uint64_t InitializerBytes = 0;
+};
+
+ModelSummary summarizeModel(const Model &M);
+/// Prints a two-column before/after table.
+void printSummaryTable(llvm::raw_ostream &OS, const ModelSummary &Before,
+                       const ModelSummary &After);
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_LIB_TOOL_SUMMARY_H

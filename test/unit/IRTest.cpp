@@ -1,0 +1,122 @@
+//===- IRTest.cpp - IR, rewriter and verifier units -----------------------===//
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
+#include "onnxopt/IR/Verifier.h"
+#include "gtest/gtest.h"
+
+using namespace onnxopt;
+
+namespace {
+
+/// x -> Relu -> a -> Neg -> y (graph output), built through the API.
+struct SmallGraph {
+  Model M;
+  Graph &G = M.getGraph();
+  Value *X, *A, *Y;
+  Node *Relu, *Neg;
+  SmallGraph() {
+    M.reserveName("x");
+    M.reserveName("a");
+    M.reserveName("y");
+    X = G.addInput("x", Type::tensor(1, std::vector<Dim>{Dim::symbol("N")}));
+    Relu = G.createNode("Relu", "", "relu", {X}, {"a"});
+    A = Relu->getResult(0);
+    Neg = G.createNode("Neg", "", "neg", {A}, {"y"});
+    Y = Neg->getResult(0);
+    Y->setType(X->getType());
+    G.addOutput(Y);
+  }
+};
+
+} // namespace
+
+TEST(IR, UseListsAreExact) {
+  SmallGraph S;
+  ASSERT_EQ(S.X->getNumUses(), 1u);
+  EXPECT_EQ(S.X->getUses()[0].User, S.Relu);
+  EXPECT_TRUE(S.Y->isGraphOutput());
+  EXPECT_TRUE(S.Y->isOutputOf(S.G));
+  S.Neg->setOperand(0, S.X);
+  EXPECT_EQ(S.X->getNumUses(), 2u);
+  EXPECT_TRUE(S.A->use_empty());
+  DiagnosticEngine D;
+  EXPECT_TRUE(succeeded(verifyModel(S.M, D)));
+}
+
+TEST(IR, TypePrinting) {
+  Type T = Type::tensor(1, std::vector<Dim>{Dim::symbol("N"), Dim::known(3),
+                                            Dim::unknown()});
+  EXPECT_EQ(T.str(), "float[N,3,?]");
+  EXPECT_FALSE(T.isStatic());
+  EXPECT_EQ(Type::sequence(Type::tensor(7)).str(), "seq(int64)");
+  EXPECT_TRUE(Type::tensor(1, std::vector<Dim>{Dim::known(2)}).isStatic());
+}
+
+TEST(IR, UniqueNamesAreLinearAndStable) {
+  Model M;
+  EXPECT_EQ(M.makeUniqueName("a"), "a");
+  EXPECT_EQ(M.makeUniqueName("a"), "a_1");
+  EXPECT_EQ(M.makeUniqueName("a"), "a_2");
+  EXPECT_TRUE(M.isNameTaken("a_1"));
+}
+
+TEST(Rewriter, ReplaceAllUsesKeepsOutputName) {
+  SmallGraph S;
+  DiagnosticEngine D;
+  Rewriter R(S.M, D);
+  R.setInsertionPointBefore(S.Neg);
+  Node *Abs = R.createNode("Abs", {S.A});
+  Value *NewY = Abs->getResult(0);
+  ASSERT_TRUE(succeeded(R.replaceAllUsesWith(S.Y, NewY)));
+  EXPECT_EQ(NewY->getName(), "y");
+  EXPECT_EQ(S.G.getOutput(0), NewY);
+  EXPECT_EQ(NewY->getType(), S.X->getType());
+  R.eraseNode(S.Neg);
+  EXPECT_TRUE(succeeded(verifyModel(S.M, D)));
+}
+
+TEST(Rewriter, RefusesToMergeInputIntoOutput) {
+  SmallGraph S;
+  DiagnosticEngine D;
+  Rewriter R(S.M, D);
+  EXPECT_TRUE(failed(R.replaceAllUsesWith(S.Y, S.X)));
+  EXPECT_EQ(S.G.getOutput(0), S.Y);
+  // Non-output values may be replaced by anything.
+  EXPECT_TRUE(succeeded(R.replaceAllUsesWith(S.A, S.X)));
+  EXPECT_EQ(S.Neg->getOperand(0), S.X);
+}
+
+TEST(Verifier, ReportsUseBeforeDefinition) {
+  SmallGraph S;
+  S.G.moveNode(S.Neg, S.Relu);
+  DiagnosticEngine D;
+  std::vector<std::string> Messages;
+  D.setHandler([&](const Diagnostic &Diag) { Messages.push_back(Diag.Message); });
+  EXPECT_TRUE(failed(verifyModel(S.M, D)));
+  ASSERT_FALSE(Messages.empty());
+  EXPECT_NE(Messages[0].find("topological"), std::string::npos);
+  VerifyOptions Relaxed;
+  Relaxed.RequireTopologicalOrder = false;
+  Messages.clear();
+  EXPECT_TRUE(succeeded(verifyModel(S.M, D, Relaxed)));
+}
+
+TEST(Verifier, SubgraphMayUseOuterValues) {
+  SmallGraph S;
+  Node *If = S.G.createNode("If", "", "if", {S.X}, {"z"}, nullptr);
+  Attribute A;
+  A.Name = "then_branch";
+  A.Kind = AttrKind::Graph;
+  A.Graphs.push_back(std::make_unique<Graph>(&S.M, "then", If));
+  Graph &Then = *A.Graphs[0];
+  Node *Inner = Then.createNode("Neg", "", "inner", {S.A}, {"t"});
+  Then.addOutput(Inner->getResult(0));
+  If->setAttr(std::move(A));
+  DiagnosticEngine D;
+  EXPECT_TRUE(succeeded(verifyModel(S.M, D)));
+  EXPECT_EQ(S.A->getNumUses(), 2u);
+  // Erasing the If releases the outer use held by its body.
+  S.G.eraseNode(If);
+  EXPECT_EQ(S.A->getNumUses(), 1u);
+  EXPECT_TRUE(succeeded(verifyModel(S.M, D)));
+}
