@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what onnx-opt needs on Debian 12 (idempotent) and builds it.
+#   utils/setup.sh            install + configure + build into ./build
+#   BUILD_DIR=dir utils/setup.sh
+# apt-get runs only when a package is missing; npm only when node_modules is
+# missing or older than package-lock.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  llvm-14-dev llvm-14-tools
+  googletest libgtest-dev libbenchmark-dev
+  python3 libonnx-testdata
+  nodejs npm
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  # nodejs/npm may come from the machine image rather than Debian.
+  if [[ $p == nodejs ]] && command -v node >/dev/null; then continue; fi
+  if [[ $p == npm ]] && command -v npm >/dev/null; then continue; fi
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ -f package-lock.json ]] && { [[ ! -d node_modules ]] || [[ package-lock.json -nt node_modules ]]; }; then
+  echo "setup: npm ci (scripts off; see .npmrc)"
+  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+  touch node_modules
+fi
+
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C "$BUILD_DIR" -j"$(nproc)"
