@@ -1,0 +1,249 @@
+//===- CSE.cpp - Merge identical nodes and identical constants ------------===//
+//
+// Before:  S1 = Shape(X)          S2 = Shape(X)
+//          G1 = Gather(S1, I0)    G2 = Gather(S2, I0b)     # I0b == I0
+//          U1 = Unsqueeze(G1, A)  U2 = Unsqueeze(G2, A)
+//          Y  = Concat(U1, U2)
+// After:   S1 = Shape(X)
+//          G1 = Gather(S1, I0)
+//          U1 = Unsqueeze(G1, A)
+//          Y  = Concat(U1, U1)
+//
+// Two nodes are merged when they have the same op type, domain, operands
+// (after earlier merges), attributes and result layout. Nodes are visited
+// once in topological order with a hash map keyed on exactly that, so a
+// duplicated chain folds in one linear sweep: once the heads merge, their
+// users have equal operands when they are reached. Constants (initializers
+// that are not graph inputs) with equal type and contents are merged first;
+// Constant nodes merge like any node (their value attributes compare by
+// content).
+//
+// Never merged: nodes with graph attributes (If/Loop/Scan), random ops,
+// ops listed in skip-ops, and a node whose results cannot take the place of
+// the other's (both are graph outputs: the interface is kept). Each graph
+// has its own map: equal nodes of one subgraph merge, nothing is hoisted
+// across graphs. The first node (and its name) is kept. On input that is
+// not topologically sorted, merges can be missed but are never wrong.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
+#include "onnxopt/Pass/Pass.h"
+#include "onnxopt/Passes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSet.h"
+#include <cstring>
+#include <vector>
+
+using namespace onnxopt;
+
+namespace {
+
+/// Ops whose results differ from one call to the next (in any domain; the
+/// last three are onnxruntime's com.microsoft dropouts).
+constexpr llvm::StringLiteral RandomOps[] = {
+    "RandomNormal",      "RandomUniform", "RandomNormalLike",
+    "RandomUniformLike", "Multinomial",   "Bernoulli",
+    "Dropout",           "BiasDropout",   "BitmaskDropout",
+    "BitmaskBiasDropout"};
+
+uint32_t floatBits(float F) {
+  uint32_t Bits;
+  std::memcpy(&Bits, &F, sizeof(Bits));
+  return Bits;
+}
+
+/// A hash consistent with Attribute::equals (floats compare bitwise there).
+llvm::hash_code hashAttribute(const Attribute &A) {
+  llvm::SmallVector<uint32_t, 8> FloatBits;
+  for (float F : A.Floats)
+    FloatBits.push_back(floatBits(F));
+  llvm::hash_code H = llvm::hash_combine(
+      llvm::StringRef(A.Name), static_cast<uint8_t>(A.Kind), A.I,
+      floatBits(A.F), llvm::StringRef(A.S),
+      llvm::hash_combine_range(A.Ints.begin(), A.Ints.end()),
+      llvm::hash_combine_range(FloatBits.begin(), FloatBits.end()),
+      llvm::StringRef(A.Residual));
+  for (const std::string &S : A.Strings)
+    H = llvm::hash_combine(H, llvm::StringRef(S));
+  for (const Tensor &T : A.Tensors)
+    H = llvm::hash_combine(H, T.contentHash());
+  return H;
+}
+
+unsigned hashNode(const Node &N) {
+  // Attributes are compared by name, so their order must not matter: sum.
+  size_t AttrHash = 0;
+  for (const Attribute &A : N.getAttrs())
+    AttrHash += hashAttribute(A);
+  llvm::ArrayRef<Value *> Ops = N.getOperands();
+  return llvm::hash_combine(N.getOpType(), N.getDomain(), N.getNumResults(),
+                            llvm::hash_combine_range(Ops.begin(), Ops.end()),
+                            AttrHash);
+}
+
+bool isEquivalent(const Node &A, const Node &B) {
+  if (A.getOpType() != B.getOpType() || A.getDomain() != B.getDomain() ||
+      A.getOperands() != B.getOperands() ||
+      A.getNumResults() != B.getNumResults() ||
+      A.getAttrs().size() != B.getAttrs().size())
+    return false;
+  for (unsigned I = 0; I < A.getNumResults(); ++I)
+    if (!A.getResult(I) != !B.getResult(I))
+      return false;
+  for (const Attribute &Attr : A.getAttrs()) {
+    const Attribute *Other = B.getAttr(Attr.Name);
+    if (!Other || !Attr.equals(*Other))
+      return false;
+  }
+  return true;
+}
+
+/// A node in the CSE table with its structural hash computed once.
+struct NodeKey {
+  Node *N;
+  unsigned Hash;
+};
+
+struct NodeKeyInfo {
+  static NodeKey getEmptyKey() {
+    return {llvm::DenseMapInfo<Node *>::getEmptyKey(), 0};
+  }
+  static NodeKey getTombstoneKey() {
+    return {llvm::DenseMapInfo<Node *>::getTombstoneKey(), 0};
+  }
+  static unsigned getHashValue(const NodeKey &K) { return K.Hash; }
+  static bool isEqual(const NodeKey &L, const NodeKey &R) {
+    if (L.N == R.N)
+      return true;
+    if (L.N == getEmptyKey().N || L.N == getTombstoneKey().N ||
+        R.N == getEmptyKey().N || R.N == getTombstoneKey().N)
+      return false;
+    return L.Hash == R.Hash && isEquivalent(*L.N, *R.N);
+  }
+};
+
+class CSEPass : public Pass {
+public:
+  llvm::StringRef getArgument() const override { return "cse"; }
+  llvm::StringRef getDescription() const override {
+    return "merge structurally identical nodes and identical constants "
+           "within each graph";
+  }
+
+  LogicalResult run(Model &M, PassContext &Ctx) override {
+    SkipSet.clear();
+    for (llvm::StringRef Op : RandomOps)
+      SkipSet.insert(Op);
+    for (const std::string &Op : SkipOps)
+      SkipSet.insert(Op);
+    Rewriter R(M, Ctx.getDiags());
+    runOnGraph(M.getGraph(), R, Ctx.Changed);
+    return success();
+  }
+
+private:
+  ListOption<std::string> SkipOps{
+      *this, "skip-ops",
+      "op types never merged, in addition to the random ops"};
+
+  llvm::StringSet<> SkipSet;
+
+  void runOnGraph(Graph &G, Rewriter &R, bool &Changed) {
+    mergeConstants(G, R, Changed);
+
+    llvm::DenseSet<NodeKey, NodeKeyInfo> Known;
+    for (Node &N : llvm::make_early_inc_range(G.getNodes())) {
+      for (Graph *Sub : N.getSubgraphs())
+        runOnGraph(*Sub, R, Changed);
+      if (!isCandidate(N))
+        continue;
+      auto Inserted = Known.insert(NodeKey{&N, hashNode(N)});
+      if (Inserted.second)
+        continue;
+      if (replaceWith(N, *Inserted.first->N, R))
+        Changed = true;
+    }
+  }
+
+  bool isCandidate(const Node &N) const {
+    if (SkipSet.count(N.getOpType()))
+      return false;
+    for (const Attribute &A : N.getAttrs())
+      if (A.isGraph())
+        return false;
+    // A node without results has nothing to share.
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      if (N.getResult(I))
+        return true;
+    return false;
+  }
+
+  /// Redirects the uses of \p Dup's results to \p Keep's and erases \p Dup;
+  /// keeps \p Dup when the graph interface forbids the replacement.
+  static bool replaceWith(Node &Dup, Node &Keep, Rewriter &R) {
+    for (unsigned I = 0; I < Dup.getNumResults(); ++I) {
+      Value *From = Dup.getResult(I);
+      if (From && !canReplaceAllUsesWith(From, Keep.getResult(I)))
+        return false;
+    }
+    for (unsigned I = 0; I < Dup.getNumResults(); ++I)
+      if (Value *From = Dup.getResult(I))
+        (void)R.replaceAllUsesWith(From, Keep.getResult(I));
+    R.eraseNode(&Dup);
+    return true;
+  }
+
+  /// Merges constants of \p G with equal type and contents into the first
+  /// one. Contents are hashed only for constants that share element type
+  /// and dims with another, so big distinct weights are not read.
+  static void mergeConstants(Graph &G, Rewriter &R, bool &Changed) {
+    auto ShapeHash = [](const Value &C) -> uint64_t {
+      const Tensor &T = C.getInitializer();
+      std::vector<int64_t> Dims = T.getDims();
+      return llvm::hash_combine(
+          T.getElemType(), llvm::hash_combine_range(Dims.begin(), Dims.end()));
+    };
+    llvm::DenseMap<uint64_t, unsigned> ShapeCount;
+    for (const std::unique_ptr<Value> &C : G.getConstants())
+      ++ShapeCount[ShapeHash(*C)];
+
+    llvm::DenseMap<uint64_t, llvm::SmallVector<Value *, 1>> Reps;
+    llvm::SmallVector<Value *, 8> Merged;
+    for (const std::unique_ptr<Value> &C : G.getConstants()) {
+      uint64_t SH = ShapeHash(*C);
+      if (ShapeCount[SH] < 2)
+        continue;
+      const Tensor &T = C->getInitializer();
+      llvm::SmallVector<Value *, 1> &Bucket =
+          Reps[llvm::hash_combine(SH, T.contentHash())];
+      Value *Rep = nullptr;
+      for (Value *Cand : Bucket)
+        if (Cand->getType() == C->getType() &&
+            Cand->getInitializer().contentEquals(T)) {
+          Rep = Cand;
+          break;
+        }
+      if (!Rep) {
+        Bucket.push_back(C.get());
+        continue;
+      }
+      if (succeeded(R.replaceAllUsesWith(C.get(), Rep)) && C->use_empty())
+        Merged.push_back(C.get());
+    }
+    for (Value *C : Merged)
+      G.eraseConstant(C);
+    if (!Merged.empty())
+      Changed = true;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> onnxopt::createCSEPass() {
+  return std::make_unique<CSEPass>();
+}
