@@ -1,0 +1,444 @@
+//===- Tensor.cpp - Immutable tensor payloads -----------------------------===//
+//
+// Tensors share their TensorProto; external payloads stay in a read-only
+// mmap of their data file. Typed payload fields (float_data, int64_data...)
+// are only materialized as raw bytes when someone asks for them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "onnxopt/IR/Tensor.h"
+#include "onnxopt/IR/Type.h"
+#include "llvm/Support/xxhash.h"
+#include <onnx/onnx_pb.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace onnxopt;
+using onnx::TensorProto;
+
+//===----------------------------------------------------------------------===//
+// MappedFile
+//===----------------------------------------------------------------------===//
+
+std::shared_ptr<MappedFile> MappedFile::open(const std::string &Path,
+                                             std::string &Error) {
+  int FD = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (FD < 0) {
+    Error = "cannot open '" + Path + "': " + std::strerror(errno);
+    return nullptr;
+  }
+  struct stat St;
+  if (::fstat(FD, &St) != 0 || !S_ISREG(St.st_mode)) {
+    Error = "cannot map '" + Path + "': not a regular file";
+    ::close(FD);
+    return nullptr;
+  }
+  std::shared_ptr<MappedFile> F(new MappedFile());
+  F->Path = Path;
+  F->Size = static_cast<uint64_t>(St.st_size);
+  if (F->Size != 0) {
+    void *Addr = ::mmap(nullptr, F->Size, PROT_READ, MAP_PRIVATE, FD, 0);
+    if (Addr == MAP_FAILED) {
+      Error = "cannot map '" + Path + "': " + std::strerror(errno);
+      ::close(FD);
+      return nullptr;
+    }
+    F->Data = static_cast<const char *>(Addr);
+  }
+  // The mapping stays valid after the descriptor is closed.
+  ::close(FD);
+  return F;
+}
+
+MappedFile::~MappedFile() {
+  if (Data)
+    ::munmap(const_cast<char *>(Data), Size);
+}
+
+//===----------------------------------------------------------------------===//
+// Element helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Which typed repeated field holds the payload of an element type.
+enum class Field { None, Float, Int32, String, Int64, Double, UInt64 };
+
+Field typedFieldFor(int32_t ElemType) {
+  switch (ElemType) {
+  case TensorProto::FLOAT:
+  case TensorProto::COMPLEX64:
+    return Field::Float;
+  case TensorProto::INT32:
+  case TensorProto::INT16:
+  case TensorProto::INT8:
+  case TensorProto::UINT16:
+  case TensorProto::UINT8:
+  case TensorProto::BOOL:
+  case TensorProto::FLOAT16:
+  case TensorProto::BFLOAT16:
+    return Field::Int32;
+  case TensorProto::STRING:
+    return Field::String;
+  case TensorProto::INT64:
+    return Field::Int64;
+  case TensorProto::DOUBLE:
+  case TensorProto::COMPLEX128:
+    return Field::Double;
+  case TensorProto::UINT32:
+  case TensorProto::UINT64:
+    return Field::UInt64;
+  default:
+    return Field::None;
+  }
+}
+
+/// Appends the low \p Size bytes of \p V, little-endian.
+void appendLE(std::string &Out, uint64_t V, size_t Size) {
+  for (size_t I = 0; I < Size; ++I)
+    Out.push_back(static_cast<char>((V >> (8 * I)) & 0xff));
+}
+
+uint64_t readLE(const char *P, size_t Size) {
+  uint64_t V = 0;
+  for (size_t I = 0; I < Size; ++I)
+    V |= uint64_t(static_cast<unsigned char>(P[I])) << (8 * I);
+  return V;
+}
+
+int64_t signExtend(uint64_t V, size_t Size) {
+  if (Size >= 8)
+    return static_cast<int64_t>(V);
+  unsigned Shift = 64 - 8 * Size;
+  return static_cast<int64_t>(V << Shift) >> Shift;
+}
+
+float halfToFloat(uint16_t H) {
+  uint32_t Sign = (H >> 15) & 1, Exp = (H >> 10) & 0x1f, Mant = H & 0x3ff;
+  float Mag;
+  if (Exp == 0)
+    Mag = std::ldexp(static_cast<float>(Mant), -24);
+  else if (Exp == 31)
+    Mag = Mant ? NAN : INFINITY;
+  else
+    Mag = std::ldexp(static_cast<float>(Mant | 0x400), int(Exp) - 25);
+  return Sign ? -Mag : Mag;
+}
+
+float bitsToFloat(uint32_t Bits) {
+  float F;
+  std::memcpy(&F, &Bits, sizeof(F));
+  return F;
+}
+
+double bitsToDouble(uint64_t Bits) {
+  double D;
+  std::memcpy(&D, &Bits, sizeof(D));
+  return D;
+}
+
+bool isIntegerOrBool(int32_t ElemType) {
+  switch (ElemType) {
+  case TensorProto::INT8:
+  case TensorProto::INT16:
+  case TensorProto::INT32:
+  case TensorProto::INT64:
+  case TensorProto::UINT8:
+  case TensorProto::UINT16:
+  case TensorProto::UINT32:
+  case TensorProto::UINT64:
+  case TensorProto::BOOL:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool isSigned(int32_t ElemType) {
+  return ElemType == TensorProto::INT8 || ElemType == TensorProto::INT16 ||
+         ElemType == TensorProto::INT32 || ElemType == TensorProto::INT64;
+}
+
+std::shared_ptr<TensorProto> makeProto(llvm::StringRef Name, int32_t ElemType,
+                                       llvm::ArrayRef<int64_t> Dims) {
+  auto P = std::make_shared<TensorProto>();
+  if (!Name.empty())
+    P->set_name(Name.str());
+  P->set_data_type(ElemType);
+  for (int64_t D : Dims)
+    P->add_dims(D);
+  return P;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+Tensor::Tensor(std::shared_ptr<const TensorProto> Proto,
+               std::optional<ExternalLocation> Ext)
+    : Proto(std::move(Proto)), Ext(std::move(Ext)) {}
+
+Tensor Tensor::fromRaw(llvm::StringRef Name, int32_t ElemType,
+                       llvm::ArrayRef<int64_t> Dims, llvm::StringRef Bytes) {
+  auto P = makeProto(Name, ElemType, Dims);
+  P->set_raw_data(Bytes.data(), Bytes.size());
+  return Tensor(std::move(P));
+}
+
+Tensor Tensor::fromInt64s(llvm::StringRef Name, llvm::ArrayRef<int64_t> Dims,
+                          llvm::ArrayRef<int64_t> Values) {
+  std::string Bytes;
+  Bytes.reserve(Values.size() * 8);
+  for (int64_t V : Values)
+    appendLE(Bytes, static_cast<uint64_t>(V), 8);
+  return fromRaw(Name, TensorProto::INT64, Dims, Bytes);
+}
+
+Tensor Tensor::fromFloats(llvm::StringRef Name, llvm::ArrayRef<int64_t> Dims,
+                          llvm::ArrayRef<float> Values) {
+  std::string Bytes;
+  Bytes.reserve(Values.size() * 4);
+  for (float V : Values) {
+    uint32_t Bits;
+    std::memcpy(&Bits, &V, sizeof(Bits));
+    appendLE(Bytes, Bits, 4);
+  }
+  return fromRaw(Name, TensorProto::FLOAT, Dims, Bytes);
+}
+
+llvm::StringRef Tensor::getName() const {
+  return Proto ? llvm::StringRef(Proto->name()) : llvm::StringRef();
+}
+
+Tensor Tensor::withName(llvm::StringRef Name) const {
+  if (!Proto)
+    return Tensor();
+  auto P = std::make_shared<TensorProto>(*Proto);
+  P->set_name(Name.str());
+  return Tensor(std::move(P), Ext);
+}
+
+int32_t Tensor::getElemType() const { return Proto ? Proto->data_type() : 0; }
+
+std::vector<int64_t> Tensor::getDims() const {
+  if (!Proto)
+    return {};
+  return std::vector<int64_t>(Proto->dims().begin(), Proto->dims().end());
+}
+
+/// Returns -1 when a dim is negative or the product overflows int64.
+int64_t Tensor::getNumElements() const {
+  if (!Proto)
+    return 0;
+  int64_t N = 1;
+  for (int64_t D : Proto->dims()) {
+    if (D < 0 || __builtin_mul_overflow(N, D, &N))
+      return -1;
+  }
+  return N;
+}
+
+uint64_t Tensor::getByteSize() const {
+  if (!Proto)
+    return 0;
+  if (Ext)
+    return Ext->Length;
+  if (Proto->has_raw_data())
+    return Proto->raw_data().size();
+  int32_t ET = Proto->data_type();
+  switch (typedFieldFor(ET)) {
+  case Field::Float:
+    return uint64_t(Proto->float_data_size()) * 4;
+  case Field::Int32:
+    return uint64_t(Proto->int32_data_size()) * getElemTypeSize(ET);
+  case Field::Int64:
+    return uint64_t(Proto->int64_data_size()) * 8;
+  case Field::Double:
+    return uint64_t(Proto->double_data_size()) * 8;
+  case Field::UInt64:
+    return uint64_t(Proto->uint64_data_size()) * getElemTypeSize(ET);
+  case Field::String: {
+    uint64_t Sum = 0;
+    for (const std::string &S : Proto->string_data())
+      Sum += S.size();
+    return Sum;
+  }
+  case Field::None:
+    return 0;
+  }
+  return 0;
+}
+
+std::optional<llvm::StringRef> Tensor::getRawBytes(std::string &Storage) const {
+  if (!Proto)
+    return std::nullopt;
+  int32_t ET = Proto->data_type();
+  if (ET == TensorProto::STRING)
+    return std::nullopt;
+  if (Ext) {
+    const char *Base = Ext->File ? Ext->File->data() : nullptr;
+    if (!Base)
+      return llvm::StringRef();
+    return llvm::StringRef(Base + Ext->Offset, Ext->Length);
+  }
+  if (Proto->has_raw_data())
+    return llvm::StringRef(Proto->raw_data());
+
+  Storage.clear();
+  switch (typedFieldFor(ET)) {
+  case Field::Float:
+    Storage.reserve(Proto->float_data_size() * 4);
+    for (float F : Proto->float_data()) {
+      uint32_t Bits;
+      std::memcpy(&Bits, &F, 4);
+      appendLE(Storage, Bits, 4);
+    }
+    break;
+  case Field::Int32: {
+    size_t Size = getElemTypeSize(ET);
+    Storage.reserve(Proto->int32_data_size() * Size);
+    for (int32_t V : Proto->int32_data())
+      appendLE(Storage, static_cast<uint32_t>(V), Size);
+    break;
+  }
+  case Field::Int64:
+    Storage.reserve(Proto->int64_data_size() * 8);
+    for (int64_t V : Proto->int64_data())
+      appendLE(Storage, static_cast<uint64_t>(V), 8);
+    break;
+  case Field::Double:
+    Storage.reserve(Proto->double_data_size() * 8);
+    for (double D : Proto->double_data()) {
+      uint64_t Bits;
+      std::memcpy(&Bits, &D, 8);
+      appendLE(Storage, Bits, 8);
+    }
+    break;
+  case Field::UInt64: {
+    size_t Size = getElemTypeSize(ET);
+    Storage.reserve(Proto->uint64_data_size() * Size);
+    for (uint64_t V : Proto->uint64_data())
+      appendLE(Storage, V, Size);
+    break;
+  }
+  case Field::String:
+  case Field::None:
+    return std::nullopt;
+  }
+  return llvm::StringRef(Storage);
+}
+
+std::optional<std::vector<int64_t>> Tensor::toInt64s() const {
+  if (!Proto || !isIntegerOrBool(getElemType()))
+    return std::nullopt;
+  int32_t ET = getElemType();
+  // Fast paths that avoid materializing bytes.
+  if (!Ext && !Proto->has_raw_data()) {
+    if (ET == TensorProto::INT64)
+      return std::vector<int64_t>(Proto->int64_data().begin(),
+                                  Proto->int64_data().end());
+  }
+  std::string Storage;
+  std::optional<llvm::StringRef> Bytes = getRawBytes(Storage);
+  if (!Bytes)
+    return std::nullopt;
+  size_t Size = getElemTypeSize(ET);
+  if (Size == 0 || Bytes->size() % Size != 0)
+    return std::nullopt;
+  std::vector<int64_t> Out;
+  Out.reserve(Bytes->size() / Size);
+  bool Signed = isSigned(ET);
+  for (size_t I = 0; I < Bytes->size(); I += Size) {
+    uint64_t V = readLE(Bytes->data() + I, Size);
+    Out.push_back(Signed ? signExtend(V, Size) : static_cast<int64_t>(V));
+  }
+  return Out;
+}
+
+std::optional<std::vector<double>> Tensor::toDoubles() const {
+  if (!Proto)
+    return std::nullopt;
+  int32_t ET = getElemType();
+  if (isIntegerOrBool(ET)) {
+    std::optional<std::vector<int64_t>> Ints = toInt64s();
+    if (!Ints)
+      return std::nullopt;
+    bool Unsigned64 = ET == TensorProto::UINT64;
+    std::vector<double> Out;
+    Out.reserve(Ints->size());
+    for (int64_t V : *Ints)
+      Out.push_back(Unsigned64 ? double(static_cast<uint64_t>(V)) : double(V));
+    return Out;
+  }
+  if (ET != TensorProto::FLOAT && ET != TensorProto::DOUBLE &&
+      ET != TensorProto::FLOAT16 && ET != TensorProto::BFLOAT16)
+    return std::nullopt;
+
+  std::string Storage;
+  std::optional<llvm::StringRef> Bytes = getRawBytes(Storage);
+  if (!Bytes)
+    return std::nullopt;
+  size_t Size = getElemTypeSize(ET);
+  if (Bytes->size() % Size != 0)
+    return std::nullopt;
+  std::vector<double> Out;
+  Out.reserve(Bytes->size() / Size);
+  for (size_t I = 0; I < Bytes->size(); I += Size) {
+    uint64_t V = readLE(Bytes->data() + I, Size);
+    switch (ET) {
+    case TensorProto::FLOAT:
+      Out.push_back(bitsToFloat(static_cast<uint32_t>(V)));
+      break;
+    case TensorProto::DOUBLE:
+      Out.push_back(bitsToDouble(V));
+      break;
+    case TensorProto::FLOAT16:
+      Out.push_back(halfToFloat(static_cast<uint16_t>(V)));
+      break;
+    default: // BFLOAT16: the high half of a float.
+      Out.push_back(bitsToFloat(static_cast<uint32_t>(V) << 16));
+      break;
+    }
+  }
+  return Out;
+}
+
+bool Tensor::contentEquals(const Tensor &O) const {
+  if (!Proto || !O.Proto)
+    return !Proto && !O.Proto;
+  if (getElemType() != O.getElemType() || getDims() != O.getDims())
+    return false;
+  if (getElemType() == TensorProto::STRING) {
+    const auto &A = Proto->string_data(), &B = O.Proto->string_data();
+    return A.size() == B.size() && std::equal(A.begin(), A.end(), B.begin());
+  }
+  std::string SA, SB;
+  std::optional<llvm::StringRef> A = getRawBytes(SA), B = O.getRawBytes(SB);
+  return A && B && *A == *B;
+}
+
+uint64_t Tensor::contentHash() const {
+  if (!Proto)
+    return 0;
+  uint64_t H = llvm::xxHash64(
+      llvm::StringRef(reinterpret_cast<const char *>(Proto->dims().data()),
+                      Proto->dims_size() * sizeof(int64_t)));
+  H = H * 31 + static_cast<uint32_t>(getElemType());
+  if (getElemType() == TensorProto::STRING) {
+    for (const std::string &S : Proto->string_data())
+      H = H * 31 + llvm::xxHash64(S);
+    return H;
+  }
+  std::string Storage;
+  if (std::optional<llvm::StringRef> Bytes = getRawBytes(Storage))
+    H = H * 31 + llvm::xxHash64(*Bytes);
+  return H;
+}
