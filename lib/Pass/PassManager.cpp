@@ -333,6 +333,8 @@ LogicalResult PipelineParser::parseValue(std::string &Value) {
     }
     Value += C;
   }
+  if (Depth > 0)
+    return error("expected ']'" + at(Pos));
   return success();
 }
 
