@@ -1,0 +1,1041 @@
+//===- TextPrinter.cpp - Printing models in ONNX text syntax --------------===//
+//
+// Prints a model in the ONNX text syntax that onnx::OnnxParser of ONNX 1.12
+// reads back. The printer walks the IR; model-local functions and other
+// parts the IR carries as serialized protos are printed from the protos.
+//
+// ONNX 1.12's grammar is narrow: identifiers are [A-Za-z_][A-Za-z0-9_]*,
+// strings have no escapes, literals have no inf/nan, lists cannot be empty
+// and a node input list cannot start with an omitted input. Names that are
+// not plain identifiers are therefore encoded into identifiers (see
+// printName) and parseTextModel decodes them; what has no syntax at all is
+// left out or approximated, and a `# note:` comment above the statement says
+// so. docs/text-format.md lists both.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Export/Export.h"
+#include "onnxopt/IR/IR.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <onnx/onnx_pb.h>
+
+using namespace onnxopt;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+/// Element type names OnnxParser 1.12 knows, indexed by
+/// onnx::TensorProto_DataType (1 = float ... 16 = bfloat16).
+const char *const TypeNames[] = {
+    nullptr,  "float",  "uint8",     "int8",       "uint16",  "int16",
+    "int32",  "int64",  "string",    "bool",       "float16", "double",
+    "uint32", "uint64", "complex64", "complex128", "bfloat16"};
+
+llvm::StringRef typeName(int32_t ElemType) {
+  if (ElemType <= 0 || ElemType >= int32_t(llvm::array_lengthof(TypeNames)))
+    return "";
+  return TypeNames[ElemType];
+}
+
+bool isTypeKeyword(llvm::StringRef S) {
+  return llvm::any_of(llvm::makeArrayRef(TypeNames).drop_front(),
+                      [&](const char *N) { return S == N; });
+}
+
+bool isIdentStart(char C) { return llvm::isAlpha(C) || C == '_'; }
+bool isIdentChar(char C) { return llvm::isAlnum(C) || C == '_'; }
+bool isUpperHex(char C) { return llvm::isDigit(C) || (C >= 'A' && C <= 'F'); }
+
+/// True when \p S can be printed as is: an identifier that does not start
+/// with the encoding prefix "__" and is not an element type name (a type
+/// name where a value-info is expected reads as a type).
+bool isPlainName(llvm::StringRef S) {
+  if (S.empty() || !isIdentStart(S[0]) || S.startswith("__"))
+    return false;
+  return llvm::all_of(S, isIdentChar) && !isTypeKeyword(S);
+}
+
+/// Prints \p S as an identifier. A name that is not plain is printed as
+/// "__" followed by its bytes, where bytes that are not letters, digits or
+/// '_' become `_xHH` (two upper-case hex digits). A '_' that would read as
+/// the start of such an escape is itself escaped (`_x5F`), so decoding is
+/// exact: `input.1` -> `__input_x2E1`, `onnx::Conv_3` ->
+/// `__onnx_x3A_x3AConv_3`, `0` -> `__0`, "" -> `__`.
+void printName(llvm::raw_ostream &OS, llvm::StringRef S) {
+  if (isPlainName(S)) {
+    OS << S;
+    return;
+  }
+  OS << "__";
+  for (size_t I = 0, E = S.size(); I != E; ++I) {
+    char C = S[I];
+    bool LooksLikeEscape = C == '_' && I + 3 < E && S[I + 1] == 'x' &&
+                           isUpperHex(S[I + 2]) && isUpperHex(S[I + 3]);
+    if (llvm::isAlnum(C) || (C == '_' && !LooksLikeEscape)) {
+      OS << C;
+      continue;
+    }
+    OS << "_x" << llvm::hexdigit((unsigned char)C >> 4)
+       << llvm::hexdigit((unsigned char)C & 15);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Literals
+//===----------------------------------------------------------------------===//
+
+/// Writes the shortest decimal form of \p V that \p Parse maps back to the
+/// same bits, trying \p MinDigits..\p MaxDigits significant digits. The
+/// literal always has a '.' or an exponent: ONNX 1.12 types attribute
+/// values by their literals, and "2" would be an int.
+template <typename T, typename ParseFn>
+void formatReal(llvm::SmallVectorImpl<char> &Out, T V, int MinDigits,
+                int MaxDigits, ParseFn Parse) {
+  char Buf[64];
+  for (int Digits = MinDigits; Digits <= MaxDigits; ++Digits) {
+    snprintf(Buf, sizeof(Buf), "%.*g", Digits, double(V));
+    T Back = Parse(Buf);
+    if (std::memcmp(&Back, &V, sizeof(T)) == 0)
+      break;
+  }
+  llvm::StringRef S(Buf);
+  Out.assign(S.begin(), S.end());
+  if (S.find_first_of(".e") == llvm::StringRef::npos)
+    Out.append({'.', '0'});
+}
+
+/// True when std::stof/std::stod (what OnnxParser uses) reads a literal for
+/// \p V: they reject inf and nan (no syntax) and throw on subnormals.
+template <typename T> bool isReadable(T V) {
+  return std::isfinite(V) && std::fpclassify(V) != FP_SUBNORMAL;
+}
+
+//===----------------------------------------------------------------------===//
+// The printer
+//===----------------------------------------------------------------------===//
+
+class TextPrinter {
+public:
+  explicit TextPrinter(llvm::raw_ostream &OS) : OS(&OS) {}
+
+  void printModel(const Model &M);
+
+private:
+  llvm::raw_ostream *OS;
+  unsigned Indent = 0;
+  /// Notes about what the current statement could not express.
+  std::vector<std::string> Notes;
+
+  void indent() { OS->indent(Indent * 3); }
+  void note(const llvm::Twine &Msg) { Notes.push_back(Msg.str()); }
+  /// Prints a statement (a node, a graph header) into a buffer so that the
+  /// notes it raises can be written as comments above it.
+  void statement(const std::function<void()> &Body);
+
+  // Leaves.
+  void printString(llvm::StringRef S);
+  void printFloat(float F);
+  void printDouble(double D);
+  void printDims(llvm::ArrayRef<int64_t> Dims);
+  /// Prints `elemtype[dims] name {data}` or, with \p Name null, without the
+  /// name (attribute values). \p Handle gives access to external bytes.
+  void printTensor(const onnx::TensorProto &T, const Tensor *Handle,
+                   const std::string *Name, bool WithEquals);
+  void printTensorData(const onnx::TensorProto &T, const Tensor *Handle);
+
+  // IR.
+  /// Prints the type of \p V followed by its name, as in a value-info.
+  void printValueInfo(const Value &V);
+  void printType(const Type &T, llvm::StringRef What);
+  /// Prints `name (inputs) => (outputs) <constants, value-infos> {`.
+  void printGraphHeader(const Graph &G);
+  /// Prints the nodes and the closing brace.
+  void printGraphBody(const Graph &G);
+  void printGraph(const Graph &G) {
+    printGraphHeader(G);
+    printGraphBody(G);
+  }
+  void printInitializer(const Value &V);
+  void printNode(const Node &N);
+  void printAttribute(const Attribute &A, bool &First);
+
+  // Protos (functions and carried parts).
+  void printTypeProto(const onnx::TypeProto &T, llvm::StringRef What);
+  void printValueInfoProto(const onnx::ValueInfoProto &VI);
+  void printGraphProto(const onnx::GraphProto &G);
+  void printNodeProto(const onnx::NodeProto &N);
+  void printAttributeProto(const onnx::AttributeProto &A, bool &First);
+  void printFunction(const onnx::FunctionProto &F);
+
+  // Shared node pieces.
+  void printNameList(llvm::ArrayRef<std::string> Names);
+  void printOpName(llvm::StringRef Domain, llvm::StringRef OpType);
+  template <typename T>
+  void printList(llvm::ArrayRef<T> Items,
+                 const std::function<void(const T &)> &PrintItem);
+};
+
+} // namespace
+
+void TextPrinter::statement(const std::function<void()> &Body) {
+  std::string Buffer;
+  llvm::raw_string_ostream BufferOS(Buffer);
+  llvm::raw_ostream *Saved = OS;
+  std::vector<std::string> SavedNotes = std::move(Notes);
+  Notes.clear();
+  OS = &BufferOS;
+  Body();
+  BufferOS.flush();
+  OS = Saved;
+  for (const std::string &N : Notes) {
+    indent();
+    // A note is one comment line: newlines in it would end the comment.
+    std::string Line = N;
+    std::replace(Line.begin(), Line.end(), '\n', ' ');
+    *OS << "# note: " << Line << "\n";
+  }
+  *OS << Buffer;
+  Notes = std::move(SavedNotes);
+}
+
+//===----------------------------------------------------------------------===//
+// Leaves
+//===----------------------------------------------------------------------===//
+
+void TextPrinter::printString(llvm::StringRef S) {
+  // ONNX 1.12 strings end at the next '"' and have no escapes.
+  if (S.contains('"')) {
+    std::string Copy = S.str();
+    std::replace(Copy.begin(), Copy.end(), '"', '\'');
+    note("a string with '\"' is printed with '\\'' instead (no escapes in "
+         "ONNX 1.12 text)");
+    *OS << '"' << Copy << '"';
+    return;
+  }
+  *OS << '"' << S << '"';
+}
+
+void TextPrinter::printFloat(float F) {
+  if (!isReadable(F)) {
+    // Approximate with the nearest value ONNX 1.12 can read.
+    note(llvm::Twine("float value ") +
+         (std::isnan(F)   ? "nan"
+          : std::isinf(F) ? (F > 0 ? "inf" : "-inf")
+                          : "(subnormal)") +
+         " has no ONNX 1.12 text form and is approximated");
+    if (std::isnan(F))
+      F = 0;
+    else if (std::isinf(F))
+      F = F > 0 ? std::numeric_limits<float>::max()
+                : std::numeric_limits<float>::lowest();
+    else
+      F = std::signbit(F) ? -0.0f : 0.0f;
+  }
+  llvm::SmallString<32> S;
+  formatReal(S, F, 6, 9, [](const char *B) { return std::strtof(B, nullptr); });
+  *OS << S;
+}
+
+void TextPrinter::printDouble(double D) {
+  if (!isReadable(D)) {
+    note(llvm::Twine("double value ") +
+         (std::isnan(D)   ? "nan"
+          : std::isinf(D) ? (D > 0 ? "inf" : "-inf")
+                          : "(subnormal)") +
+         " has no ONNX 1.12 text form and is approximated");
+    if (std::isnan(D))
+      D = 0;
+    else if (std::isinf(D))
+      D = D > 0 ? std::numeric_limits<double>::max()
+                : std::numeric_limits<double>::lowest();
+    else
+      D = std::signbit(D) ? -0.0 : 0.0;
+  }
+  llvm::SmallString<32> S;
+  formatReal(S, D, 15, 17,
+             [](const char *B) { return std::strtod(B, nullptr); });
+  *OS << S;
+}
+
+void TextPrinter::printDims(llvm::ArrayRef<int64_t> Dims) {
+  if (Dims.empty())
+    return;
+  *OS << '[';
+  llvm::interleave(
+      Dims, *OS, [&](int64_t D) { *OS << D; }, ",");
+  *OS << ']';
+}
+
+template <typename T>
+void TextPrinter::printList(llvm::ArrayRef<T> Items,
+                            const std::function<void(const T &)> &PrintItem) {
+  *OS << '[';
+  for (size_t I = 0; I < Items.size(); ++I) {
+    if (I)
+      *OS << ", ";
+    PrintItem(Items[I]);
+  }
+  *OS << ']';
+}
+
+void TextPrinter::printTensor(const onnx::TensorProto &T, const Tensor *Handle,
+                              const std::string *Name, bool WithEquals) {
+  llvm::StringRef TypeName = typeName(T.data_type());
+  if (TypeName.empty()) {
+    note("tensor of element type " + llvm::Twine(T.data_type()) +
+         " has no ONNX 1.12 text form; printed as an empty float tensor");
+    TypeName = "float";
+  }
+  *OS << TypeName;
+  std::vector<int64_t> Dims(T.dims().begin(), T.dims().end());
+  printDims(Dims);
+  if (Name) {
+    *OS << ' ';
+    printName(*OS, *Name);
+  }
+  *OS << (WithEquals ? " = " : " ");
+  if (typeName(T.data_type()).empty()) {
+    *OS << "{}";
+    return;
+  }
+  printTensorData(T, Handle);
+}
+
+/// Reads element \p I of little-endian \p Bytes as a \p T.
+template <typename T> static T readRaw(llvm::StringRef Bytes, size_t I) {
+  T V;
+  std::memcpy(&V, Bytes.data() + I * sizeof(T), sizeof(T));
+  return V;
+}
+
+void TextPrinter::printTensorData(const onnx::TensorProto &T,
+                                  const Tensor *Handle) {
+  using onnx::TensorProto;
+  int32_t ElemType = T.data_type();
+  if (ElemType == TensorProto::STRING) {
+    std::vector<std::string> Strs(T.string_data().begin(),
+                                  T.string_data().end());
+    *OS << '{';
+    llvm::interleave(
+        Strs, *OS, [&](const std::string &S) { printString(S); }, ", ");
+    *OS << '}';
+    return;
+  }
+  if (ElemType == TensorProto::FLOAT16 || ElemType == TensorProto::BFLOAT16 ||
+      ElemType == TensorProto::COMPLEX64 ||
+      ElemType == TensorProto::COMPLEX128) {
+    note("the data of a " + typeName(ElemType) +
+         " tensor has no ONNX 1.12 text form and is left out");
+    *OS << "{}";
+    return;
+  }
+
+  // Raw bytes (inline or external) take precedence over typed fields, as in
+  // ONNX itself.
+  std::string Storage;
+  llvm::StringRef Raw;
+  bool HasRaw = false;
+  if (T.has_raw_data()) {
+    Raw = T.raw_data();
+    HasRaw = true;
+  } else if (T.data_location() == TensorProto::EXTERNAL) {
+    std::optional<llvm::StringRef> Bytes;
+    if (Handle)
+      Bytes = Handle->getRawBytes(Storage);
+    if (!Bytes) {
+      note("external tensor data could not be read and is left out");
+      *OS << "{}";
+      return;
+    }
+    Raw = *Bytes;
+    HasRaw = true;
+  }
+
+  *OS << '{';
+  auto Sep = [&](size_t I) {
+    if (I)
+      *OS << ", ";
+  };
+  switch (ElemType) {
+  case TensorProto::FLOAT:
+    if (HasRaw)
+      for (size_t I = 0, E = Raw.size() / 4; I < E; ++I)
+        Sep(I), printFloat(readRaw<float>(Raw, I));
+    else
+      for (int I = 0; I < T.float_data_size(); ++I)
+        Sep(I), printFloat(T.float_data(I));
+    break;
+  case TensorProto::DOUBLE:
+    if (HasRaw)
+      for (size_t I = 0, E = Raw.size() / 8; I < E; ++I)
+        Sep(I), printDouble(readRaw<double>(Raw, I));
+    else
+      for (int I = 0; I < T.double_data_size(); ++I)
+        Sep(I), printDouble(T.double_data(I));
+    break;
+  case TensorProto::INT64:
+    if (HasRaw)
+      for (size_t I = 0, E = Raw.size() / 8; I < E; ++I)
+        Sep(I), *OS << readRaw<int64_t>(Raw, I);
+    else
+      for (int I = 0; I < T.int64_data_size(); ++I)
+        Sep(I), *OS << T.int64_data(I);
+    break;
+  case TensorProto::UINT32:
+    if (HasRaw)
+      for (size_t I = 0, E = Raw.size() / 4; I < E; ++I)
+        Sep(I), *OS << readRaw<uint32_t>(Raw, I);
+    else
+      for (int I = 0; I < T.uint64_data_size(); ++I)
+        Sep(I), *OS << T.uint64_data(I);
+    break;
+  case TensorProto::UINT64:
+    if (HasRaw)
+      for (size_t I = 0, E = Raw.size() / 8; I < E; ++I)
+        Sep(I), *OS << readRaw<uint64_t>(Raw, I);
+    else
+      for (int I = 0; I < T.uint64_data_size(); ++I)
+        Sep(I), *OS << T.uint64_data(I);
+    break;
+  default: {
+    // int8/uint8/int16/uint16/int32/bool: int32_data, or narrow raw bytes.
+    if (!HasRaw) {
+      for (int I = 0; I < T.int32_data_size(); ++I)
+        Sep(I), *OS << T.int32_data(I);
+      break;
+    }
+    switch (ElemType) {
+    case TensorProto::INT8:
+      for (size_t I = 0; I < Raw.size(); ++I)
+        Sep(I), *OS << int(readRaw<int8_t>(Raw, I));
+      break;
+    case TensorProto::UINT8:
+    case TensorProto::BOOL:
+      for (size_t I = 0; I < Raw.size(); ++I)
+        Sep(I), *OS << unsigned(readRaw<uint8_t>(Raw, I));
+      break;
+    case TensorProto::INT16:
+      for (size_t I = 0, E = Raw.size() / 2; I < E; ++I)
+        Sep(I), *OS << readRaw<int16_t>(Raw, I);
+      break;
+    case TensorProto::UINT16:
+      for (size_t I = 0, E = Raw.size() / 2; I < E; ++I)
+        Sep(I), *OS << readRaw<uint16_t>(Raw, I);
+      break;
+    case TensorProto::INT32:
+      for (size_t I = 0, E = Raw.size() / 4; I < E; ++I)
+        Sep(I), *OS << readRaw<int32_t>(Raw, I);
+      break;
+    }
+    break;
+  }
+  }
+  *OS << '}';
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+/// Prints a tensor type: `float` (rank 0), `float[]` (unknown rank),
+/// `float[N,3,?]`.
+static void printTensorType(llvm::raw_ostream &OS, llvm::StringRef ElemName,
+                            const std::optional<std::vector<Dim>> &Shape) {
+  OS << ElemName;
+  if (!Shape) {
+    OS << "[]";
+    return;
+  }
+  if (Shape->empty())
+    return;
+  OS << '[';
+  for (size_t I = 0; I < Shape->size(); ++I) {
+    if (I)
+      OS << ',';
+    const Dim &D = (*Shape)[I];
+    if (D.isKnown())
+      OS << D.getValue();
+    else if (D.isSymbol())
+      printName(OS, D.getSymbol());
+    else
+      OS << '?';
+  }
+  OS << ']';
+}
+
+void TextPrinter::printType(const Type &T, llvm::StringRef What) {
+  if (T.isNone())
+    return;
+  llvm::StringRef ElemName = typeName(T.getElemType());
+  if (T.isTensor() && !ElemName.empty()) {
+    printTensorType(*OS, ElemName, T.getShape());
+    *OS << ' ';
+    bool HasDenotation = !T.getDenotation().empty() ||
+                         llvm::any_of(T.getDims(), [](const Dim &D) {
+                           return !D.getDenotation().empty();
+                         });
+    if (HasDenotation)
+      note("the denotations of " + What + " have no text form");
+    return;
+  }
+  note("the type " + T.str() + " of " + What +
+       " has no ONNX 1.12 text form and is left out");
+}
+
+void TextPrinter::printValueInfo(const Value &V) {
+  printType(V.getType(), "'" + V.getName().str() + "'");
+  printName(*OS, V.getName());
+}
+
+/// The shape of a type proto as IR dims (dim_value/dim_param/unknown).
+static std::optional<std::vector<Dim>>
+protoShape(bool HasShape, const onnx::TensorShapeProto &S) {
+  if (!HasShape)
+    return std::nullopt;
+  std::vector<Dim> Dims;
+  for (const auto &D : S.dim()) {
+    if (D.has_dim_value())
+      Dims.push_back(Dim::known(D.dim_value()));
+    else if (D.has_dim_param())
+      Dims.push_back(Dim::symbol(D.dim_param()));
+    else
+      Dims.push_back(Dim::unknown());
+  }
+  return Dims;
+}
+
+void TextPrinter::printTypeProto(const onnx::TypeProto &T,
+                                 llvm::StringRef What) {
+  if (T.value_case() == onnx::TypeProto::VALUE_NOT_SET)
+    return;
+  if (T.has_tensor_type()) {
+    llvm::StringRef ElemName = typeName(T.tensor_type().elem_type());
+    if (!ElemName.empty()) {
+      printTensorType(
+          *OS, ElemName,
+          protoShape(T.tensor_type().has_shape(), T.tensor_type().shape()));
+      *OS << ' ';
+      return;
+    }
+  }
+  note("the type of " + What + " has no ONNX 1.12 text form and is left out");
+}
+
+void TextPrinter::printValueInfoProto(const onnx::ValueInfoProto &VI) {
+  printTypeProto(VI.type(), "'" + VI.name() + "'");
+  printName(*OS, VI.name());
+}
+
+//===----------------------------------------------------------------------===//
+// Graphs and nodes (IR)
+//===----------------------------------------------------------------------===//
+
+void TextPrinter::printInitializer(const Value &V) {
+  const Tensor &T = V.getInitializer();
+  const onnx::TensorProto &P = T.getProto();
+  // The parser takes the tensor's dims from the declared type, so a default
+  // value whose type differs from its input's is printed with its own.
+  if (V.isGraphInput()) {
+    const Type &Declared = V.getType();
+    std::vector<int64_t> Dims(P.dims().begin(), P.dims().end());
+    bool Same = Declared.isTensor() && Declared.hasShape() &&
+                Declared.getElemType() == P.data_type() &&
+                Declared.getRank() == Dims.size();
+    for (size_t I = 0; Same && I < Dims.size(); ++I)
+      Same = Declared.getDims()[I] == Dim::known(Dims[I]);
+    if (!Same)
+      note("input '" + V.getName() + "' is declared " + Declared.str() +
+           " but its default value is printed with the value's own type");
+  }
+  std::string Name = V.getName().str();
+  printTensor(P, &T, &Name, /*WithEquals=*/true);
+}
+
+void TextPrinter::printGraphHeader(const Graph &G) {
+  printName(*OS, G.getName());
+  bool HasDefaults = llvm::any_of(
+      G.getInputs(), [](const auto &V) { return V->hasInitializer(); });
+  *OS << " (";
+  ++Indent;
+  for (size_t I = 0; I < G.getNumInputs(); ++I) {
+    const Value &V = *G.getInput(I);
+    if (I)
+      *OS << ',';
+    if (HasDefaults) {
+      *OS << '\n';
+      indent();
+    } else if (I) {
+      *OS << ' ';
+    }
+    if (V.hasInitializer())
+      printInitializer(V);
+    else
+      printValueInfo(V);
+  }
+  --Indent;
+  if (HasDefaults) {
+    *OS << '\n';
+    indent();
+  }
+  *OS << ") => (";
+  for (size_t I = 0; I < G.getNumOutputs(); ++I) {
+    if (I)
+      *OS << ", ";
+    printValueInfo(*G.getOutput(I));
+  }
+  *OS << ')';
+
+  // Constants and value-infos. Intermediate values are listed when they
+  // had a value-info or carry a type; graph outputs are typed above.
+  std::vector<const Value *> Typed;
+  for (const Node &N : G.getNodes())
+    for (unsigned I = 0; I < N.getNumResults(); ++I) {
+      const Value *R = N.getResult(I);
+      if (R && !R->getName().empty() && !R->isOutputOf(G) &&
+          (R->HadValueInfo || !R->getType().isNone()))
+        Typed.push_back(R);
+    }
+  // Keep the model's value_info order; values it did not list follow in
+  // node order.
+  std::stable_sort(Typed.begin(), Typed.end(),
+                   [](const Value *A, const Value *B) {
+                     return A->InfoOrder < B->InfoOrder;
+                   });
+  size_t NumEntries =
+      G.getConstants().size() + Typed.size() + G.OrphanValueInfos.size();
+  if (NumEntries) {
+    *OS << '\n';
+    ++Indent;
+    indent();
+    *OS << '<';
+    size_t Entry = 0;
+    auto NextEntry = [&]() {
+      if (Entry++) {
+        *OS << ",\n";
+        indent();
+        *OS << ' ';
+      }
+    };
+    for (const auto &C : G.getConstants()) {
+      NextEntry();
+      printInitializer(*C);
+    }
+    for (const Value *V : Typed) {
+      NextEntry();
+      printValueInfo(*V);
+    }
+    for (const std::string &Bytes : G.OrphanValueInfos) {
+      onnx::ValueInfoProto VI;
+      if (!VI.ParseFromString(Bytes))
+        continue;
+      NextEntry();
+      printValueInfoProto(VI);
+    }
+    *OS << '>';
+    --Indent;
+  }
+  if (!G.Residual.empty())
+    note("doc strings, sparse initializers and quantization annotations of "
+         "graph '" +
+         G.getName() + "' have no text form");
+  *OS << " {\n";
+}
+
+void TextPrinter::printGraphBody(const Graph &G) {
+  ++Indent;
+  for (const Node &N : G.getNodes())
+    printNode(N);
+  --Indent;
+  indent();
+  *OS << '}';
+}
+
+void TextPrinter::printNameList(llvm::ArrayRef<std::string> Names) {
+  for (size_t I = 0; I < Names.size(); ++I) {
+    if (I)
+      *OS << ", ";
+    // An omitted value is an empty slot, except first in the list: ONNX 1.12
+    // cannot read a leading empty slot, so it is written as the encoding of
+    // "", `__`.
+    if (Names[I].empty() && I)
+      continue;
+    printName(*OS, Names[I]);
+  }
+}
+
+void TextPrinter::printOpName(llvm::StringRef Domain, llvm::StringRef OpType) {
+  if (!Domain.empty()) {
+    llvm::SmallVector<llvm::StringRef, 4> Parts;
+    Domain.split(Parts, '.');
+    for (llvm::StringRef P : Parts) {
+      printName(*OS, P);
+      *OS << '.';
+    }
+  }
+  printName(*OS, OpType);
+}
+
+void TextPrinter::printNode(const Node &N) {
+  statement([&] {
+    indent();
+    std::vector<std::string> Results, Operands;
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      Results.push_back(N.getResult(I) ? N.getResult(I)->getName().str() : "");
+    for (Value *V : N.getOperands())
+      Operands.push_back(V ? V->getName().str() : "");
+    printNameList(Results);
+    *OS << (Results.empty() ? "= " : " = ");
+    printOpName(N.getDomain(), N.getOpType());
+    bool First = true;
+    for (const Attribute &A : N.getAttrs())
+      printAttribute(A, First);
+    if (!First)
+      *OS << '>';
+    *OS << " (";
+    printNameList(Operands);
+    *OS << ")\n";
+    if (!N.getName().empty())
+      note("node name '" + N.getName() + "' has no text form");
+    if (!N.Residual.empty())
+      note("the doc string of this node has no text form");
+  });
+}
+
+void TextPrinter::printAttribute(const Attribute &A, bool &First) {
+  auto Begin = [&]() {
+    *OS << (First ? " <" : ", ");
+    First = false;
+    printName(*OS, A.Name);
+    *OS << " = ";
+  };
+  auto Skip = [&](const llvm::Twine &Why) {
+    note("attribute '" + A.Name + "' " + Why + " has no ONNX 1.12 text form");
+  };
+  switch (A.Kind) {
+  case AttrKind::Int:
+    Begin();
+    *OS << A.I;
+    break;
+  case AttrKind::Float:
+    Begin();
+    printFloat(A.F);
+    break;
+  case AttrKind::String:
+    Begin();
+    printString(A.S);
+    break;
+  case AttrKind::Ints:
+    if (A.Ints.empty())
+      return Skip("(an empty list of ints)");
+    Begin();
+    printList<int64_t>(A.Ints, [&](const int64_t &V) { *OS << V; });
+    break;
+  case AttrKind::Floats:
+    if (A.Floats.empty())
+      return Skip("(an empty list of floats)");
+    Begin();
+    printList<float>(A.Floats, [&](const float &V) { printFloat(V); });
+    break;
+  case AttrKind::Strings:
+    if (A.Strings.empty())
+      return Skip("(an empty list of strings)");
+    Begin();
+    printList<std::string>(A.Strings,
+                           [&](const std::string &V) { printString(V); });
+    break;
+  case AttrKind::Tensor:
+    Begin();
+    {
+      const onnx::TensorProto &P = A.Tensors[0].getProto();
+      printTensor(P, &A.Tensors[0], P.name().empty() ? nullptr : &P.name(),
+                  /*WithEquals=*/false);
+    }
+    break;
+  case AttrKind::Graph:
+    Begin();
+    printGraph(*A.Graphs[0]);
+    break;
+  case AttrKind::Tensors:
+    return Skip("(a list of tensors)");
+  case AttrKind::Graphs:
+    return Skip("(a list of graphs)");
+  default:
+    return Skip("(a sparse tensor, type proto or reference)");
+  }
+  if (!A.Residual.empty())
+    note("attribute '" + A.Name + "' carries fields with no text form");
+}
+
+//===----------------------------------------------------------------------===//
+// Graphs and nodes (protos)
+//===----------------------------------------------------------------------===//
+
+void TextPrinter::printGraphProto(const onnx::GraphProto &G) {
+  printName(*OS, G.name());
+  llvm::StringSet<> Inits;
+  for (const auto &T : G.initializer())
+    Inits.insert(T.name());
+  *OS << " (";
+  for (int I = 0; I < G.input_size(); ++I) {
+    if (I)
+      *OS << ", ";
+    const onnx::TensorProto *Default = nullptr;
+    if (Inits.count(G.input(I).name()))
+      for (const auto &T : G.initializer())
+        if (T.name() == G.input(I).name())
+          Default = &T;
+    if (Default)
+      printTensor(*Default, nullptr, &Default->name(), /*WithEquals=*/true);
+    else
+      printValueInfoProto(G.input(I));
+  }
+  *OS << ") => (";
+  for (int I = 0; I < G.output_size(); ++I) {
+    if (I)
+      *OS << ", ";
+    printValueInfoProto(G.output(I));
+  }
+  *OS << ')';
+  llvm::StringSet<> InputNames;
+  for (const auto &VI : G.input())
+    InputNames.insert(VI.name());
+  bool First = true;
+  for (const auto &T : G.initializer()) {
+    if (InputNames.count(T.name()))
+      continue;
+    *OS << (First ? " <" : ", ");
+    First = false;
+    printTensor(T, nullptr, &T.name(), /*WithEquals=*/true);
+  }
+  for (const auto &VI : G.value_info()) {
+    *OS << (First ? " <" : ", ");
+    First = false;
+    printValueInfoProto(VI);
+  }
+  if (!First)
+    *OS << '>';
+  *OS << " {\n";
+  ++Indent;
+  for (const auto &N : G.node())
+    printNodeProto(N);
+  --Indent;
+  indent();
+  *OS << '}';
+}
+
+void TextPrinter::printNodeProto(const onnx::NodeProto &N) {
+  statement([&] {
+    indent();
+    std::vector<std::string> Results(N.output().begin(), N.output().end());
+    std::vector<std::string> Operands(N.input().begin(), N.input().end());
+    printNameList(Results);
+    *OS << (Results.empty() ? "= " : " = ");
+    printOpName(N.domain(), N.op_type());
+    bool First = true;
+    for (const auto &A : N.attribute())
+      printAttributeProto(A, First);
+    if (!First)
+      *OS << '>';
+    *OS << " (";
+    printNameList(Operands);
+    *OS << ")\n";
+  });
+}
+
+void TextPrinter::printAttributeProto(const onnx::AttributeProto &A,
+                                      bool &First) {
+  using onnx::AttributeProto;
+  auto Begin = [&]() {
+    *OS << (First ? " <" : ", ");
+    First = false;
+    printName(*OS, A.name());
+  };
+  auto Skip = [&](const llvm::Twine &Why) {
+    note("attribute '" + A.name() + "' " + Why + " has no ONNX 1.12 text form");
+  };
+  // A reference to an attribute of the enclosing function: `name: type = @ref`.
+  if (!A.ref_attr_name().empty()) {
+    static const char *const KindNames[] = {
+        nullptr,          "float",      "int",        "string",
+        "tensor",         "graph",      "floats",     "ints",
+        "strings",        "tensors",    "graphs",     "sparse_tensor",
+        "sparse_tensors", "type_proto", "type_protos"};
+    Begin();
+    if (A.type() > 0 && A.type() < int(llvm::array_lengthof(KindNames)))
+      *OS << ": " << KindNames[A.type()];
+    *OS << " = @";
+    printName(*OS, A.ref_attr_name());
+    return;
+  }
+  switch (A.type()) {
+  case AttributeProto::INT:
+    Begin();
+    *OS << " = " << A.i();
+    return;
+  case AttributeProto::FLOAT:
+    Begin();
+    *OS << " = ";
+    printFloat(A.f());
+    return;
+  case AttributeProto::STRING:
+    Begin();
+    *OS << " = ";
+    printString(A.s());
+    return;
+  case AttributeProto::INTS: {
+    if (A.ints_size() == 0)
+      return Skip("(an empty list of ints)");
+    Begin();
+    *OS << " = ";
+    std::vector<int64_t> V(A.ints().begin(), A.ints().end());
+    printList<int64_t>(V, [&](const int64_t &X) { *OS << X; });
+    return;
+  }
+  case AttributeProto::FLOATS: {
+    if (A.floats_size() == 0)
+      return Skip("(an empty list of floats)");
+    Begin();
+    *OS << " = ";
+    std::vector<float> V(A.floats().begin(), A.floats().end());
+    printList<float>(V, [&](const float &X) { printFloat(X); });
+    return;
+  }
+  case AttributeProto::STRINGS: {
+    if (A.strings_size() == 0)
+      return Skip("(an empty list of strings)");
+    Begin();
+    *OS << " = ";
+    std::vector<std::string> V(A.strings().begin(), A.strings().end());
+    printList<std::string>(V, [&](const std::string &X) { printString(X); });
+    return;
+  }
+  case AttributeProto::TENSOR:
+    Begin();
+    *OS << " = ";
+    printTensor(A.t(), nullptr, A.t().name().empty() ? nullptr : &A.t().name(),
+                /*WithEquals=*/false);
+    return;
+  case AttributeProto::GRAPH:
+    Begin();
+    *OS << " = ";
+    printGraphProto(A.g());
+    return;
+  default:
+    return Skip("(of this kind)");
+  }
+}
+
+void TextPrinter::printFunction(const onnx::FunctionProto &F) {
+  statement([&] {
+    *OS << "<\n";
+    *OS << "   domain: ";
+    printString(F.domain());
+    *OS << ",\n   opset_import: [";
+    for (int I = 0; I < F.opset_import_size(); ++I) {
+      if (I)
+        *OS << ", ";
+      printString(F.opset_import(I).domain());
+      *OS << " : " << F.opset_import(I).version();
+    }
+    *OS << ']';
+    if (!F.doc_string().empty()) {
+      *OS << ",\n   doc_string: ";
+      printString(F.doc_string());
+    }
+    *OS << "\n>\n";
+    printName(*OS, F.name());
+    if (F.attribute_size()) {
+      *OS << " <";
+      std::vector<std::string> Attrs(F.attribute().begin(),
+                                     F.attribute().end());
+      llvm::interleave(
+          Attrs, *OS, [&](const std::string &A) { printName(*OS, A); }, ", ");
+      *OS << '>';
+    }
+    std::vector<std::string> Ins(F.input().begin(), F.input().end());
+    std::vector<std::string> Outs(F.output().begin(), F.output().end());
+    *OS << " (";
+    printNameList(Ins);
+    *OS << ") => (";
+    printNameList(Outs);
+    *OS << ") {\n";
+  });
+  ++Indent;
+  for (const auto &N : F.node())
+    printNodeProto(N);
+  --Indent;
+  *OS << "}\n";
+}
+
+//===----------------------------------------------------------------------===//
+// The model
+//===----------------------------------------------------------------------===//
+
+void TextPrinter::printModel(const Model &M) {
+  onnx::ModelProto Rest;
+  if (!M.Residual.empty())
+    Rest.ParseFromString(M.Residual);
+
+  statement([&] {
+    *OS << "<\n   ir_version: " << M.getIrVersion() << ",\n   opset_import: [";
+    const auto &Opsets = M.getOpsetImports();
+    for (size_t I = 0; I < Opsets.size(); ++I) {
+      if (I)
+        *OS << ", ";
+      printString(Opsets[I].Domain);
+      *OS << " : " << Opsets[I].Version;
+    }
+    *OS << ']';
+    auto Field = [&](llvm::StringRef Key, bool Has, llvm::StringRef Val) {
+      if (!Has)
+        return;
+      *OS << ",\n   " << Key << ": ";
+      printString(Val);
+    };
+    Field("producer_name", Rest.has_producer_name(), Rest.producer_name());
+    Field("producer_version", Rest.has_producer_version(),
+          Rest.producer_version());
+    Field("domain", Rest.has_domain(), Rest.domain());
+    if (Rest.has_model_version())
+      *OS << ",\n   model_version: " << Rest.model_version();
+    Field("doc_string", Rest.has_doc_string(), Rest.doc_string());
+    if (Rest.metadata_props_size()) {
+      *OS << ",\n   metadata_props: [";
+      for (int I = 0; I < Rest.metadata_props_size(); ++I) {
+        if (I)
+          *OS << ", ";
+        printString(Rest.metadata_props(I).key());
+        *OS << " : ";
+        printString(Rest.metadata_props(I).value());
+      }
+      *OS << ']';
+    }
+    *OS << "\n>\n";
+    if (Rest.training_info_size())
+      note("training_info has no text form");
+  });
+
+  statement([&] { printGraphHeader(M.getGraph()); });
+  printGraphBody(M.getGraph());
+  *OS << '\n';
+  for (const auto &F : Rest.functions())
+    printFunction(F);
+}
+
+void onnxopt::printModel(const Model &M, llvm::raw_ostream &OS) {
+  TextPrinter(OS).printModel(M);
+}

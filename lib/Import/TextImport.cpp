@@ -1,0 +1,284 @@
+//===- TextImport.cpp - Reading ONNX text syntax --------------------------===//
+//
+// Parses ONNX text with onnx::OnnxParser (ONNX 1.12) into a ModelProto,
+// decodes the names the printer had to encode (see printName in
+// lib/Export/TextPrinter.cpp), fills in a default model header, and hands
+// the proto to importModel. Parse errors become diagnostics with the line,
+// the column and the offending source line.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Import/Import.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include <onnx/defs/parser.h>
+#include <onnx/onnx_pb.h>
+#include <stdexcept>
+
+using namespace onnxopt;
+
+/// The model header a bare graph gets.
+static constexpr int64_t DefaultIrVersion = 8;
+static constexpr int64_t DefaultOnnxOpset = 17;
+
+//===----------------------------------------------------------------------===//
+// Name decoding
+//===----------------------------------------------------------------------===//
+
+static bool isUpperHex(char C) {
+  return llvm::isDigit(C) || (C >= 'A' && C <= 'F');
+}
+
+/// Inverse of the printer's name encoding: an identifier starting with "__"
+/// stands for the rest of it, where `_xHH` is the byte 0xHH. Other
+/// identifiers are themselves.
+static void decodeName(std::string &Name) {
+  llvm::StringRef S(Name);
+  if (!S.startswith("__"))
+    return;
+  S = S.drop_front(2);
+  std::string Out;
+  Out.reserve(S.size());
+  for (size_t I = 0, E = S.size(); I != E; ++I) {
+    if (S[I] == '_' && I + 3 < E && S[I + 1] == 'x' && isUpperHex(S[I + 2]) &&
+        isUpperHex(S[I + 3])) {
+      Out.push_back(char(llvm::hexDigitValue(S[I + 2]) * 16 +
+                         llvm::hexDigitValue(S[I + 3])));
+      I += 3;
+      continue;
+    }
+    Out.push_back(S[I]);
+  }
+  Name = std::move(Out);
+}
+
+template <typename RepeatedStrings>
+static void decodeNames(RepeatedStrings &Names) {
+  for (std::string &N : Names)
+    decodeName(N);
+}
+
+/// Decodes each dot-separated component of a domain.
+static void decodeDomain(std::string &Domain) {
+  if (Domain.find("__") == std::string::npos)
+    return;
+  llvm::SmallVector<llvm::StringRef, 4> Parts;
+  llvm::StringRef(Domain).split(Parts, '.');
+  std::string Out;
+  for (size_t I = 0; I < Parts.size(); ++I) {
+    std::string Part = Parts[I].str();
+    decodeName(Part);
+    if (I)
+      Out += '.';
+    Out += Part;
+  }
+  Domain = std::move(Out);
+}
+
+static void decodeType(onnx::TypeProto &T) {
+  auto DecodeShape = [](onnx::TensorShapeProto &S) {
+    for (auto &D : *S.mutable_dim())
+      if (D.has_dim_param())
+        decodeName(*D.mutable_dim_param());
+  };
+  switch (T.value_case()) {
+  case onnx::TypeProto::kTensorType:
+    if (T.tensor_type().has_shape())
+      DecodeShape(*T.mutable_tensor_type()->mutable_shape());
+    break;
+  case onnx::TypeProto::kSparseTensorType:
+    if (T.sparse_tensor_type().has_shape())
+      DecodeShape(*T.mutable_sparse_tensor_type()->mutable_shape());
+    break;
+  case onnx::TypeProto::kSequenceType:
+    decodeType(*T.mutable_sequence_type()->mutable_elem_type());
+    break;
+  case onnx::TypeProto::kOptionalType:
+    decodeType(*T.mutable_optional_type()->mutable_elem_type());
+    break;
+  case onnx::TypeProto::kMapType:
+    decodeType(*T.mutable_map_type()->mutable_value_type());
+    break;
+  default:
+    break;
+  }
+}
+
+static void decodeValueInfo(onnx::ValueInfoProto &VI) {
+  decodeName(*VI.mutable_name());
+  if (VI.has_type())
+    decodeType(*VI.mutable_type());
+}
+
+static void decodeGraph(onnx::GraphProto &G);
+
+static void decodeNode(onnx::NodeProto &N) {
+  decodeNames(*N.mutable_input());
+  decodeNames(*N.mutable_output());
+  decodeName(*N.mutable_op_type());
+  decodeDomain(*N.mutable_domain());
+  for (auto &A : *N.mutable_attribute()) {
+    decodeName(*A.mutable_name());
+    if (!A.ref_attr_name().empty())
+      decodeName(*A.mutable_ref_attr_name());
+    if (A.has_t())
+      decodeName(*A.mutable_t()->mutable_name());
+    if (A.has_g())
+      decodeGraph(*A.mutable_g());
+    for (auto &Sub : *A.mutable_graphs())
+      decodeGraph(Sub);
+  }
+}
+
+static void decodeGraph(onnx::GraphProto &G) {
+  decodeName(*G.mutable_name());
+  for (auto &VI : *G.mutable_input())
+    decodeValueInfo(VI);
+  for (auto &VI : *G.mutable_output())
+    decodeValueInfo(VI);
+  for (auto &VI : *G.mutable_value_info())
+    decodeValueInfo(VI);
+  for (auto &T : *G.mutable_initializer())
+    decodeName(*T.mutable_name());
+  for (auto &N : *G.mutable_node())
+    decodeNode(N);
+}
+
+static void decodeModel(onnx::ModelProto &M) {
+  decodeGraph(*M.mutable_graph());
+  for (auto &F : *M.mutable_functions()) {
+    decodeName(*F.mutable_name());
+    decodeNames(*F.mutable_input());
+    decodeNames(*F.mutable_output());
+    decodeNames(*F.mutable_attribute());
+    for (auto &N : *F.mutable_node())
+      decodeNode(N);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A parse error split into its parts.
+struct ParseError {
+  unsigned Line = 0, Column = 0;
+  std::string Message;
+};
+} // namespace
+
+/// Reads "(line: L column: C)" as produced by ParserBase::GetCurrentPos.
+static void readPosition(llvm::StringRef Pos, ParseError &E) {
+  size_t L = Pos.find("line: ");
+  size_t C = Pos.find("column: ");
+  if (L != llvm::StringRef::npos)
+    Pos.substr(L + 6).consumeInteger(10, E.Line);
+  if (C != llvm::StringRef::npos)
+    Pos.substr(C + 8).consumeInteger(10, E.Column);
+}
+
+/// Splits OnnxParser's "[ParseError at position (line: L column: C)]\n
+/// Error context: ...\nMessage" and rewords the message in our style.
+static ParseError splitParseError(llvm::StringRef Raw) {
+  ParseError E;
+  llvm::StringRef Header, Rest;
+  std::tie(Header, Rest) = Raw.split('\n');
+  readPosition(Header, E);
+  if (Rest.startswith("Error context:"))
+    Rest = Rest.split('\n').second;
+  llvm::StringRef Msg = Rest.trim().rtrim('.');
+  if (Msg.empty())
+    Msg = Raw.trim().rtrim('.');
+  // "Expected character = not found" reads better as "expected '='".
+  if (Msg.startswith("Expected character ") && Msg.endswith(" not found") &&
+      Msg.size() == strlen("Expected character X not found")) {
+    E.Message = "expected '" + Msg.substr(19, 1).str() + "'";
+    return E;
+  }
+  E.Message = Msg.str();
+  if (!E.Message.empty())
+    E.Message[0] = llvm::toLower(E.Message[0]);
+  return E;
+}
+
+/// The source line \p Line (1-based) of \p Text.
+static llvm::StringRef sourceLine(llvm::StringRef Text, unsigned Line) {
+  for (unsigned I = 1; I < Line && !Text.empty(); ++I)
+    Text = Text.split('\n').second;
+  return Text.split('\n').first.rtrim('\r');
+}
+
+static void emitParseError(DiagnosticEngine &Diags, llvm::StringRef Text,
+                           const ParseError &E) {
+  auto Diag = emitError(Diags);
+  Diag << "cannot parse ONNX text: ";
+  if (E.Line)
+    Diag << "line " << E.Line << ", column " << E.Column << ": ";
+  Diag << E.Message;
+  llvm::StringRef Src = E.Line ? sourceLine(Text, E.Line) : "";
+  if (Src.trim().empty())
+    return;
+  std::string Caret(E.Column ? E.Column - 1 : 0, ' ');
+  for (size_t I = 0; I < Caret.size() && I < Src.size(); ++I)
+    if (Src[I] == '\t')
+      Caret[I] = '\t';
+  Diag << "\n  " << Src << "\n  " << Caret << '^';
+}
+
+/// True when \p Text holds nothing but blanks and `#` comments.
+static bool isBlank(llvm::StringRef Text) {
+  while (!Text.empty()) {
+    llvm::StringRef Line;
+    std::tie(Line, Text) = Text.split('\n');
+    Line = Line.ltrim();
+    if (!Line.empty() && !Line.startswith("#"))
+      return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Entry point
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<Model> onnxopt::parseTextModel(llvm::StringRef Text,
+                                               DiagnosticEngine &Diags) {
+  if (isBlank(Text)) {
+    emitError(Diags) << "cannot parse ONNX text: the input is empty";
+    return nullptr;
+  }
+  // OnnxParser reads a NUL-terminated buffer.
+  std::string Buffer = Text.str();
+  onnx::ModelProto Proto;
+  onnx::OnnxParser Parser(Buffer.c_str());
+  try {
+    onnx::Common::Status S = Parser.Parse(Proto);
+    if (!S.IsOK()) {
+      emitParseError(Diags, Text, splitParseError(S.ErrorMessage()));
+      return nullptr;
+    }
+  } catch (const std::exception &Ex) {
+    // std::stoll/stof/stod throw on literals they cannot represent (out of
+    // range, subnormal floats, a lone '-'); the parser stands after it.
+    ParseError E;
+    readPosition(Parser.GetCurrentPos(), E);
+    E.Message = dynamic_cast<const std::out_of_range *>(&Ex)
+                    ? "number out of range"
+                    : "invalid number";
+    emitParseError(Diags, Text, E);
+    return nullptr;
+  }
+
+  decodeModel(Proto);
+  // A bare graph (no `<...>` header) gets a default header.
+  if (!Proto.has_ir_version())
+    Proto.set_ir_version(DefaultIrVersion);
+  if (Proto.opset_import_size() == 0) {
+    auto *Opset = Proto.add_opset_import();
+    Opset->set_domain("");
+    Opset->set_version(DefaultOnnxOpset);
+  }
+  return importModel(std::move(Proto), "", Diags);
+}
