@@ -28,7 +28,9 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <onnx/onnx_pb.h>
+#include <type_traits>
 
 using namespace onnxopt;
 
@@ -137,11 +139,22 @@ public:
 private:
   llvm::raw_ostream *OS;
   unsigned Indent = 0;
-  /// Notes about what the current statement could not express.
+  /// Notes about values the current statement could not print exactly.
   std::vector<std::string> Notes;
+  /// Counts of metadata with no text form (node names, doc strings...),
+  /// summarized at the end.
+  std::map<std::string, unsigned> Omitted;
 
   void indent() { OS->indent(Indent * 3); }
-  void note(const llvm::Twine &Msg) { Notes.push_back(Msg.str()); }
+  void note(const llvm::Twine &Msg) {
+    std::string S = Msg.str();
+    if (!llvm::is_contained(Notes, S))
+      Notes.push_back(std::move(S));
+  }
+  void omit(llvm::StringRef What) { ++Omitted[What.str()]; }
+  /// Counts what a residual proto carries that text cannot (doc strings,
+  /// fields unknown to ONNX 1.12).
+  template <typename ProtoT> void omitResidual(const std::string &Bytes);
   /// Prints a statement (a node, a graph header) into a buffer so that the
   /// notes it raises can be written as comments above it.
   void statement(const std::function<void()> &Body);
@@ -169,7 +182,6 @@ private:
     printGraphHeader(G);
     printGraphBody(G);
   }
-  void printInitializer(const Value &V);
   void printNode(const Node &N);
   void printAttribute(const Attribute &A, bool &First);
 
@@ -489,7 +501,7 @@ void TextPrinter::printType(const Type &T, llvm::StringRef What) {
                            return !D.getDenotation().empty();
                          });
     if (HasDenotation)
-      note("the denotations of " + What + " have no text form");
+      omit("denotations");
     return;
   }
   note("the type " + T.str() + " of " + What +
@@ -499,6 +511,7 @@ void TextPrinter::printType(const Type &T, llvm::StringRef What) {
 void TextPrinter::printValueInfo(const Value &V) {
   printType(V.getType(), "'" + V.getName().str() + "'");
   printName(*OS, V.getName());
+  omitResidual<onnx::ValueInfoProto>(V.Residual);
 }
 
 /// The shape of a type proto as IR dims (dim_value/dim_param/unknown).
@@ -544,52 +557,32 @@ void TextPrinter::printValueInfoProto(const onnx::ValueInfoProto &VI) {
 // Graphs and nodes (IR)
 //===----------------------------------------------------------------------===//
 
-void TextPrinter::printInitializer(const Value &V) {
-  const Tensor &T = V.getInitializer();
-  const onnx::TensorProto &P = T.getProto();
-  // The parser takes the tensor's dims from the declared type, so a default
-  // value whose type differs from its input's is printed with its own.
-  if (V.isGraphInput()) {
-    const Type &Declared = V.getType();
-    std::vector<int64_t> Dims(P.dims().begin(), P.dims().end());
-    bool Same = Declared.isTensor() && Declared.hasShape() &&
-                Declared.getElemType() == P.data_type() &&
-                Declared.getRank() == Dims.size();
-    for (size_t I = 0; Same && I < Dims.size(); ++I)
-      Same = Declared.getDims()[I] == Dim::known(Dims[I]);
-    if (!Same)
-      note("input '" + V.getName() + "' is declared " + Declared.str() +
-           " but its default value is printed with the value's own type");
+template <typename ProtoT>
+void TextPrinter::omitResidual(const std::string &Bytes) {
+  if (Bytes.empty())
+    return;
+  ProtoT P;
+  if (!P.ParseFromString(Bytes))
+    return;
+  if (!P.doc_string().empty())
+    omit("doc strings");
+  if (P.GetReflection()->GetUnknownFields(P).field_count())
+    omit("fields unknown to ONNX 1.12");
+  if constexpr (std::is_same_v<ProtoT, onnx::GraphProto>) {
+    if (P.sparse_initializer_size())
+      omit("sparse initializers (printed dense)");
+    if (P.quantization_annotation_size())
+      omit("quantization annotations");
   }
-  std::string Name = V.getName().str();
-  printTensor(P, &T, &Name, /*WithEquals=*/true);
 }
 
 void TextPrinter::printGraphHeader(const Graph &G) {
   printName(*OS, G.getName());
-  bool HasDefaults = llvm::any_of(
-      G.getInputs(), [](const auto &V) { return V->hasInitializer(); });
   *OS << " (";
-  ++Indent;
   for (size_t I = 0; I < G.getNumInputs(); ++I) {
-    const Value &V = *G.getInput(I);
     if (I)
-      *OS << ',';
-    if (HasDefaults) {
-      *OS << '\n';
-      indent();
-    } else if (I) {
-      *OS << ' ';
-    }
-    if (V.hasInitializer())
-      printInitializer(V);
-    else
-      printValueInfo(V);
-  }
-  --Indent;
-  if (HasDefaults) {
-    *OS << '\n';
-    indent();
+      *OS << ", ";
+    printValueInfo(*G.getInput(I));
   }
   *OS << ") => (";
   for (size_t I = 0; I < G.getNumOutputs(); ++I) {
@@ -599,24 +592,39 @@ void TextPrinter::printGraphHeader(const Graph &G) {
   }
   *OS << ')';
 
-  // Constants and value-infos. Intermediate values are listed when they
-  // had a value-info or carry a type; graph outputs are typed above.
-  std::vector<const Value *> Typed;
+  // All initializers, default values of inputs included, go to the `<...>`
+  // section in the model's order: the signature stays readable and each
+  // tensor keeps its own type, which may differ from its input's.
+  std::vector<const Value *> Inits;
+  for (const auto &V : G.getInputs())
+    if (V->hasInitializer())
+      Inits.push_back(V.get());
+  for (const auto &C : G.getConstants())
+    Inits.push_back(C.get());
+  std::stable_sort(Inits.begin(), Inits.end(),
+                   [](const Value *A, const Value *B) {
+                     return A->InitOrder < B->InitOrder;
+                   });
+  // Value-infos: constants and node results that had one, and node results
+  // that carry a type (graph outputs are typed in the signature). The
+  // model's order first, then new ones in node order.
+  std::vector<const Value *> Infos;
+  for (const auto &C : G.getConstants())
+    if (C->HadValueInfo)
+      Infos.push_back(C.get());
   for (const Node &N : G.getNodes())
     for (unsigned I = 0; I < N.getNumResults(); ++I) {
       const Value *R = N.getResult(I);
       if (R && !R->getName().empty() && !R->isOutputOf(G) &&
           (R->HadValueInfo || !R->getType().isNone()))
-        Typed.push_back(R);
+        Infos.push_back(R);
     }
-  // Keep the model's value_info order; values it did not list follow in
-  // node order.
-  std::stable_sort(Typed.begin(), Typed.end(),
+  std::stable_sort(Infos.begin(), Infos.end(),
                    [](const Value *A, const Value *B) {
                      return A->InfoOrder < B->InfoOrder;
                    });
-  size_t NumEntries =
-      G.getConstants().size() + Typed.size() + G.OrphanValueInfos.size();
+
+  size_t NumEntries = Inits.size() + Infos.size() + G.OrphanValueInfos.size();
   if (NumEntries) {
     *OS << '\n';
     ++Indent;
@@ -630,11 +638,13 @@ void TextPrinter::printGraphHeader(const Graph &G) {
         *OS << ' ';
       }
     };
-    for (const auto &C : G.getConstants()) {
+    for (const Value *V : Inits) {
       NextEntry();
-      printInitializer(*C);
+      std::string Name = V->getName().str();
+      const Tensor &T = V->getInitializer();
+      printTensor(T.getProto(), &T, &Name, /*WithEquals=*/true);
     }
-    for (const Value *V : Typed) {
+    for (const Value *V : Infos) {
       NextEntry();
       printValueInfo(*V);
     }
@@ -648,10 +658,7 @@ void TextPrinter::printGraphHeader(const Graph &G) {
     *OS << '>';
     --Indent;
   }
-  if (!G.Residual.empty())
-    note("doc strings, sparse initializers and quantization annotations of "
-         "graph '" +
-         G.getName() + "' have no text form");
+  omitResidual<onnx::GraphProto>(G.Residual);
   *OS << " {\n";
 }
 
@@ -709,9 +716,8 @@ void TextPrinter::printNode(const Node &N) {
     printNameList(Operands);
     *OS << ")\n";
     if (!N.getName().empty())
-      note("node name '" + N.getName() + "' has no text form");
-    if (!N.Residual.empty())
-      note("the doc string of this node has no text form");
+      omit("node names");
+    omitResidual<onnx::NodeProto>(N.Residual);
   });
 }
 
@@ -776,8 +782,7 @@ void TextPrinter::printAttribute(const Attribute &A, bool &First) {
   default:
     return Skip("(a sparse tensor, type proto or reference)");
   }
-  if (!A.Residual.empty())
-    note("attribute '" + A.Name + "' carries fields with no text form");
+  omitResidual<onnx::AttributeProto>(A.Residual);
 }
 
 //===----------------------------------------------------------------------===//
@@ -786,22 +791,11 @@ void TextPrinter::printAttribute(const Attribute &A, bool &First) {
 
 void TextPrinter::printGraphProto(const onnx::GraphProto &G) {
   printName(*OS, G.name());
-  llvm::StringSet<> Inits;
-  for (const auto &T : G.initializer())
-    Inits.insert(T.name());
   *OS << " (";
   for (int I = 0; I < G.input_size(); ++I) {
     if (I)
       *OS << ", ";
-    const onnx::TensorProto *Default = nullptr;
-    if (Inits.count(G.input(I).name()))
-      for (const auto &T : G.initializer())
-        if (T.name() == G.input(I).name())
-          Default = &T;
-    if (Default)
-      printTensor(*Default, nullptr, &Default->name(), /*WithEquals=*/true);
-    else
-      printValueInfoProto(G.input(I));
+    printValueInfoProto(G.input(I));
   }
   *OS << ") => (";
   for (int I = 0; I < G.output_size(); ++I) {
@@ -810,24 +804,23 @@ void TextPrinter::printGraphProto(const onnx::GraphProto &G) {
     printValueInfoProto(G.output(I));
   }
   *OS << ')';
-  llvm::StringSet<> InputNames;
-  for (const auto &VI : G.input())
-    InputNames.insert(VI.name());
   bool First = true;
-  for (const auto &T : G.initializer()) {
-    if (InputNames.count(T.name()))
-      continue;
+  auto NextEntry = [&]() {
     *OS << (First ? " <" : ", ");
     First = false;
+  };
+  for (const auto &T : G.initializer()) {
+    NextEntry();
     printTensor(T, nullptr, &T.name(), /*WithEquals=*/true);
   }
   for (const auto &VI : G.value_info()) {
-    *OS << (First ? " <" : ", ");
-    First = false;
+    NextEntry();
     printValueInfoProto(VI);
   }
   if (!First)
     *OS << '>';
+  if (!G.doc_string().empty())
+    omit("doc strings");
   *OS << " {\n";
   ++Indent;
   for (const auto &N : G.node())
@@ -853,6 +846,10 @@ void TextPrinter::printNodeProto(const onnx::NodeProto &N) {
     *OS << " (";
     printNameList(Operands);
     *OS << ")\n";
+    if (!N.name().empty())
+      omit("node names");
+    if (!N.doc_string().empty())
+      omit("doc strings");
   });
 }
 
@@ -1026,7 +1023,9 @@ void TextPrinter::printModel(const Model &M) {
     }
     *OS << "\n>\n";
     if (Rest.training_info_size())
-      note("training_info has no text form");
+      omit("training info");
+    if (Rest.GetReflection()->GetUnknownFields(Rest).field_count())
+      omit("fields unknown to ONNX 1.12");
   });
 
   statement([&] { printGraphHeader(M.getGraph()); });
@@ -1034,6 +1033,15 @@ void TextPrinter::printModel(const Model &M) {
   *OS << '\n';
   for (const auto &F : Rest.functions())
     printFunction(F);
+  if (Omitted.empty())
+    return;
+  *OS << "# note: no ONNX 1.12 text form, not printed:";
+  bool FirstItem = true;
+  for (const auto &Item : Omitted) {
+    *OS << (FirstItem ? " " : ", ") << Item.first << " (" << Item.second << ")";
+    FirstItem = false;
+  }
+  *OS << '\n';
 }
 
 void onnxopt::printModel(const Model &M, llvm::raw_ostream &OS) {

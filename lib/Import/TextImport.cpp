@@ -118,12 +118,18 @@ static void decodeNode(onnx::NodeProto &N) {
   decodeNames(*N.mutable_output());
   decodeName(*N.mutable_op_type());
   decodeDomain(*N.mutable_domain());
+  // The parser always sets a domain; text cannot tell "" from no domain.
+  if (N.domain().empty())
+    N.clear_domain();
   for (auto &A : *N.mutable_attribute()) {
     decodeName(*A.mutable_name());
     if (!A.ref_attr_name().empty())
       decodeName(*A.mutable_ref_attr_name());
-    if (A.has_t())
+    if (A.has_t()) {
       decodeName(*A.mutable_t()->mutable_name());
+      if (A.t().name().empty())
+        A.mutable_t()->clear_name();
+    }
     if (A.has_g())
       decodeGraph(*A.mutable_g());
     for (auto &Sub : *A.mutable_graphs())
@@ -133,6 +139,8 @@ static void decodeNode(onnx::NodeProto &N) {
 
 static void decodeGraph(onnx::GraphProto &G) {
   decodeName(*G.mutable_name());
+  if (G.name().empty())
+    G.clear_name();
   for (auto &VI : *G.mutable_input())
     decodeValueInfo(VI);
   for (auto &VI : *G.mutable_output())
