@@ -1,0 +1,684 @@
+//===- Import.cpp - Reading binary models ---------------------------------===//
+//
+// Binary models are parsed streaming from the file descriptor, so the only
+// copy of the weights is the one protobuf builds; importModel then moves
+// (swaps) every tensor out of the ModelProto into the IR. Whatever the IR does
+// not model is serialized into the residual strings, so export is lossless.
+//
+// Import is linear in the model size: each graph gets one StringMap scope,
+// chained to the enclosing graphs' scopes. A graph is imported in two phases
+// (define every name, then resolve uses), so subgraphs may use outer values
+// and out-of-order graphs load; the verifier reports the order and topo-sort
+// repairs it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "onnxopt/Import/Import.h"
+#include "ProtoTypes.h"
+#include "onnxopt/IR/IR.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/unknown_field_set.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace onnxopt;
+using namespace onnxopt::detail;
+namespace pbio = google::protobuf::io;
+
+//===----------------------------------------------------------------------===//
+// Formats
+//===----------------------------------------------------------------------===//
+
+FileFormat onnxopt::guessFormatFromPath(llvm::StringRef Path) {
+  llvm::StringRef Ext = llvm::sys::path::extension(Path);
+  if (Ext.equals_insensitive(".onnxtxt") || Ext.equals_insensitive(".txt") ||
+      Ext.equals_insensitive(".onnxtext"))
+    return FileFormat::Text;
+  return FileFormat::Binary;
+}
+
+/// ONNX text starts with `<`, a comment or an identifier and has no control
+/// bytes; a binary ModelProto starts with a field tag (0x08 for ir_version)
+/// and has control bytes almost at once.
+static bool looksLikeText(llvm::StringRef Head) {
+  llvm::StringRef Trimmed = Head.ltrim();
+  if (Trimmed.empty())
+    return !Head.empty();
+  char C = Trimmed.front();
+  if (C != '<' && C != '#' && C != '_' && !llvm::isAlpha(C))
+    return false;
+  for (char Ch : Head) {
+    unsigned char U = static_cast<unsigned char>(Ch);
+    if (U < 0x20 && Ch != '\n' && Ch != '\r' && Ch != '\t')
+      return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// ModelProto -> IR
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The names visible in one graph, chained to the enclosing graphs.
+struct Scope {
+  llvm::StringMap<Value *> Values;
+  const Scope *Parent = nullptr;
+
+  Value *lookup(llvm::StringRef Name) const {
+    for (const Scope *S = this; S; S = S->Parent) {
+      auto It = S->Values.find(Name);
+      if (It != S->Values.end())
+        return It->second;
+    }
+    return nullptr;
+  }
+};
+
+/// Serializes \p Msg, or returns "" for an empty message.
+template <typename ProtoT> std::string residualOf(const ProtoT &Msg) {
+  return Msg.ByteSizeLong() ? Msg.SerializeAsString() : std::string();
+}
+
+class Importer {
+public:
+  Importer(Model &M, llvm::StringRef BaseDir, DiagnosticEngine &Diags)
+      : M(M), BaseDir(BaseDir.str()), Diags(Diags) {}
+
+  LogicalResult importGraph(onnx::GraphProto &GP, Graph &G,
+                            const Scope *Parent);
+
+private:
+  LogicalResult define(Scope &S, Graph &G, Value *V, llvm::StringRef What);
+  std::optional<Tensor> importTensor(onnx::TensorProto &TP, const Graph &G,
+                                     llvm::StringRef What);
+  std::optional<ExternalLocation> resolveExternal(const onnx::TensorProto &TP,
+                                                  const Graph &G,
+                                                  llvm::StringRef What);
+  std::optional<Tensor> densify(const onnx::SparseTensorProto &SP,
+                                const Graph &G);
+  LogicalResult importAttribute(onnx::AttributeProto &AP, Node &N,
+                                const Scope &S, Attribute &A);
+  void importValueInfo(onnx::ValueInfoProto &VI, Value &V);
+
+  Model &M;
+  std::string BaseDir;
+  DiagnosticEngine &Diags;
+  /// One mapping per external-data file, shared by its tensors.
+  llvm::StringMap<std::shared_ptr<MappedFile>> Files;
+};
+
+} // namespace
+
+LogicalResult Importer::define(Scope &S, Graph &G, Value *V,
+                               llvm::StringRef What) {
+  M.reserveName(V->getName());
+  if (S.Values.try_emplace(V->getName(), V).second)
+    return success();
+  return emitError(Diags, G)
+         << What << " '" << V->getName() << "' is defined more than once";
+}
+
+/// Moves the ValueInfoProto's type and leftovers onto \p V.
+void Importer::importValueInfo(onnx::ValueInfoProto &VI, Value &V) {
+  if (VI.has_type()) {
+    Type T = importType(VI.type());
+    // An empty TypeProto stays in the residual so it is written back.
+    if (!T.isNone()) {
+      V.setType(std::move(T));
+      VI.clear_type();
+    }
+  }
+  VI.clear_name();
+  V.Residual = residualOf(VI);
+}
+
+std::optional<ExternalLocation>
+Importer::resolveExternal(const onnx::TensorProto &TP, const Graph &G,
+                          llvm::StringRef What) {
+  ExternalLocation Loc;
+  bool HasLocation = false, HasLength = false;
+  for (const onnx::StringStringEntryProto &E : TP.external_data()) {
+    llvm::StringRef Key = E.key(), Val = E.value();
+    if (Key == "location") {
+      Loc.Location = Val.str();
+      HasLocation = true;
+    } else if (Key == "offset" || Key == "length") {
+      uint64_t N;
+      if (Val.getAsInteger(10, N)) {
+        emitError(Diags, G)
+            << What << " '" << TP.name() << "': invalid external data " << Key
+            << " '" << Val << "'";
+        return std::nullopt;
+      }
+      if (Key == "offset") {
+        Loc.Offset = N;
+      } else {
+        Loc.Length = N;
+        HasLength = true;
+      }
+    }
+  }
+  if (!HasLocation || Loc.Location.empty()) {
+    emitError(Diags, G) << What << " '" << TP.name()
+                        << "': external data without a location";
+    return std::nullopt;
+  }
+
+  llvm::SmallString<256> Path;
+  if (llvm::sys::path::is_absolute(Loc.Location)) {
+    Path = Loc.Location;
+  } else {
+    Path = BaseDir;
+    llvm::sys::path::append(Path, Loc.Location);
+  }
+  std::shared_ptr<MappedFile> &File = Files[Path];
+  if (!File) {
+    std::string Error;
+    File = MappedFile::open(std::string(Path), Error);
+    if (!File) {
+      Files.erase(Path);
+      emitError(Diags, G) << What << " '" << TP.name()
+                          << "': cannot read external data: " << Error;
+      return std::nullopt;
+    }
+  }
+  Loc.File = File;
+  uint64_t Size = File->size();
+  if (Loc.Offset > Size || (HasLength && Loc.Length > Size - Loc.Offset)) {
+    emitError(Diags, G) << What << " '" << TP.name() << "': external data "
+                        << "range [" << Loc.Offset << ", "
+                        << (HasLength ? std::to_string(Loc.Offset + Loc.Length)
+                                      : std::string("end"))
+                        << ") is outside '" << Path << "' (" << Size
+                        << " bytes)";
+    return std::nullopt;
+  }
+  if (!HasLength)
+    Loc.Length = Size - Loc.Offset;
+  return Loc;
+}
+
+std::optional<Tensor> Importer::importTensor(onnx::TensorProto &TP,
+                                             const Graph &G,
+                                             llvm::StringRef What) {
+  auto P = std::make_shared<onnx::TensorProto>();
+  P->Swap(&TP);
+  if (P->data_location() != onnx::TensorProto::EXTERNAL)
+    return Tensor(std::move(P));
+  std::optional<ExternalLocation> Loc = resolveExternal(*P, G, What);
+  if (!Loc)
+    return std::nullopt;
+  return Tensor(std::move(P), std::move(Loc));
+}
+
+/// Builds the dense TensorProto of a sparse initializer, marked so that export
+/// writes the sparse form (kept in the graph residual) instead.
+std::optional<Tensor> Importer::densify(const onnx::SparseTensorProto &SP,
+                                        const Graph &G) {
+  const onnx::TensorProto &Vals = SP.values();
+  auto Fail = [&](llvm::StringRef Why) {
+    emitError(Diags, G) << "sparse initializer '" << Vals.name()
+                        << "': " << Why;
+    return std::nullopt;
+  };
+  int32_t ET = Vals.data_type();
+  size_t ElemSize = getElemTypeSize(ET);
+  if (ElemSize == 0)
+    return Fail("unsupported element type");
+  if (Vals.data_location() == onnx::TensorProto::EXTERNAL ||
+      SP.indices().data_location() == onnx::TensorProto::EXTERNAL)
+    return Fail("external data in sparse initializers is not supported");
+
+  uint64_t NumElems = 1;
+  for (int64_t D : SP.dims())
+    if (D < 0 || __builtin_mul_overflow(NumElems, uint64_t(D), &NumElems))
+      return Fail("invalid dims");
+  // Densifying is for constant folding; refuse absurd sizes instead of
+  // exhausting memory.
+  constexpr uint64_t MaxDenseBytes = uint64_t(1) << 30;
+  if (NumElems > MaxDenseBytes / ElemSize)
+    return Fail("too large to densify");
+
+  Tensor ValsT(std::make_shared<onnx::TensorProto>(Vals));
+  Tensor IdxT(std::make_shared<onnx::TensorProto>(SP.indices()));
+  std::string ValStorage;
+  std::optional<llvm::StringRef> ValBytes = ValsT.getRawBytes(ValStorage);
+  std::optional<std::vector<int64_t>> Idx = IdxT.toInt64s();
+  if (!ValBytes || !Idx)
+    return Fail("unreadable values or indices");
+  uint64_t NNZ = ValBytes->size() / ElemSize;
+  size_t Rank = SP.dims_size();
+  bool Linear = SP.indices().dims_size() <= 1;
+  if ((Linear && Idx->size() != NNZ) || (!Linear && Idx->size() != NNZ * Rank))
+    return Fail("indices do not match values");
+
+  std::string Dense(NumElems * ElemSize, '\0');
+  for (uint64_t K = 0; K < NNZ; ++K) {
+    uint64_t Pos = 0;
+    if (Linear) {
+      Pos = uint64_t((*Idx)[K]);
+    } else {
+      for (size_t R = 0; R < Rank; ++R)
+        Pos = Pos * uint64_t(SP.dims(R)) + uint64_t((*Idx)[K * Rank + R]);
+    }
+    if (Pos >= NumElems)
+      return Fail("index out of range");
+    std::memcpy(&Dense[Pos * ElemSize], ValBytes->data() + K * ElemSize,
+                ElemSize);
+  }
+  auto P = std::make_shared<onnx::TensorProto>();
+  P->set_name(Vals.name());
+  P->set_data_type(ET);
+  for (int64_t D : SP.dims())
+    P->add_dims(D);
+  P->set_raw_data(std::move(Dense));
+  P->GetReflection()->MutableUnknownFields(P.get())->AddVarint(
+      DensifiedSparseMarker, 1);
+  return Tensor(std::move(P));
+}
+
+LogicalResult Importer::importAttribute(onnx::AttributeProto &AP, Node &N,
+                                        const Scope &S, Attribute &A) {
+  Graph &G = *N.getParentGraph();
+  A.Name = AP.name();
+  A.Kind = static_cast<AttrKind>(AP.type());
+  bool Ok = true;
+  auto ImportGraph = [&](onnx::GraphProto &GP) {
+    A.Graphs.push_back(std::make_unique<Graph>(&M, GP.name(), &N));
+    if (failed(importGraph(GP, *A.Graphs.back(), &S)))
+      Ok = false;
+  };
+  auto ImportTensor = [&](onnx::TensorProto &TP) {
+    std::optional<Tensor> T = importTensor(TP, G, "tensor of attribute");
+    if (!T)
+      Ok = false;
+    A.Tensors.push_back(T ? std::move(*T) : Tensor());
+  };
+
+  switch (AP.type()) {
+  case onnx::AttributeProto::FLOAT:
+    A.F = AP.f();
+    AP.clear_f();
+    break;
+  case onnx::AttributeProto::INT:
+    A.I = AP.i();
+    AP.clear_i();
+    break;
+  case onnx::AttributeProto::STRING:
+    A.S = std::move(*AP.mutable_s());
+    AP.clear_s();
+    break;
+  case onnx::AttributeProto::TENSOR:
+    ImportTensor(*AP.mutable_t());
+    AP.clear_t();
+    break;
+  case onnx::AttributeProto::GRAPH:
+    ImportGraph(*AP.mutable_g());
+    AP.clear_g();
+    break;
+  case onnx::AttributeProto::FLOATS:
+    A.Floats.assign(AP.floats().begin(), AP.floats().end());
+    AP.clear_floats();
+    break;
+  case onnx::AttributeProto::INTS:
+    A.Ints.assign(AP.ints().begin(), AP.ints().end());
+    AP.clear_ints();
+    break;
+  case onnx::AttributeProto::STRINGS:
+    A.Strings.reserve(AP.strings_size());
+    for (std::string &Str : *AP.mutable_strings())
+      A.Strings.push_back(std::move(Str));
+    AP.clear_strings();
+    break;
+  case onnx::AttributeProto::TENSORS:
+    for (onnx::TensorProto &TP : *AP.mutable_tensors())
+      ImportTensor(TP);
+    AP.clear_tensors();
+    break;
+  case onnx::AttributeProto::GRAPHS:
+    for (onnx::GraphProto &GP : *AP.mutable_graphs())
+      ImportGraph(GP);
+    AP.clear_graphs();
+    break;
+  default:
+    // Sparse tensors, type protos and untyped attributes stay in the
+    // residual.
+    break;
+  }
+  AP.clear_name();
+  AP.clear_type();
+  A.Residual = residualOf(AP);
+  return success(Ok);
+}
+
+LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
+                                    const Scope *Parent) {
+  Scope S;
+  S.Parent = Parent;
+  bool Ok = true;
+  G.setName(GP.name());
+
+  // Phase 1: define every name of this graph.
+  for (onnx::ValueInfoProto &VI : *GP.mutable_input()) {
+    Value *V = G.addInput(VI.name(), Type());
+    importValueInfo(VI, *V);
+    Ok &= succeeded(define(S, G, V, "input"));
+  }
+
+  for (int I = 0; I < GP.initializer_size(); ++I) {
+    onnx::TensorProto &TP = *GP.mutable_initializer(I);
+    std::string Name = TP.name();
+    std::optional<Tensor> T = importTensor(TP, G, "initializer");
+    if (!T) {
+      Ok = false;
+      continue;
+    }
+    auto It = S.Values.find(Name);
+    if (It != S.Values.end()) {
+      Value *In = It->second;
+      if (In->isGraphInput() && !In->hasInitializer()) {
+        In->setInitializer(std::move(*T));
+        In->InitOrder = I;
+        continue;
+      }
+      Ok = false;
+      emitError(Diags, G) << "initializer '" << Name
+                          << "' is defined more than once";
+      continue;
+    }
+    std::vector<Dim> Dims;
+    for (int64_t D : T->getDims())
+      Dims.push_back(Dim::known(D));
+    int32_t ET = T->getElemType();
+    Value *V = G.addConstant(Name, std::move(*T));
+    V->setType(Type::tensor(ET, std::move(Dims)));
+    V->InitOrder = I;
+    Ok &= succeeded(define(S, G, V, "initializer"));
+  }
+
+  // Sparse initializers stay in the residual; the IR sees a dense constant.
+  for (const onnx::SparseTensorProto &SP : GP.sparse_initializer()) {
+    const std::string &Name = SP.values().name();
+    if (S.Values.count(Name))
+      continue; // a graph input with a sparse default value
+    std::optional<Tensor> T = densify(SP, G);
+    if (!T) {
+      Ok = false;
+      continue;
+    }
+    std::vector<Dim> Dims;
+    for (int64_t D : SP.dims())
+      Dims.push_back(Dim::known(D));
+    int32_t ET = T->getElemType();
+    Value *V = G.addConstant(Name, std::move(*T));
+    V->setType(Type::tensor(ET, std::move(Dims)));
+    Ok &= succeeded(define(S, G, V, "sparse initializer"));
+  }
+
+  std::vector<Node *> Nodes;
+  Nodes.reserve(GP.node_size());
+  for (onnx::NodeProto &NP : *GP.mutable_node()) {
+    std::vector<std::string> Results(NP.output().begin(), NP.output().end());
+    Node *N = G.createNode(NP.op_type(), NP.domain(), NP.name(), {}, Results);
+    Nodes.push_back(N);
+    for (unsigned R = 0; R < N->getNumResults(); ++R)
+      if (Value *V = N->getResult(R))
+        Ok &= succeeded(define(S, G, V, "value"));
+  }
+
+  // Outputs: the producer's type and leftovers come from the output entry.
+  for (onnx::ValueInfoProto &VI : *GP.mutable_output()) {
+    Value *V = S.lookup(VI.name());
+    if (!V) {
+      Ok = false;
+      emitError(Diags, G) << "graph output '" << VI.name()
+                          << "' is not defined";
+      continue;
+    }
+    bool First = !V->isGraphOutput();
+    G.addOutput(V);
+    if (First && V->getOrigin() == Value::Origin::NodeResult &&
+        V->getOwningGraph() == &G)
+      importValueInfo(VI, *V);
+  }
+
+  // value_info naming a node result or a constant lives on the value; any
+  // other entry (naming nothing, or an input/output which already has its
+  // ValueInfoProto) is carried verbatim.
+  for (int I = 0; I < GP.value_info_size(); ++I) {
+    onnx::ValueInfoProto &VI = *GP.mutable_value_info(I);
+    auto It = S.Values.find(VI.name());
+    Value *V = It == S.Values.end() ? nullptr : It->second;
+    if (!V || V->isGraphInput() || V->isOutputOf(G) || V->HadValueInfo) {
+      G.OrphanValueInfos.push_back(VI.SerializeAsString());
+      continue;
+    }
+    V->HadValueInfo = true;
+    V->InfoOrder = I;
+    importValueInfo(VI, *V);
+  }
+
+  // Phase 2: resolve uses, in node order, and import attributes (subgraphs
+  // see every name of this graph and of the enclosing ones).
+  for (int NI = 0; NI < GP.node_size(); ++NI) {
+    onnx::NodeProto &NP = *GP.mutable_node(NI);
+    Node *N = Nodes[NI];
+    for (const std::string &In : NP.input()) {
+      if (In.empty()) {
+        N->addOperand(nullptr);
+        continue;
+      }
+      Value *V = S.lookup(In);
+      if (!V) {
+        Ok = false;
+        emitError(Diags, *N) << "input '" << In << "' is not defined";
+      }
+      N->addOperand(V);
+    }
+    std::vector<Attribute> &Attrs = N->getMutableAttrs();
+    Attrs.reserve(NP.attribute_size());
+    for (onnx::AttributeProto &AP : *NP.mutable_attribute()) {
+      Attrs.emplace_back();
+      Ok &= succeeded(importAttribute(AP, *N, S, Attrs.back()));
+    }
+    NP.clear_input();
+    NP.clear_output();
+    NP.clear_op_type();
+    NP.clear_attribute();
+    // An explicitly empty name or domain stays, so it is written back.
+    if (!NP.name().empty())
+      NP.clear_name();
+    if (!NP.domain().empty())
+      NP.clear_domain();
+    N->Residual = residualOf(NP);
+  }
+
+  GP.clear_node();
+  GP.clear_initializer();
+  GP.clear_input();
+  GP.clear_output();
+  GP.clear_value_info();
+  if (!GP.name().empty())
+    GP.clear_name();
+  G.Residual = residualOf(GP);
+  return success(Ok);
+}
+
+/// True when export can rebuild the opset_import list from the IR's
+/// (domain, version) pairs exactly.
+static bool opsetsAreCanonical(const onnx::ModelProto &P) {
+  for (const onnx::OperatorSetIdProto &O : P.opset_import())
+    if (!O.has_domain() || !O.has_version() ||
+        O.GetReflection()->GetUnknownFields(O).field_count())
+      return false;
+  return true;
+}
+
+std::unique_ptr<Model> onnxopt::importModel(onnx::ModelProto &&Proto,
+                                            llvm::StringRef BaseDir,
+                                            DiagnosticEngine &Diags) {
+  if (!Proto.has_graph()) {
+    emitError(Diags) << "not an ONNX model: it has no graph";
+    return nullptr;
+  }
+  auto M = std::make_unique<Model>();
+  M->BaseDir = BaseDir.str();
+  M->setIrVersion(Proto.ir_version());
+  for (const onnx::OperatorSetIdProto &O : Proto.opset_import())
+    M->getOpsetImports().push_back(OpsetImport{O.domain(), O.version()});
+
+  Importer I(*M, BaseDir, Diags);
+  if (failed(I.importGraph(*Proto.mutable_graph(), M->getGraph(), nullptr)))
+    return nullptr;
+
+  Proto.clear_graph();
+  Proto.clear_ir_version();
+  // Otherwise the original list stays in the residual; export uses it while
+  // the IR's list still matches it.
+  if (opsetsAreCanonical(Proto))
+    Proto.clear_opset_import();
+  M->Residual = residualOf(Proto);
+  return M;
+}
+
+//===----------------------------------------------------------------------===//
+// Parsing
+//===----------------------------------------------------------------------===//
+
+/// Parses a binary ModelProto from \p In (nothing is buffered beyond what
+/// protobuf itself keeps).
+static std::unique_ptr<Model> parseStream(pbio::ZeroCopyInputStream &In,
+                                          llvm::StringRef BaseDir,
+                                          DiagnosticEngine &Diags) {
+  onnx::ModelProto Proto;
+  bool Parsed;
+  {
+    pbio::CodedInputStream Coded(&In);
+    Coded.SetTotalBytesLimit(INT_MAX);
+    Parsed =
+        Proto.ParseFromCodedStream(&Coded) && Coded.ConsumedEntireMessage();
+  }
+  if (!Parsed) {
+    emitError(Diags) << "not a valid ONNX model: the protobuf is truncated "
+                        "or malformed";
+    return nullptr;
+  }
+  return importModel(std::move(Proto), BaseDir, Diags);
+}
+
+std::unique_ptr<Model> onnxopt::parseBinaryModel(llvm::StringRef Bytes,
+                                                 llvm::StringRef BaseDir,
+                                                 DiagnosticEngine &Diags) {
+  if (Bytes.empty()) {
+    emitError(Diags) << "the model is empty";
+    return nullptr;
+  }
+  if (Bytes.size() > size_t(INT_MAX)) {
+    emitError(Diags) << "the model is larger than 2 GB, which protobuf "
+                        "cannot parse; store its weights as external data";
+    return nullptr;
+  }
+  pbio::ArrayInputStream In(Bytes.data(), int(Bytes.size()));
+  return parseStream(In, BaseDir, Diags);
+}
+
+/// Reads standard input; the first chunk decides between text and binary.
+static std::unique_ptr<Model> loadFromStdin(DiagnosticEngine &Diags) {
+  pbio::FileInputStream In(STDIN_FILENO);
+  const void *Data;
+  int Size = 0;
+  while (In.Next(&Data, &Size) && Size == 0) {
+  }
+  if (Size <= 0) {
+    if (In.GetErrno())
+      emitError(Diags) << "cannot read standard input: "
+                       << std::strerror(In.GetErrno());
+    else
+      emitError(Diags) << "the input is empty";
+    return nullptr;
+  }
+  bool Text = looksLikeText(
+      llvm::StringRef(static_cast<const char *>(Data), size_t(Size)));
+  if (!Text) {
+    In.BackUp(Size);
+    return parseStream(In, "", Diags);
+  }
+  std::string Buf(static_cast<const char *>(Data), size_t(Size));
+  while (In.Next(&Data, &Size))
+    Buf.append(static_cast<const char *>(Data), size_t(Size));
+  if (In.GetErrno()) {
+    emitError(Diags) << "cannot read standard input: "
+                     << std::strerror(In.GetErrno());
+    return nullptr;
+  }
+  return parseTextModel(Buf, Diags);
+}
+
+static std::unique_ptr<Model> loadTextFile(llvm::StringRef Path,
+                                           llvm::StringRef BaseDir,
+                                           DiagnosticEngine &Diags) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buf =
+      llvm::MemoryBuffer::getFile(Path, /*IsText=*/true);
+  if (!Buf) {
+    emitError(Diags) << "cannot open '" << Path
+                     << "': " << Buf.getError().message();
+    return nullptr;
+  }
+  std::unique_ptr<Model> M = parseTextModel((*Buf)->getBuffer(), Diags);
+  if (M)
+    M->BaseDir = BaseDir.str();
+  return M;
+}
+
+std::unique_ptr<Model> onnxopt::loadModel(llvm::StringRef Path,
+                                          DiagnosticEngine &Diags) {
+  if (Path == "-")
+    return loadFromStdin(Diags);
+  llvm::StringRef BaseDir = llvm::sys::path::parent_path(Path);
+  if (guessFormatFromPath(Path) == FileFormat::Text)
+    return loadTextFile(Path, BaseDir, Diags);
+
+  std::string PathStr = Path.str();
+  int FD = ::open(PathStr.c_str(), O_RDONLY | O_CLOEXEC);
+  if (FD < 0) {
+    emitError(Diags) << "cannot open '" << Path
+                     << "': " << std::strerror(errno);
+    return nullptr;
+  }
+  pbio::FileInputStream In(FD);
+  In.SetCloseOnDelete(true);
+  struct stat St;
+  if (::fstat(FD, &St) != 0 || S_ISDIR(St.st_mode)) {
+    emitError(Diags) << "cannot read '" << Path << "': not a file";
+    return nullptr;
+  }
+  if (S_ISREG(St.st_mode)) {
+    if (St.st_size == 0) {
+      emitError(Diags) << "the model file is empty";
+      return nullptr;
+    }
+    if (uint64_t(St.st_size) > uint64_t(INT_MAX)) {
+      emitError(Diags) << "the model is larger than 2 GB, which protobuf "
+                          "cannot parse; store its weights as external data";
+      return nullptr;
+    }
+  }
+  std::unique_ptr<Model> M = parseStream(In, BaseDir, Diags);
+  if (!M && In.GetErrno())
+    emitError(Diags) << "cannot read '" << Path
+                     << "': " << std::strerror(In.GetErrno());
+  return M;
+}

@@ -1,0 +1,135 @@
+//===- ProtoTypes.cpp - TypeProto <-> Type conversion ---------------------===//
+
+#include "ProtoTypes.h"
+#include <google/protobuf/unknown_field_set.h>
+
+using namespace onnxopt;
+using namespace onnxopt::detail;
+
+static std::optional<std::vector<Dim>>
+importShape(bool HasShape, const onnx::TensorShapeProto &SP) {
+  if (!HasShape)
+    return std::nullopt;
+  std::vector<Dim> Dims;
+  Dims.reserve(SP.dim_size());
+  for (const onnx::TensorShapeProto::Dimension &D : SP.dim()) {
+    Dim Out;
+    if (D.has_dim_value())
+      Out = Dim::known(D.dim_value());
+    else if (D.has_dim_param())
+      Out = Dim::symbol(D.dim_param());
+    if (D.has_denotation())
+      Out.setDenotation(D.denotation());
+    Dims.push_back(std::move(Out));
+  }
+  return Dims;
+}
+
+static void exportShape(const Type &T, onnx::TensorShapeProto &SP) {
+  for (const Dim &D : T.getDims()) {
+    onnx::TensorShapeProto::Dimension *Out = SP.add_dim();
+    if (D.isKnown())
+      Out->set_dim_value(D.getValue());
+    else if (D.isSymbol())
+      Out->set_dim_param(D.getSymbol().str());
+    if (!D.getDenotation().empty())
+      Out->set_denotation(D.getDenotation().str());
+  }
+}
+
+Type detail::importType(const onnx::TypeProto &TP) {
+  Type T;
+  switch (TP.value_case()) {
+  case onnx::TypeProto::kTensorType: {
+    const auto &TT = TP.tensor_type();
+    T = Type::tensor(TT.elem_type(), importShape(TT.has_shape(), TT.shape()));
+    break;
+  }
+  case onnx::TypeProto::kSparseTensorType: {
+    const auto &ST = TP.sparse_tensor_type();
+    T = Type::sparseTensor(ST.elem_type(),
+                           importShape(ST.has_shape(), ST.shape()));
+    break;
+  }
+  case onnx::TypeProto::kSequenceType:
+    T = Type::sequence(importType(TP.sequence_type().elem_type()));
+    break;
+  case onnx::TypeProto::kOptionalType:
+    T = Type::optional(importType(TP.optional_type().elem_type()));
+    break;
+  case onnx::TypeProto::kMapType:
+    T = Type::map(TP.map_type().key_type(),
+                  importType(TP.map_type().value_type()));
+    break;
+  case onnx::TypeProto::kOpaqueType:
+    T = Type::opaque(TP.opaque_type().domain(), TP.opaque_type().name());
+    break;
+  case onnx::TypeProto::VALUE_NOT_SET:
+    break;
+  }
+  if (TP.has_denotation())
+    T.setDenotation(TP.denotation());
+  return T;
+}
+
+void detail::exportType(const Type &T, onnx::TypeProto &TP) {
+  switch (T.getKind()) {
+  case Type::Kind::None:
+    return;
+  case Type::Kind::Tensor: {
+    auto *TT = TP.mutable_tensor_type();
+    if (T.getElemType())
+      TT->set_elem_type(T.getElemType());
+    if (T.hasShape())
+      exportShape(T, *TT->mutable_shape());
+    break;
+  }
+  case Type::Kind::SparseTensor: {
+    auto *ST = TP.mutable_sparse_tensor_type();
+    if (T.getElemType())
+      ST->set_elem_type(T.getElemType());
+    if (T.hasShape())
+      exportShape(T, *ST->mutable_shape());
+    break;
+  }
+  case Type::Kind::Sequence: {
+    auto *ST = TP.mutable_sequence_type();
+    if (!T.getElementType().isNone())
+      exportType(T.getElementType(), *ST->mutable_elem_type());
+    break;
+  }
+  case Type::Kind::Optional: {
+    auto *OT = TP.mutable_optional_type();
+    if (!T.getElementType().isNone())
+      exportType(T.getElementType(), *OT->mutable_elem_type());
+    break;
+  }
+  case Type::Kind::Map: {
+    auto *MT = TP.mutable_map_type();
+    if (T.getElemType())
+      MT->set_key_type(T.getElemType());
+    if (!T.getElementType().isNone())
+      exportType(T.getElementType(), *MT->mutable_value_type());
+    break;
+  }
+  case Type::Kind::Opaque: {
+    auto *OT = TP.mutable_opaque_type();
+    if (!T.getOpaqueDomain().empty())
+      OT->set_domain(T.getOpaqueDomain().str());
+    if (!T.getOpaqueName().empty())
+      OT->set_name(T.getOpaqueName().str());
+    break;
+  }
+  }
+  if (!T.getDenotation().empty())
+    TP.set_denotation(T.getDenotation().str());
+}
+
+bool detail::isDensifiedSparse(const onnx::TensorProto &TP) {
+  const google::protobuf::UnknownFieldSet &U =
+      TP.GetReflection()->GetUnknownFields(TP);
+  for (int I = 0; I < U.field_count(); ++I)
+    if (U.field(I).number() == DensifiedSparseMarker)
+      return true;
+  return false;
+}

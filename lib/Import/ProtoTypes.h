@@ -1,0 +1,34 @@
+//===- ProtoTypes.h - TypeProto <-> Type conversion ------------*- C++ -*-===//
+//
+// Private to the binary importer and exporter (and the text importer, which
+// goes through a ModelProto too). Includes protobuf; keep it out of public
+// headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_LIB_IMPORT_PROTOTYPES_H
+#define ONNXOPT_LIB_IMPORT_PROTOTYPES_H
+
+#include "onnxopt/IR/Type.h"
+#include <onnx/onnx_pb.h>
+
+namespace onnxopt {
+namespace detail {
+
+/// Converts a TypeProto; an empty TypeProto becomes Type::Kind::None.
+Type importType(const onnx::TypeProto &TP);
+
+/// Writes \p T into \p TP (merging into what is there). Type::Kind::None
+/// writes nothing.
+void exportType(const Type &T, onnx::TypeProto &TP);
+
+/// Unknown-field number marking a dense TensorProto that the importer made
+/// from a sparse initializer; the sparse form stays in the graph residual.
+constexpr int DensifiedSparseMarker = 536870000;
+
+/// True when \p TP carries DensifiedSparseMarker.
+bool isDensifiedSparse(const onnx::TensorProto &TP);
+
+} // namespace detail
+} // namespace onnxopt
+
+#endif // ONNXOPT_LIB_IMPORT_PROTOTYPES_H
