@@ -105,7 +105,7 @@ void PassManager::printTiming(llvm::raw_ostream &OS) const {
   OS << "                      ... Pass execution timing report ...\n";
   OS << Rule;
   OS << llvm::format("  Total Execution Time: %.3f ms\n\n", Total);
-  OS << "  ---Wall Time (ms)---  ----Name----\n";
+  OS << "  ----Wall Time (ms)---  ----Name----\n";
   for (const auto &T : Timings)
     Row(T.second, T.first);
   Row(Total, "Total");
