@@ -100,6 +100,9 @@ InFlightDiagnostic onnxopt::emitWarning(DiagnosticEngine &D, const Node &N) {
 InFlightDiagnostic onnxopt::emitWarning(DiagnosticEngine &D) {
   return InFlightDiagnostic(&D, Severity::Warning, "");
 }
+InFlightDiagnostic onnxopt::emitNote(DiagnosticEngine &D) {
+  return InFlightDiagnostic(&D, Severity::Note, "");
+}
 InFlightDiagnostic onnxopt::emitRemark(DiagnosticEngine &D) {
   return InFlightDiagnostic(&D, Severity::Remark, "");
 }

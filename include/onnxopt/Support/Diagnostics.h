@@ -96,6 +96,7 @@ InFlightDiagnostic emitError(DiagnosticEngine &D, const Graph &G);
 InFlightDiagnostic emitError(DiagnosticEngine &D);
 InFlightDiagnostic emitWarning(DiagnosticEngine &D, const Node &N);
 InFlightDiagnostic emitWarning(DiagnosticEngine &D);
+InFlightDiagnostic emitNote(DiagnosticEngine &D);
 InFlightDiagnostic emitRemark(DiagnosticEngine &D);
 
 } // namespace onnxopt
