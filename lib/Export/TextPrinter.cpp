@@ -538,6 +538,12 @@ void TextPrinter::printTypeProto(const onnx::TypeProto &T,
   if (T.has_tensor_type()) {
     llvm::StringRef ElemName = typeName(T.tensor_type().elem_type());
     if (!ElemName.empty()) {
+      bool HasDenotation =
+          !T.denotation().empty() ||
+          llvm::any_of(T.tensor_type().shape().dim(),
+                       [](const auto &D) { return !D.denotation().empty(); });
+      if (HasDenotation)
+        omit("denotations");
       printTensorType(
           *OS, ElemName,
           protoShape(T.tensor_type().has_shape(), T.tensor_type().shape()));
@@ -551,6 +557,8 @@ void TextPrinter::printTypeProto(const onnx::TypeProto &T,
 void TextPrinter::printValueInfoProto(const onnx::ValueInfoProto &VI) {
   printTypeProto(VI.type(), "'" + VI.name() + "'");
   printName(*OS, VI.name());
+  if (!VI.doc_string().empty())
+    omit("doc strings");
 }
 
 //===----------------------------------------------------------------------===//
@@ -644,22 +652,35 @@ void TextPrinter::printGraphHeader(const Graph &G) {
       const Tensor &T = V->getInitializer();
       printTensor(T.getProto(), &T, &Name, /*WithEquals=*/true);
     }
+    // Carried value-infos (naming no value, or an input) keep their
+    // position among the others, as the exporter does.
+    size_t NextOrphan = 0;
+    uint64_t Pos = 0;
+    auto PrintOrphan = [&]() {
+      onnx::ValueInfoProto VI;
+      if (VI.ParseFromString(G.OrphanValueInfos[NextOrphan++])) {
+        NextEntry();
+        printValueInfoProto(VI);
+      }
+      ++Pos;
+    };
     for (const Value *V : Infos) {
+      while (NextOrphan < G.OrphanValueInfos.size() && Pos < V->InfoOrder)
+        PrintOrphan();
       NextEntry();
       printValueInfo(*V);
+      ++Pos;
     }
-    for (const std::string &Bytes : G.OrphanValueInfos) {
-      onnx::ValueInfoProto VI;
-      if (!VI.ParseFromString(Bytes))
-        continue;
-      NextEntry();
-      printValueInfoProto(VI);
-    }
-    *OS << '>';
+    while (NextOrphan < G.OrphanValueInfos.size())
+      PrintOrphan();
+    *OS << ">\n";
     --Indent;
+    indent();
+    *OS << "{\n";
+  } else {
+    *OS << " {\n";
   }
   omitResidual<onnx::GraphProto>(G.Residual);
-  *OS << " {\n";
 }
 
 void TextPrinter::printGraphBody(const Graph &G) {
