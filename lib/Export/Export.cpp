@@ -76,6 +76,13 @@ static void copyTensorMetadata(const onnx::TensorProto &S,
   stripDensifiedMarker(D);
 }
 
+/// Stands in for an elided payload. The checker wants one non-empty payload
+/// field; shape inference only reads the payloads of the small integer
+/// tensors, which are never elided.
+static void setPlaceholderPayload(onnx::TensorProto &TP) {
+  TP.set_raw_data(std::string(1, '\0'));
+}
+
 /// Payloads that verification may need to read (shape tensors) are small
 /// integers; larger or non-integer payloads are elided from the skeleton and
 /// streamed from the IR at write time.
@@ -215,7 +222,7 @@ bool Exporter::exportTensor(const Tensor &T, llvm::StringRef Name,
   if (MayStream && Save->Stream && P.name() == Name && !isDensifiedSparse(P) &&
       shouldStream(T)) {
     copyTensorMetadata(P, Out);
-    Out.set_raw_data(""); // a placeholder the checker accepts
+    setPlaceholderPayload(Out);
     return true;
   }
   Out.CopyFrom(P);
@@ -466,7 +473,7 @@ static void copyForVerification(const onnx::ModelProto &P,
       copyTensorMetadata(T, CT);
       CT.clear_external_data();
       CT.clear_data_location();
-      CT.set_raw_data("");
+      setPlaceholderPayload(CT);
     } else {
       CT.CopyFrom(T);
     }
