@@ -1,0 +1,131 @@
+//===- ShapeInference.h - Per-node type and shape inference ----*- C++ -*-===//
+//
+// Infers value types node by node through ONNX's own op schemas: an adapter
+// presents a node of our IR to the schema's inference and data-propagation
+// functions, and the result is merged with the declared type of each output.
+// Works on a whole model or, after a rewrite, on one node at a time. Nothing
+// here builds a GraphProto: only the inputs, attributes and outputs of the
+// node being inferred are converted.
+//
+// This header stays free of ONNX and protobuf headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_ANALYSIS_SHAPEINFERENCE_H
+#define ONNXOPT_ANALYSIS_SHAPEINFERENCE_H
+
+#include "onnxopt/IR/Type.h"
+#include "onnxopt/Support/Diagnostics.h"
+#include "llvm/ADT/ArrayRef.h"
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onnxopt {
+
+class Graph;
+class Model;
+class Node;
+class Value;
+
+struct ShapeInferenceOptions {
+  /// An op's inference function failing is an error (else a warning and the
+  /// node's outputs keep their declared types).
+  bool Strict = false;
+  /// Run ONNX's partial data propagation (Shape -> Gather -> Concat ->
+  /// Reshape) so that shapes computed in the graph reach their consumers.
+  bool DataPropagation = true;
+  /// Name dims that inference leaves unknown with fresh `unk__N` symbols, as
+  /// onnx::shape_inference does; keeps track of which unknown dims are the
+  /// same.
+  bool NameUnknownDims = true;
+  /// Also infer the bodies of nodes without a schema (custom ops holding
+  /// subgraphs), from the bodies' declared input types.
+  bool InferUnknownOpBodies = true;
+};
+
+/// What merging an inferred type into a declared one learned about a dim
+/// that both described differently without contradiction: a symbol that
+/// inference proved to be a constant, or two symbols for the same dim.
+struct DimFact {
+  const Value *V = nullptr;
+  /// The node whose inference produced the fact.
+  const Node *From = nullptr;
+  /// Position of the dim in V's shape (element shape for sequences).
+  unsigned DimIndex = 0;
+  Dim Declared;
+  Dim Inferred;
+};
+
+struct ShapeInferenceStats {
+  /// Nodes whose schema's inference ran without error.
+  size_t NodesInferred = 0;
+  /// Nodes kept as declared: no schema, domain not imported or newer than
+  /// the schemas known to this ONNX build.
+  size_t NodesWithoutSchema = 0;
+  /// Nodes whose inference function threw.
+  size_t NodesFailed = 0;
+  /// Values whose type was changed (refined) by inference.
+  size_t ValuesRefined = 0;
+  /// Inferred types that contradicted declared ones (errors).
+  size_t Contradictions = 0;
+};
+
+/// The inference engine of one model. Keeps the results of data propagation
+/// between calls so that passes can re-infer rewritten nodes incrementally.
+class ShapeInference {
+public:
+  ShapeInference(Model &M, DiagnosticEngine &Diags,
+                 ShapeInferenceOptions Opts = {});
+  ~ShapeInference();
+  ShapeInference(const ShapeInference &) = delete;
+  ShapeInference &operator=(const ShapeInference &) = delete;
+
+  /// Infers every node of the main graph in order; subgraphs are inferred
+  /// when their holder's inference asks for them (If/Loop/Scan), with the
+  /// input types the holder provides. Fails if a contradiction was found (or,
+  /// when strict, if any node's inference failed); carries on after each
+  /// problem so that every one is reported.
+  LogicalResult inferModel();
+  /// Infers the nodes of \p G in order, as inferModel does for the main
+  /// graph. The types of \p G's inputs are taken as they are.
+  LogicalResult inferGraph(Graph &G);
+  /// Infers one node from the current types of its operands and merges the
+  /// result into the types of its results (and data propagation results).
+  /// For passes: call it on a node after creating or changing it.
+  LogicalResult inferNode(Node &N);
+
+  /// The integer contents of \p V known through data propagation (e.g. the
+  /// output of Shape, or a Concat of shape pieces): one Dim per element.
+  std::optional<std::vector<Dim>> getPropagatedData(const Value &V) const;
+  /// Drops what the engine remembers about \p V (call before erasing a
+  /// value that the engine has seen, if the engine is used afterwards).
+  void forget(const Value &V);
+
+  llvm::ArrayRef<DimFact> getDimFacts() const;
+  const ShapeInferenceStats &getStats() const;
+
+  class Impl;
+
+private:
+  std::unique_ptr<Impl> P;
+};
+
+/// Infers the whole model with a temporary engine.
+LogicalResult inferShapes(Model &M, DiagnosticEngine &Diags,
+                          ShapeInferenceOptions Opts = {});
+
+/// Merges \p Inferred into \p Declared following onnx::shape_inference's
+/// rules: inferred information fills what is unknown, a known inferred dim
+/// replaces a declared symbol, a declared symbol stays over an inferred one.
+/// On a contradiction returns false and describes it in \p Why (e.g.
+/// "dim 1: 4 vs 3"), leaving \p Declared unchanged. \p Facts receives the
+/// differences that are not contradictions
+/// (V and From left null).
+bool mergeInferredType(Type &Declared, const Type &Inferred, std::string &Why,
+                       std::vector<DimFact> *Facts = nullptr);
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_ANALYSIS_SHAPEINFERENCE_H

@@ -1,0 +1,952 @@
+//===- ShapeInference.cpp - Per-node inference through ONNX schemas -------===//
+//
+// The adapter between our IR and ONNX's inference functions. For one node it
+// presents:
+//  - input types, converted lazily from the operands' types;
+//  - input data: the tensors of constant initializers and Constant nodes,
+//    handed over without copying unless they live in external data;
+//  - symbolic input data: what data propagation computed for the operand;
+//  - attributes, converted to AttributeProto on first request;
+//  - subgraph inferencers that infer our subgraphs in place.
+// The inferred output types are merged into the declared ones with ONNX's
+// rules; a contradiction is an error naming the node and the value.
+//
+// Cost: each node converts only its own operands and requested attributes,
+// so a whole model is linear in its size.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/IR/IR.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+#include <map>
+#include <onnx/defs/schema.h>
+#include <onnx/defs/shape_inference.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+#include <unordered_map>
+
+using namespace onnxopt;
+
+namespace {
+
+constexpr int32_t kInt32 = onnx::TensorProto_DataType_INT32;
+constexpr int32_t kInt64 = onnx::TensorProto_DataType_INT64;
+/// Tensor attributes larger than this are handed to inference functions
+/// without their payload: inference reads only their type and dims.
+constexpr uint64_t kMaxCopiedAttributeBytes = 64 * 1024;
+
+//===----------------------------------------------------------------------===//
+// Type <-> TypeProto
+//===----------------------------------------------------------------------===//
+
+void dimToProto(const Dim &D, onnx::TensorShapeProto_Dimension &P) {
+  if (D.isKnown())
+    P.set_dim_value(D.getValue());
+  else if (D.isSymbol())
+    P.set_dim_param(D.getSymbol().str());
+  if (!D.getDenotation().empty())
+    P.set_denotation(D.getDenotation().str());
+}
+
+Dim dimFromProto(const onnx::TensorShapeProto_Dimension &P) {
+  Dim D;
+  if (P.has_dim_value())
+    D = Dim::known(P.dim_value());
+  else if (P.has_dim_param())
+    D = Dim::symbol(P.dim_param());
+  if (P.has_denotation())
+    D.setDenotation(P.denotation());
+  return D;
+}
+
+template <typename TensorTypeProto>
+void tensorTypeToProto(const Type &T, TensorTypeProto &P) {
+  if (T.getElemType())
+    P.set_elem_type(T.getElemType());
+  if (!T.hasShape())
+    return;
+  onnx::TensorShapeProto &S = *P.mutable_shape();
+  for (const Dim &D : T.getDims())
+    dimToProto(D, *S.add_dim());
+}
+
+void typeToProto(const Type &T, onnx::TypeProto &P) {
+  switch (T.getKind()) {
+  case Type::Kind::None:
+    return;
+  case Type::Kind::Tensor:
+    tensorTypeToProto(T, *P.mutable_tensor_type());
+    break;
+  case Type::Kind::SparseTensor:
+    tensorTypeToProto(T, *P.mutable_sparse_tensor_type());
+    break;
+  case Type::Kind::Sequence:
+    typeToProto(T.getElementType(),
+                *P.mutable_sequence_type()->mutable_elem_type());
+    break;
+  case Type::Kind::Optional:
+    typeToProto(T.getElementType(),
+                *P.mutable_optional_type()->mutable_elem_type());
+    break;
+  case Type::Kind::Map:
+    P.mutable_map_type()->set_key_type(T.getElemType());
+    typeToProto(T.getElementType(),
+                *P.mutable_map_type()->mutable_value_type());
+    break;
+  case Type::Kind::Opaque:
+    P.mutable_opaque_type()->set_domain(T.getOpaqueDomain().str());
+    P.mutable_opaque_type()->set_name(T.getOpaqueName().str());
+    break;
+  }
+  if (!T.getDenotation().empty())
+    P.set_denotation(T.getDenotation().str());
+}
+
+template <typename TensorTypeProto>
+std::optional<std::vector<Dim>> shapeFromProto(const TensorTypeProto &P) {
+  if (!P.has_shape())
+    return std::nullopt;
+  std::vector<Dim> Dims;
+  Dims.reserve(P.shape().dim_size());
+  for (const auto &D : P.shape().dim())
+    Dims.push_back(dimFromProto(D));
+  return Dims;
+}
+
+Type typeFromProto(const onnx::TypeProto &P) {
+  Type T;
+  switch (P.value_case()) {
+  case onnx::TypeProto::kTensorType:
+    T = Type::tensor(P.tensor_type().elem_type(),
+                     shapeFromProto(P.tensor_type()));
+    break;
+  case onnx::TypeProto::kSparseTensorType:
+    T = Type::sparseTensor(P.sparse_tensor_type().elem_type(),
+                           shapeFromProto(P.sparse_tensor_type()));
+    break;
+  case onnx::TypeProto::kSequenceType:
+    T = Type::sequence(typeFromProto(P.sequence_type().elem_type()));
+    break;
+  case onnx::TypeProto::kOptionalType:
+    T = Type::optional(typeFromProto(P.optional_type().elem_type()));
+    break;
+  case onnx::TypeProto::kMapType:
+    T = Type::map(P.map_type().key_type(),
+                  typeFromProto(P.map_type().value_type()));
+    break;
+  case onnx::TypeProto::kOpaqueType:
+    T = Type::opaque(P.opaque_type().domain(), P.opaque_type().name());
+    break;
+  default:
+    return Type();
+  }
+  if (P.has_denotation())
+    T.setDenotation(P.denotation());
+  return T;
+}
+
+/// The type of a tensor initializer, for constants that carry no type.
+void tensorToTypeProto(const Tensor &T, onnx::TypeProto &P) {
+  onnx::TypeProto_Tensor &TT = *P.mutable_tensor_type();
+  TT.set_elem_type(T.getElemType());
+  onnx::TensorShapeProto &S = *TT.mutable_shape();
+  for (int64_t D : T.getDims())
+    S.add_dim()->set_dim_value(D);
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+void tensorForAttribute(const Tensor &T, onnx::TensorProto &P) {
+  if (T.getByteSize() <= kMaxCopiedAttributeBytes) {
+    P = T.getProto();
+    return;
+  }
+  const onnx::TensorProto &Src = T.getProto();
+  P.set_name(Src.name());
+  P.set_data_type(Src.data_type());
+  *P.mutable_dims() = Src.dims();
+}
+
+/// Converts an attribute for an inference function. Graph attributes keep
+/// only their name and type: inference reaches subgraphs through
+/// getGraphAttributeInferencer.
+void attributeToProto(const Attribute &A, onnx::AttributeProto &P) {
+  if (!A.Residual.empty())
+    P.ParseFromString(A.Residual);
+  P.set_name(A.Name);
+  P.set_type(static_cast<onnx::AttributeProto_AttributeType>(A.Kind));
+  switch (A.Kind) {
+  case AttrKind::Float:
+    P.set_f(A.F);
+    break;
+  case AttrKind::Int:
+    P.set_i(A.I);
+    break;
+  case AttrKind::String:
+    P.set_s(A.S);
+    break;
+  case AttrKind::Tensor:
+    if (!A.Tensors.empty())
+      tensorForAttribute(A.Tensors.front(), *P.mutable_t());
+    break;
+  case AttrKind::Floats:
+    P.mutable_floats()->Add(A.Floats.begin(), A.Floats.end());
+    break;
+  case AttrKind::Ints:
+    P.mutable_ints()->Add(A.Ints.begin(), A.Ints.end());
+    break;
+  case AttrKind::Strings:
+    for (const std::string &S : A.Strings)
+      P.add_strings(S);
+    break;
+  case AttrKind::Tensors:
+    for (const Tensor &T : A.Tensors)
+      tensorForAttribute(T, *P.add_tensors());
+    break;
+  default:
+    break;
+  }
+}
+
+/// A copy of \p T whose bytes are in raw_data (external tensors are read
+/// from their mapping), for inference functions that parse the contents.
+std::unique_ptr<onnx::TensorProto> loadTensor(const Tensor &T) {
+  std::string Storage;
+  std::optional<llvm::StringRef> Bytes = T.getRawBytes(Storage);
+  if (!Bytes)
+    return nullptr;
+  auto P = std::make_unique<onnx::TensorProto>();
+  P->set_name(T.getProto().name());
+  P->set_data_type(T.getElemType());
+  *P->mutable_dims() = T.getProto().dims();
+  P->set_raw_data(Bytes->data(), Bytes->size());
+  return P;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Merging
+//===----------------------------------------------------------------------===//
+
+static bool mergeInto(Type &D, const Type &I, std::string &Why,
+                      std::vector<DimFact> *Facts) {
+  if (I.isNone())
+    return true;
+  if (D.isNone()) {
+    D = I;
+    return true;
+  }
+  if (D.getKind() != I.getKind()) {
+    Why = "type kinds differ";
+    return false;
+  }
+  switch (D.getKind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    break;
+  case Type::Kind::Map:
+    if (I.getElemType() && D.getElemType() &&
+        I.getElemType() != D.getElemType()) {
+      Why = "map key types differ";
+      return false;
+    }
+    if (!D.getElemType())
+      D.setElemType(I.getElemType());
+    return mergeInto(D.getMutableElementType(), I.getElementType(), Why, Facts);
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+    return mergeInto(D.getMutableElementType(), I.getElementType(), Why, Facts);
+  default:
+    return true;
+  }
+
+  if (I.getElemType() && D.getElemType() &&
+      I.getElemType() != D.getElemType()) {
+    Why = "element type " + getElemTypeName(I.getElemType()).str() + " vs " +
+          getElemTypeName(D.getElemType()).str();
+    return false;
+  }
+  if (!D.getElemType())
+    D.setElemType(I.getElemType());
+  if (!I.hasShape())
+    return true;
+  if (!D.hasShape()) {
+    D.setShape(I.getShape());
+    return true;
+  }
+  if (D.getRank() != I.getRank()) {
+    Why = "rank " + std::to_string(I.getRank()) + " vs " +
+          std::to_string(D.getRank());
+    return false;
+  }
+  llvm::ArrayRef<Dim> IDims = I.getDims();
+  std::vector<Dim> &DDims = D.getMutableDims();
+  for (unsigned K = 0; K < IDims.size(); ++K)
+    if (IDims[K].isKnown() && DDims[K].isKnown() &&
+        IDims[K].getValue() != DDims[K].getValue()) {
+      Why = "dim " + std::to_string(K) + ": " +
+            std::to_string(IDims[K].getValue()) + " vs " +
+            std::to_string(DDims[K].getValue());
+      return false;
+    }
+  for (unsigned K = 0; K < IDims.size(); ++K) {
+    const Dim &ID = IDims[K];
+    Dim &DD = DDims[K];
+    if (ID.isUnknown() || DD.isKnown())
+      continue;
+    if (DD.isSymbol() && ID.isSymbol()) {
+      if (Facts && DD.getSymbol() != ID.getSymbol())
+        Facts->push_back(DimFact{nullptr, nullptr, K, DD, ID});
+      continue;
+    }
+    if (DD.isSymbol() && Facts)
+      Facts->push_back(DimFact{nullptr, nullptr, K, DD, ID});
+    std::string Denotation = DD.getDenotation().str();
+    DD = ID;
+    if (DD.getDenotation().empty())
+      DD.setDenotation(Denotation);
+  }
+  return true;
+}
+
+bool onnxopt::mergeInferredType(Type &Declared, const Type &Inferred,
+                                std::string &Why, std::vector<DimFact> *Facts) {
+  Type Merged = Declared;
+  size_t NumFacts = Facts ? Facts->size() : 0;
+  if (!mergeInto(Merged, Inferred, Why, Facts)) {
+    if (Facts)
+      Facts->resize(NumFacts);
+    return false;
+  }
+  Declared = std::move(Merged);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The engine
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Fresh `unk__N` symbols that collide with no symbol of the model.
+class FreshSymbols final : public onnx::SymbolTable {
+public:
+  explicit FreshSymbols(Model &M) : M(M) {}
+
+  void addFromGraph(const onnx::GraphProto &G) override {
+    for (const auto *List : {&G.input(), &G.output(), &G.value_info()})
+      for (const onnx::ValueInfoProto &VI : *List)
+        addFromProto(VI.type());
+  }
+
+  std::string createNew(const std::string &Prefix) override {
+    seed();
+    while (true) {
+      std::string Name = Prefix + std::to_string(Next++);
+      if (Used.insert(Name).second)
+        return Name;
+    }
+  }
+
+  /// Gives every unknown dim of \p T a fresh symbol.
+  void nameUnknownDims(Type &T) {
+    switch (T.getKind()) {
+    case Type::Kind::Tensor:
+    case Type::Kind::SparseTensor:
+      if (!T.hasShape())
+        return;
+      for (Dim &D : T.getMutableDims())
+        if (D.isUnknown()) {
+          Dim Named = Dim::symbol(createNew("unk__"));
+          Named.setDenotation(D.getDenotation());
+          D = std::move(Named);
+        }
+      return;
+    case Type::Kind::Sequence:
+    case Type::Kind::Optional:
+    case Type::Kind::Map:
+      nameUnknownDims(T.getMutableElementType());
+      return;
+    default:
+      return;
+    }
+  }
+
+private:
+  Model &M;
+  llvm::StringSet<> Used;
+  uint64_t Next = 0;
+  bool Seeded = false;
+
+  void add(const Type &T) {
+    for (const Dim &D : T.getDims())
+      if (D.isSymbol())
+        Used.insert(D.getSymbol());
+    if (T.getKind() == Type::Kind::Sequence ||
+        T.getKind() == Type::Kind::Optional || T.getKind() == Type::Kind::Map)
+      add(T.getElementType());
+  }
+  void addFromProto(const onnx::TypeProto &P) { add(typeFromProto(P)); }
+  void addGraph(Graph &G) {
+    for (const std::unique_ptr<Value> &V : G.getInputs())
+      add(V->getType());
+    for (Node &N : G.getNodes()) {
+      for (unsigned I = 0; I < N.getNumResults(); ++I)
+        if (Value *V = N.getResult(I))
+          add(V->getType());
+      for (Graph *Sub : N.getSubgraphs())
+        addGraph(*Sub);
+    }
+  }
+  /// Collects the model's symbols once, on the first fresh name.
+  void seed() {
+    if (Seeded)
+      return;
+    Seeded = true;
+    addGraph(M.getGraph());
+  }
+};
+
+class NodeContext;
+
+} // namespace
+
+class ShapeInference::Impl {
+public:
+  Impl(Model &M, DiagnosticEngine &Diags, ShapeInferenceOptions Opts)
+      : M(M), Diags(Diags), Opts(Opts), Symbols(M) {}
+
+  LogicalResult inferGraph(Graph &G) {
+    bool Ok = true;
+    for (Node &N : G.getNodes())
+      Ok &= succeeded(inferNode(N));
+    return success(Ok);
+  }
+  LogicalResult inferNode(Node &N);
+  void emitUnsupportedRemarks();
+
+  /// The tensor holding \p V's contents, if it is a constant.
+  const Tensor *getConstantTensor(const Value &V) const;
+  const onnx::TensorShapeProto *getData(const Value *V) const {
+    auto It = Data.find(V);
+    return It == Data.end() ? nullptr : It->second.get();
+  }
+
+  Model &M;
+  DiagnosticEngine &Diags;
+  ShapeInferenceOptions Opts;
+  FreshSymbols Symbols;
+  /// Results of data propagation. Entries are boxed so that pointers handed
+  /// to inference functions survive insertions by nested subgraphs.
+  llvm::DenseMap<const Value *, std::unique_ptr<onnx::TensorShapeProto>> Data;
+  std::vector<DimFact> Facts;
+  ShapeInferenceStats Stats;
+  /// "op_type in domain" -> nodes kept as declared, for one summary remark.
+  std::map<std::string, size_t> Unsupported;
+
+private:
+  const onnx::OpSchema *findSchema(const Node &N, std::string &Why);
+  const onnx::FunctionProto *findLocalFunction(const Node &N);
+  LogicalResult reportFailure(Node &N, llvm::StringRef What);
+  LogicalResult writeResults(Node &N, NodeContext &Ctx);
+  void runFunction(const onnx::FunctionProto &F, NodeContext &Ctx);
+
+  bool FunctionsLoaded = false;
+  std::unique_ptr<onnx::ModelProto> FunctionHolder;
+  onnx::shape_inference::ModelLocalFunctionsMap Functions;
+};
+
+namespace {
+
+/// Infers one of our subgraphs in place when an If/Loop/Scan inference
+/// function asks for it.
+class SubgraphInferencer final : public onnx::GraphInferencer {
+public:
+  SubgraphInferencer(ShapeInference::Impl &E, Graph &G) : E(E), G(G) {}
+
+  std::vector<const onnx::TypeProto *>
+  doInferencing(const std::vector<const onnx::TypeProto *> &InputTypes,
+                const std::vector<const onnx::TensorProto *> &) override {
+    if (InputTypes.size() != G.getNumInputs())
+      fail_type_inference("graph '", G.getPath(), "' has ", G.getNumInputs(),
+                          " inputs but ", InputTypes.size(), " were provided");
+    for (unsigned I = 0; I < InputTypes.size(); ++I) {
+      if (!InputTypes[I])
+        continue;
+      Value *In = G.getInput(I);
+      Type T = In->getType();
+      std::string Why;
+      if (!mergeInferredType(T, typeFromProto(*InputTypes[I]), Why))
+        fail_type_inference("input '", In->getName().str(), "' of graph '",
+                            G.getPath(), "': ", Why);
+      In->setType(std::move(T));
+    }
+    // Problems inside the body are reported by the engine node by node.
+    (void)E.inferGraph(G);
+    OutputTypes.assign(G.getNumOutputs(), onnx::TypeProto());
+    std::vector<const onnx::TypeProto *> Result;
+    for (unsigned I = 0; I < G.getNumOutputs(); ++I) {
+      typeToProto(G.getOutput(I)->getType(), OutputTypes[I]);
+      Result.push_back(&OutputTypes[I]);
+    }
+    return Result;
+  }
+
+private:
+  ShapeInference::Impl &E;
+  Graph &G;
+  std::vector<onnx::TypeProto> OutputTypes;
+};
+
+/// Presents one node to its schema's inference function.
+class NodeContext final : public onnx::InferenceContext {
+public:
+  NodeContext(ShapeInference::Impl &E, Node &N)
+      : E(E), N(N), InputTypes(N.getNumOperands()),
+        InputTypeState(N.getNumOperands(), 0), InputData(N.getNumOperands()),
+        InputDataState(N.getNumOperands(), 0), OutputTypes(N.getNumResults()) {}
+
+  Node &getNode() const { return N; }
+
+  const onnx::AttributeProto *
+  getAttribute(const std::string &Name) const override {
+    for (const auto &Entry : Attributes)
+      if (Entry.first == Name)
+        return Entry.second.get();
+    const Attribute *A = N.getAttr(Name);
+    if (!A)
+      return nullptr;
+    auto P = std::make_unique<onnx::AttributeProto>();
+    attributeToProto(*A, *P);
+    Attributes.emplace_back(Name, std::move(P));
+    return Attributes.back().second.get();
+  }
+
+  size_t getNumInputs() const override { return N.getNumOperands(); }
+
+  const onnx::TypeProto *getInputType(size_t I) const override {
+    checkInput(I);
+    if (!InputTypeState[I]) {
+      InputTypeState[I] = 2;
+      if (const Value *V = N.getOperand(I)) {
+        if (!V->getType().isNone()) {
+          typeToProto(V->getType(), InputTypes[I]);
+          InputTypeState[I] = 1;
+        } else if (const Tensor *T = E.getConstantTensor(*V)) {
+          tensorToTypeProto(*T, InputTypes[I]);
+          InputTypeState[I] = 1;
+        }
+      }
+    }
+    return InputTypeState[I] == 1 ? &InputTypes[I] : nullptr;
+  }
+
+  const onnx::TensorProto *getInputData(size_t I) const override {
+    checkInput(I);
+    if (InputDataState[I])
+      return InputData[I];
+    InputDataState[I] = 1;
+    const Value *V = N.getOperand(I);
+    if (!V)
+      return nullptr;
+    if (const Tensor *T = E.getConstantTensor(*V)) {
+      if (!T->isExternal())
+        return InputData[I] = &T->getProto();
+      Owned.push_back(loadTensor(*T));
+      return InputData[I] = Owned.back().get();
+    }
+    if (const onnx::TensorProto *P = getConstantAttributeData(*V))
+      return InputData[I] = P;
+    return nullptr;
+  }
+
+  size_t getNumOutputs() const override { return N.getNumResults(); }
+
+  onnx::TypeProto *getOutputType(size_t I) override {
+    if (I >= OutputTypes.size())
+      fail_type_inference("output ", I, " is out of bounds");
+    return &OutputTypes[I];
+  }
+  const onnx::TypeProto &getInferredOutput(size_t I) const {
+    return OutputTypes[I];
+  }
+
+  onnx::GraphInferencer *
+  getGraphAttributeInferencer(const std::string &Name) override {
+    for (auto &Entry : Inferencers)
+      if (Entry.first == Name)
+        return Entry.second.get();
+    const Attribute *A = N.getAttr(Name);
+    if (!A || A->Kind != AttrKind::Graph || A->Graphs.empty())
+      fail_type_inference("attribute ", Name, " does not contain a graph");
+    Inferencers.emplace_back(
+        Name, std::make_unique<SubgraphInferencer>(E, *A->Graphs.front()));
+    return Inferencers.back().second.get();
+  }
+
+  const onnx::SparseTensorProto *getInputSparseData(size_t) const override {
+    return nullptr;
+  }
+
+  const onnx::TensorShapeProto *getSymbolicInput(size_t I) const override {
+    checkInput(I);
+    const Value *V = N.getOperand(I);
+    // Like onnx: constant contents come through getInputData instead.
+    if (!V || E.getConstantTensor(*V))
+      return nullptr;
+    return E.getData(V);
+  }
+
+  /// Keeps a converted tensor alive for the duration of the node.
+  const onnx::TensorProto *keep(std::unique_ptr<onnx::TensorProto> P) const {
+    Owned.push_back(std::move(P));
+    return Owned.back().get();
+  }
+
+private:
+  ShapeInference::Impl &E;
+  Node &N;
+  mutable std::vector<onnx::TypeProto> InputTypes;
+  /// 0 = not converted yet, 1 = converted, 2 = no type.
+  mutable std::vector<char> InputTypeState;
+  mutable std::vector<const onnx::TensorProto *> InputData;
+  mutable std::vector<char> InputDataState;
+  std::vector<onnx::TypeProto> OutputTypes;
+  mutable std::vector<
+      std::pair<std::string, std::unique_ptr<onnx::AttributeProto>>>
+      Attributes;
+  std::vector<std::pair<std::string, std::unique_ptr<SubgraphInferencer>>>
+      Inferencers;
+  mutable std::vector<std::unique_ptr<onnx::TensorProto>> Owned;
+
+  void checkInput(size_t I) const {
+    if (I >= N.getNumOperands())
+      fail_type_inference("input ", I, " is out of bounds");
+  }
+
+  /// Contents of a Constant node's value_int(s)/value_float(s).
+  const onnx::TensorProto *getConstantAttributeData(const Value &V) const {
+    const Node *Def = V.getDefiningNode();
+    if (!Def || !Def->is("Constant") || Def->getAttrs().size() != 1)
+      return nullptr;
+    const Attribute &A = Def->getAttrs().front();
+    auto P = std::make_unique<onnx::TensorProto>();
+    if (A.Name == "value_int" && A.Kind == AttrKind::Int) {
+      P->set_data_type(kInt64);
+      P->add_int64_data(A.I);
+    } else if (A.Name == "value_ints" && A.Kind == AttrKind::Ints) {
+      P->set_data_type(kInt64);
+      P->add_dims(A.Ints.size());
+      P->mutable_int64_data()->Add(A.Ints.begin(), A.Ints.end());
+    } else if (A.Name == "value_float" && A.Kind == AttrKind::Float) {
+      P->set_data_type(onnx::TensorProto_DataType_FLOAT);
+      P->add_float_data(A.F);
+    } else if (A.Name == "value_floats" && A.Kind == AttrKind::Floats) {
+      P->set_data_type(onnx::TensorProto_DataType_FLOAT);
+      P->add_dims(A.Floats.size());
+      P->mutable_float_data()->Add(A.Floats.begin(), A.Floats.end());
+    } else {
+      return nullptr;
+    }
+    return keep(std::move(P));
+  }
+};
+
+/// Presents one node to its schema's data-propagation function; shares the
+/// node's inference context for attributes and types.
+class PropagationContext final : public onnx::DataPropagationContext {
+public:
+  PropagationContext(ShapeInference::Impl &E, NodeContext &Ctx)
+      : E(E), Ctx(Ctx) {}
+
+  const onnx::AttributeProto *
+  getAttribute(const std::string &Name) const override {
+    return Ctx.getAttribute(Name);
+  }
+  size_t getNumInputs() const override { return Ctx.getNumInputs(); }
+  const onnx::TypeProto *getInputType(size_t I) const override {
+    return Ctx.getInputType(I);
+  }
+  size_t getNumOutputs() const override { return Ctx.getNumOutputs(); }
+  const onnx::TypeProto *getOutputType(size_t I) const override {
+    if (I >= Ctx.getNumOutputs())
+      fail_type_inference("output ", I, " is out of bounds");
+    return &Ctx.getInferredOutput(I);
+  }
+
+  const onnx::TensorShapeProto *getInputData(size_t I) override {
+    if (I >= Ctx.getNumInputs())
+      fail_type_inference("input ", I, " is out of bounds");
+    const Value *V = Ctx.getNode().getOperand(I);
+    if (!V)
+      return nullptr;
+    if (const onnx::TensorShapeProto *P = E.getData(V))
+      return P;
+    // Integer constants of rank 0 or 1 read as shape data, as in onnx.
+    const onnx::TensorProto *T = Ctx.getInputData(I);
+    if (!T || T->dims_size() > 1 ||
+        (T->data_type() != kInt64 && T->data_type() != kInt32))
+      return nullptr;
+    std::vector<int64_t> Values;
+    if (T->data_type() == kInt64)
+      Values = onnx::ParseData<int64_t>(T);
+    else
+      for (int32_t X : onnx::ParseData<int32_t>(T))
+        Values.push_back(X);
+    auto P = std::make_unique<onnx::TensorShapeProto>();
+    for (int64_t X : Values)
+      P->add_dim()->set_dim_value(X);
+    Owned.push_back(std::move(P));
+    return Owned.back().get();
+  }
+
+  void addOutputData(size_t I, onnx::TensorShapeProto &&P) override {
+    if (I >= Ctx.getNumOutputs())
+      fail_type_inference("output ", I, " is out of bounds");
+    if (const Value *V = Ctx.getNode().getResult(I))
+      E.Data[V] = std::make_unique<onnx::TensorShapeProto>(std::move(P));
+  }
+
+private:
+  ShapeInference::Impl &E;
+  NodeContext &Ctx;
+  std::vector<std::unique_ptr<onnx::TensorShapeProto>> Owned;
+};
+
+std::string describeOp(const Node &N) {
+  std::string S = N.getOpType().str();
+  if (!N.isOnnxDomain())
+    S = N.getDomain().str() + "." + S;
+  return S;
+}
+
+} // namespace
+
+const Tensor *ShapeInference::Impl::getConstantTensor(const Value &V) const {
+  if (V.hasInitializer()) {
+    // An input's initializer is only a default and may be overridden, except
+    // before IR 4, where every initializer had to be listed as an input.
+    if (V.isGraphInput() && M.getIrVersion() >= 4)
+      return nullptr;
+    return &V.getInitializer();
+  }
+  const Node *Def = V.getDefiningNode();
+  if (!Def || !Def->is("Constant") || Def->getNumResults() != 1)
+    return nullptr;
+  const Attribute *A = Def->getAttr("value");
+  if (!A || A->Kind != AttrKind::Tensor || A->Tensors.empty())
+    return nullptr;
+  return &A->Tensors.front();
+}
+
+const onnx::OpSchema *ShapeInference::Impl::findSchema(const Node &N,
+                                                       std::string &Why) {
+  std::string Domain = N.isOnnxDomain() ? "" : N.getDomain().str();
+  int64_t Version = M.getOpsetVersion(N.getDomain());
+  if (Version <= 0) {
+    Why = "domain '" + N.getDomain().str() + "' is not imported";
+    return nullptr;
+  }
+  const auto &Ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+  auto It = Ranges.Map().find(Domain);
+  if (It != Ranges.Map().end() && Version > It->second.second) {
+    Why = "opset " + std::to_string(Version) + " is newer than the schemas (" +
+          std::to_string(It->second.second) + ")";
+    return nullptr;
+  }
+  const onnx::OpSchema *S = onnx::OpSchemaRegistry::Schema(
+      N.getOpType().str(), static_cast<int>(Version), Domain);
+  if (!S)
+    Why = "no schema in opset " + std::to_string(Version);
+  return S;
+}
+
+const onnx::FunctionProto *
+ShapeInference::Impl::findLocalFunction(const Node &N) {
+  if (!FunctionsLoaded) {
+    FunctionsLoaded = true;
+    if (!M.Residual.empty()) {
+      FunctionHolder = std::make_unique<onnx::ModelProto>();
+      if (FunctionHolder->ParseFromString(M.Residual))
+        for (const onnx::FunctionProto &F : FunctionHolder->functions())
+          Functions[F.domain() + ":" + F.name()] = &F;
+    }
+  }
+  if (Functions.empty())
+    return nullptr;
+  auto It = Functions.find(N.getDomain().str() + ":" + N.getOpType().str());
+  return It == Functions.end() ? nullptr : It->second;
+}
+
+void ShapeInference::Impl::runFunction(const onnx::FunctionProto &F,
+                                       NodeContext &Ctx) {
+  std::unordered_map<std::string, int> Opsets;
+  for (const onnx::OperatorSetIdProto &O : F.opset_import())
+    Opsets[O.domain()] = static_cast<int>(O.version());
+  onnx::shape_inference::InferShapeForFunctionNode(
+      F, Opsets, onnx::OpSchemaRegistry::Instance(), Ctx, {}, Functions,
+      &Symbols);
+}
+
+LogicalResult ShapeInference::Impl::reportFailure(Node &N,
+                                                  llvm::StringRef What) {
+  ++Stats.NodesFailed;
+  // An operand without a type (e.g. the result of a custom op) explains the
+  // failure; onnx stays silent about it too.
+  for (const Value *V : N.getOperands())
+    if (V && V->getType().isNone() && !getConstantTensor(*V))
+      return success();
+  // ONNX messages may span lines ("==> Context: ..."); keep the first.
+  llvm::StringRef Msg = What.split('\n').first.rtrim();
+  if (Opts.Strict)
+    return emitError(Diags, N) << "shape inference failed: " << Msg;
+  emitWarning(Diags, N) << "shape inference failed: " << Msg;
+  return success();
+}
+
+LogicalResult ShapeInference::Impl::writeResults(Node &N, NodeContext &Ctx) {
+  bool Ok = true;
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    Value *V = N.getResult(I);
+    const onnx::TypeProto &P = Ctx.getInferredOutput(I);
+    if (!V || P.value_case() == onnx::TypeProto::VALUE_NOT_SET)
+      continue;
+    Type Inferred = typeFromProto(P);
+    // As onnx does: name the unknown dims of the inferred type, then merge;
+    // a declared unknown dim about which inference says nothing stays so.
+    if (Opts.NameUnknownDims)
+      Symbols.nameUnknownDims(Inferred);
+    Type Merged = V->getType();
+    std::string Why;
+    size_t FirstFact = Facts.size();
+    if (!mergeInferredType(Merged, Inferred, Why, &Facts)) {
+      ++Stats.Contradictions;
+      emitError(Diags, N) << "inferred type " << Inferred.str() << " of value '"
+                          << V->getName() << "' contradicts its declared type "
+                          << V->getType().str() << " (" << Why << ")";
+      Ok = false;
+      continue;
+    }
+    for (size_t K = FirstFact; K < Facts.size(); ++K) {
+      Facts[K].V = V;
+      Facts[K].From = &N;
+    }
+    if (Merged != V->getType()) {
+      ++Stats.ValuesRefined;
+      V->setType(std::move(Merged));
+    }
+  }
+  return success(Ok);
+}
+
+LogicalResult ShapeInference::Impl::inferNode(Node &N) {
+  for (unsigned I = 0; I < N.getNumResults(); ++I)
+    if (Value *V = N.getResult(I))
+      Data.erase(V);
+
+  std::string Why;
+  const onnx::OpSchema *Schema = findSchema(N, Why);
+  const onnx::FunctionProto *Local = Schema ? nullptr : findLocalFunction(N);
+  if (!Schema && !Local) {
+    ++Stats.NodesWithoutSchema;
+    ++Unsupported["'" + describeOp(N) + "' (" + Why + ")"];
+    if (!Opts.InferUnknownOpBodies)
+      return success();
+    bool Ok = true;
+    for (Graph *Sub : N.getSubgraphs())
+      Ok &= succeeded(inferGraph(*Sub));
+    return success(Ok);
+  }
+
+  NodeContext Ctx(*this, N);
+  try {
+    if (Local)
+      runFunction(*Local, Ctx);
+    else if (Schema->has_type_and_shape_inference_function())
+      Schema->GetTypeAndShapeInferenceFunction()(Ctx);
+    else if (Schema->HasFunction())
+      onnx::shape_inference::InferShapeForFunctionNode(
+          *Schema->GetFunction(), onnx::OpSchemaRegistry::Instance(), Ctx, {},
+          Functions, &Symbols);
+  } catch (const std::exception &Ex) {
+    return reportFailure(N, Ex.what());
+  }
+  ++Stats.NodesInferred;
+  LogicalResult Written = writeResults(N, Ctx);
+
+  if (!Opts.DataPropagation || !Schema ||
+      !Schema->has_data_propagation_function())
+    return Written;
+  PropagationContext PCtx(*this, Ctx);
+  try {
+    Schema->GetDataPropagationFunction()(PCtx);
+  } catch (const std::exception &Ex) {
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      if (Value *V = N.getResult(I))
+        Data.erase(V);
+    --Stats.NodesInferred;
+    if (failed(reportFailure(N, Ex.what())))
+      return failure();
+  }
+  return Written;
+}
+
+void ShapeInference::Impl::emitUnsupportedRemarks() {
+  for (const auto &Entry : Unsupported)
+    emitRemark(Diags) << Entry.second << " node(s) of " << Entry.first
+                      << " keep their declared types";
+  Unsupported.clear();
+}
+
+//===----------------------------------------------------------------------===//
+// Public interface
+//===----------------------------------------------------------------------===//
+
+ShapeInference::ShapeInference(Model &M, DiagnosticEngine &Diags,
+                               ShapeInferenceOptions Opts)
+    : P(std::make_unique<Impl>(M, Diags, Opts)) {}
+
+ShapeInference::~ShapeInference() = default;
+
+LogicalResult ShapeInference::inferModel() {
+  LogicalResult R = P->inferGraph(P->M.getGraph());
+  P->emitUnsupportedRemarks();
+  return R;
+}
+
+LogicalResult ShapeInference::inferGraph(Graph &G) {
+  LogicalResult R = P->inferGraph(G);
+  P->emitUnsupportedRemarks();
+  return R;
+}
+
+LogicalResult ShapeInference::inferNode(Node &N) { return P->inferNode(N); }
+
+std::optional<std::vector<Dim>>
+ShapeInference::getPropagatedData(const Value &V) const {
+  const onnx::TensorShapeProto *S = P->getData(&V);
+  if (!S)
+    return std::nullopt;
+  std::vector<Dim> Dims;
+  for (const onnx::TensorShapeProto_Dimension &D : S->dim())
+    Dims.push_back(dimFromProto(D));
+  return Dims;
+}
+
+void ShapeInference::forget(const Value &V) { P->Data.erase(&V); }
+
+llvm::ArrayRef<DimFact> ShapeInference::getDimFacts() const { return P->Facts; }
+
+const ShapeInferenceStats &ShapeInference::getStats() const { return P->Stats; }
+
+LogicalResult onnxopt::inferShapes(Model &M, DiagnosticEngine &Diags,
+                                   ShapeInferenceOptions Opts) {
+  ShapeInference SI(M, Diags, Opts);
+  return SI.inferModel();
+}

@@ -1,0 +1,631 @@
+//===- ShapeInferenceTest.cpp - Per-node shape inference ------------------===//
+//
+// Units of the inference adapter on small text models, and the agreement
+// check against onnx::shape_inference::InferShapes on every model of
+// Debian's libonnx-testdata.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Import/Import.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "gtest/gtest.h"
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+using namespace onnxopt;
+
+namespace {
+
+/// Diagnostics collected as "severity: location: message" lines.
+struct Collected {
+  DiagnosticEngine Diags;
+  std::vector<Diagnostic> All;
+  Collected() {
+    Diags.setHandler([this](const Diagnostic &D) { All.push_back(D); });
+  }
+  std::string text() const {
+    std::string S;
+    for (const Diagnostic &D : All)
+      S += D.Location + ": " + D.Message + "\n";
+    return S;
+  }
+  size_t count(Severity Sev) const {
+    return std::count_if(All.begin(), All.end(),
+                         [&](const Diagnostic &D) { return D.Sev == Sev; });
+  }
+};
+
+std::unique_ptr<Model> parse(llvm::StringRef Text) {
+  DiagnosticEngine D;
+  std::unique_ptr<Model> M = parseTextModel(Text, D);
+  EXPECT_TRUE(M) << "model does not parse";
+  return M;
+}
+
+Value *findValue(Graph &G, llvm::StringRef Name) {
+  for (const std::unique_ptr<Value> &V : G.getInputs())
+    if (V->getName() == Name)
+      return V.get();
+  for (const std::unique_ptr<Value> &V : G.getConstants())
+    if (V->getName() == Name)
+      return V.get();
+  for (Node &N : G.getNodes())
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      if (Value *V = N.getResult(I))
+        if (V->getName() == Name)
+          return V;
+  return nullptr;
+}
+
+std::string typeOf(Model &M, llvm::StringRef Name) {
+  Value *V = findValue(M.getGraph(), Name);
+  return V ? V->getType().str() : "<no such value>";
+}
+
+Node *findNode(Graph &G, llvm::StringRef Name) {
+  for (Node &N : G.getNodes())
+    if (N.getName() == Name)
+      return &N;
+  return nullptr;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Merging
+//===----------------------------------------------------------------------===//
+
+static Type floatOf(std::vector<Dim> Dims) { return Type::tensor(1, Dims); }
+
+TEST(MergeInferredType, FillsUnknowns) {
+  Type D = floatOf({Dim::symbol("N"), Dim::unknown()});
+  std::string Why;
+  ASSERT_TRUE(mergeInferredType(
+      D, floatOf({Dim::symbol("unk__0"), Dim::known(3)}), Why));
+  EXPECT_EQ(D.str(), "float[N,3]");
+
+  Type None;
+  ASSERT_TRUE(mergeInferredType(None, floatOf({Dim::known(2)}), Why));
+  EXPECT_EQ(None.str(), "float[2]");
+
+  Type NoShape = Type::tensor(0);
+  ASSERT_TRUE(mergeInferredType(NoShape, floatOf({Dim::known(2)}), Why));
+  EXPECT_EQ(NoShape.str(), "float[2]");
+}
+
+TEST(MergeInferredType, KnownReplacesSymbolAndIsRecorded) {
+  Type D = floatOf({Dim::symbol("N"), Dim::symbol("K")});
+  std::vector<DimFact> Facts;
+  std::string Why;
+  ASSERT_TRUE(mergeInferredType(
+      D, floatOf({Dim::symbol("batch"), Dim::known(12)}), Why, &Facts));
+  EXPECT_EQ(D.str(), "float[N,12]");
+  ASSERT_EQ(Facts.size(), 2u);
+  EXPECT_EQ(Facts[0].DimIndex, 0u);
+  EXPECT_EQ(Facts[0].Declared.getSymbol(), "N");
+  EXPECT_EQ(Facts[0].Inferred.getSymbol(), "batch");
+  EXPECT_EQ(Facts[1].DimIndex, 1u);
+  EXPECT_EQ(Facts[1].Inferred.getValue(), 12);
+}
+
+TEST(MergeInferredType, ContradictionsLeaveTheDeclaredType) {
+  std::string Why;
+  Type D = floatOf({Dim::symbol("N"), Dim::known(3)});
+  EXPECT_FALSE(
+      mergeInferredType(D, floatOf({Dim::known(1), Dim::known(4)}), Why));
+  EXPECT_EQ(Why, "dim 1: 4 vs 3");
+  EXPECT_EQ(D.str(), "float[N,3]");
+  EXPECT_FALSE(mergeInferredType(D, floatOf({Dim::known(1)}), Why));
+  EXPECT_EQ(Why, "rank 1 vs 2");
+  EXPECT_FALSE(mergeInferredType(D, Type::tensor(7), Why));
+  EXPECT_EQ(Why, "element type int64 vs float");
+  EXPECT_FALSE(mergeInferredType(D, Type::sequence(Type::tensor(1)), Why));
+}
+
+TEST(MergeInferredType, Sequences) {
+  Type D = Type::sequence(Type::tensor(1));
+  std::string Why;
+  ASSERT_TRUE(mergeInferredType(
+      D, Type::sequence(floatOf({Dim::known(2), Dim::unknown()})), Why));
+  EXPECT_EQ(D.str(), "seq(float[2,?])");
+}
+
+//===----------------------------------------------------------------------===//
+// Inference on small models
+//===----------------------------------------------------------------------===//
+
+TEST(ShapeInference, FillsIntermediateTypes) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3,32,32] X, float[8,3,3,3] W) => (float[N,8,16,16] Y) {
+      C = Conv<kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]>(X, W)
+      Y = Relu(C)
+      T = Transpose<perm=[0,2,3,1]>(C)
+    })");
+  Collected C;
+  ShapeInference SI(*M, C.Diags);
+  ASSERT_TRUE(succeeded(SI.inferModel())) << C.text();
+  EXPECT_EQ(typeOf(*M, "C"), "float[N,8,16,16]");
+  EXPECT_EQ(typeOf(*M, "T"), "float[N,16,16,8]");
+  EXPECT_EQ(SI.getStats().NodesInferred, 3u);
+  EXPECT_EQ(SI.getStats().ValuesRefined, 2u);
+  EXPECT_TRUE(C.All.empty()) << C.text();
+}
+
+TEST(ShapeInference, DataPropagationReachesReshape) {
+  const char *Text = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3,4] X) => (float[?,?] Y) {
+      S = Shape(X)
+      zero = Constant<value=int64[1] {0}>()
+      B = Gather<axis=0>(S, zero)
+      m1 = Constant<value_ints=[-1]>()
+      Sh = Concat<axis=0>(B, m1)
+      Y = Reshape(X, Sh)
+    })";
+  auto M = parse(Text);
+  Collected C;
+  ShapeInference SI(*M, C.Diags);
+  ASSERT_TRUE(succeeded(SI.inferModel())) << C.text();
+  EXPECT_EQ(typeOf(*M, "Y"), "float[2,12]");
+  std::optional<std::vector<Dim>> Sh =
+      SI.getPropagatedData(*findValue(M->getGraph(), "Sh"));
+  ASSERT_TRUE(Sh.has_value());
+  ASSERT_EQ(Sh->size(), 2u);
+  EXPECT_EQ((*Sh)[0].getValue(), 2);
+  EXPECT_EQ((*Sh)[1].getValue(), -1);
+
+  // Without data propagation Reshape only knows the rank.
+  auto M2 = parse(Text);
+  ShapeInferenceOptions Opts;
+  Opts.DataPropagation = false;
+  Opts.NameUnknownDims = false;
+  ASSERT_TRUE(succeeded(inferShapes(*M2, C.Diags, Opts)));
+  EXPECT_EQ(typeOf(*M2, "Y"), "float[?,?]");
+}
+
+TEST(ShapeInference, SymbolicShapeDataKeepsSymbols) {
+  auto M2 = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,C,H,W] X) => (float[?,?,?] Y) {
+      S = Shape(X)
+      starts = Constant<value_ints=[0]>()
+      ends = Constant<value_ints=[2]>()
+      P = Slice(S, starts, ends)
+      m1 = Constant<value_ints=[-1]>()
+      Sh = Concat<axis=0>(P, m1)
+      Y = Reshape(X, Sh)
+    })");
+  Collected C;
+  ASSERT_TRUE(succeeded(inferShapes(*M2, C.Diags))) << C.text();
+  // ONNX 1.12 cannot compute H*W from symbols: the last dim gets a fresh
+  // name; the symbolic dims themselves come through.
+  EXPECT_EQ(typeOf(*M2, "Y"), "float[N,C,unk__0]");
+}
+
+TEST(ShapeInference, ContradictionNamesNodeAndValue) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3] X) => (float[N,4] Y) {
+      Y = Relu(X)
+    })");
+  findNode(M->getGraph(), "")->setName("relu0");
+  Collected C;
+  EXPECT_TRUE(failed(inferShapes(*M, C.Diags)));
+  ASSERT_EQ(C.count(Severity::Error), 1u) << C.text();
+  EXPECT_NE(C.All[0].Location.find("node 'relu0' (Relu)"), std::string::npos)
+      << C.text();
+  EXPECT_EQ(C.All[0].Message,
+            "inferred type float[N,3] of value 'Y' contradicts its declared "
+            "type float[N,4] (dim 1: 3 vs 4)");
+  EXPECT_EQ(typeOf(*M, "Y"), "float[N,4]");
+}
+
+TEST(ShapeInference, KnownDimReplacesDeclaredSymbol) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3] X) => (float[N,K] Y) {
+      Y = Relu(X)
+    })");
+  Collected C;
+  ShapeInference SI(*M, C.Diags);
+  ASSERT_TRUE(succeeded(SI.inferModel())) << C.text();
+  EXPECT_EQ(typeOf(*M, "Y"), "float[N,3]");
+  ASSERT_EQ(SI.getDimFacts().size(), 1u);
+  const DimFact &F = SI.getDimFacts()[0];
+  EXPECT_EQ(F.V->getName(), "Y");
+  EXPECT_EQ(F.From->getOpType(), "Relu");
+  EXPECT_EQ(F.DimIndex, 1u);
+  EXPECT_EQ(F.Declared.getSymbol(), "K");
+  EXPECT_EQ(F.Inferred.getValue(), 3);
+}
+
+TEST(ShapeInference, OpsWithoutSchemaKeepTheirTypes) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17, "com.example" : 1]>
+    g (float[N,3] X) => (float[N,3] Z) {
+      Y = com.example.Mystery(X)
+      Z = Relu(Y)
+    })");
+  Collected C;
+  ShapeInference SI(*M, C.Diags);
+  ASSERT_TRUE(succeeded(SI.inferModel())) << C.text();
+  EXPECT_EQ(typeOf(*M, "Y"), "<none>");
+  EXPECT_EQ(SI.getStats().NodesWithoutSchema, 1u);
+  ASSERT_EQ(C.count(Severity::Remark), 1u) << C.text();
+  EXPECT_EQ(C.count(Severity::Warning), 0u) << C.text();
+  EXPECT_EQ(C.All[0].Message,
+            "1 node(s) of 'com.example.Mystery' (no schema in opset 1) keep "
+            "their declared types");
+}
+
+TEST(ShapeInference, OpsetsNewerThanTheSchemasAreNotInferred) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[N,3] X) => (float[N,3] Y) {
+      A = Relu(X)
+      Y = Relu(A)
+    })");
+  Collected C;
+  ShapeInference SI(*M, C.Diags);
+  ASSERT_TRUE(succeeded(SI.inferModel())) << C.text();
+  EXPECT_EQ(typeOf(*M, "A"), "<none>");
+  EXPECT_EQ(SI.getStats().NodesWithoutSchema, 2u);
+  ASSERT_EQ(C.All.size(), 1u) << C.text();
+  EXPECT_EQ(C.All[0].Message,
+            "2 node(s) of 'Relu' (opset 18 is newer than the schemas (17)) "
+            "keep their declared types");
+}
+
+TEST(ShapeInference, FailingInferenceWarnsOrFailsWhenStrict) {
+  const char *Text = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3] X, float[4] Z) => (float[?] Y) {
+      Y = Add(X, Z)
+    })";
+  auto M = parse(Text);
+  Collected C;
+  EXPECT_TRUE(succeeded(inferShapes(*M, C.Diags)));
+  ASSERT_EQ(C.count(Severity::Warning), 1u) << C.text();
+  EXPECT_TRUE(llvm::StringRef(C.All[0].Message)
+                  .startswith("shape inference failed: [ShapeInferenceError]"))
+      << C.text();
+  EXPECT_EQ(typeOf(*M, "Y"), "float[?]");
+
+  auto M2 = parse(Text);
+  Collected C2;
+  ShapeInferenceOptions Opts;
+  Opts.Strict = true;
+  EXPECT_TRUE(failed(inferShapes(*M2, C2.Diags, Opts)));
+  EXPECT_EQ(C2.count(Severity::Error), 1u) << C2.text();
+}
+
+TEST(ShapeInference, IfBranchesAreInferredInPlace) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (bool c, float[N,3] X) => (float[N,3] Y) {
+      Y = If(c) <
+        then_branch = t () => (float[N,3] A) { A = Relu(X) },
+        else_branch = e () => (float[N,3] B) { B0 = Neg(X)  B = Abs(B0) }
+      >
+    })");
+  Collected C;
+  ASSERT_TRUE(succeeded(inferShapes(*M, C.Diags))) << C.text();
+  Node &If = M->getGraph().getNodes().front();
+  std::vector<Graph *> Subs = If.getSubgraphs();
+  ASSERT_EQ(Subs.size(), 2u);
+  EXPECT_EQ(findValue(*Subs[1], "B0")->getType().str(), "float[N,3]");
+  EXPECT_EQ(typeOf(*M, "Y"), "float[N,3]");
+}
+
+TEST(ShapeInference, LoopBodyGetsItsInputTypesFromTheLoop) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (int64 n, float[4] X) => (float[4] Y, float[?,4] S) {
+      cond = Constant<value=bool {1}>()
+      Y, S = Loop(n, cond, X) <
+        body = b (int64 i, bool ci, x) => (co, y, s) {
+          co = Identity(ci)
+          y = Add(x, x)
+          s = Identity(y)
+        }
+      >
+    })");
+  Collected C;
+  ASSERT_TRUE(succeeded(inferShapes(*M, C.Diags))) << C.text();
+  Graph *Body = M->getGraph().getNodes().back().getSubgraphs()[0];
+  // Loop-carried shapes may change between iterations: only the element
+  // type reaches the body.
+  EXPECT_EQ(Body->getInput(2)->getType().str(), "float");
+  EXPECT_EQ(findValue(*Body, "co")->getType().str(), "bool[]");
+  // The body says nothing about s's shape, so neither does the Loop: S
+  // keeps its declared dims.
+  EXPECT_EQ(typeOf(*M, "S"), "float[?,4]");
+}
+
+TEST(ShapeInference, InferNodeAfterARewrite) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3,8,8] X) => (float[?,?,?,?] Y) {
+      Y = Transpose<perm=[0,2,3,1]>(X)
+    })");
+  Collected C;
+  ShapeInference SI(*M, C.Diags);
+  ASSERT_TRUE(succeeded(SI.inferModel())) << C.text();
+  EXPECT_EQ(typeOf(*M, "Y"), "float[N,8,8,3]");
+  Node &T = M->getGraph().getNodes().front();
+  T.setAttr(Attribute::getInts("perm", {1, 0, 2, 3}));
+  Value *Y = T.getResult(0);
+  Y->setType(Type());
+  ASSERT_TRUE(succeeded(SI.inferNode(T))) << C.text();
+  EXPECT_EQ(Y->getType().str(), "float[3,N,8,8]");
+}
+
+TEST(ShapeInference, ConstantInitializersAreInputData) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[6,4] X) => (float[?,?] Y)
+    <int64[2] shape = {3, 8}> {
+      Y = Reshape(X, shape)
+    })");
+  Collected C;
+  ASSERT_TRUE(succeeded(inferShapes(*M, C.Diags))) << C.text();
+  EXPECT_EQ(typeOf(*M, "Y"), "float[3,8]");
+}
+
+TEST(ShapeInference, UnknownDimsGetStableFreshNames) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[unk__0,3] X, int64[2] S) => (float[?,?] Y) {
+      Y = Reshape(X, S)
+      Z = Relu(Y)
+    })");
+  Collected C;
+  ASSERT_TRUE(succeeded(inferShapes(*M, C.Diags))) << C.text();
+  // Without shape data Reshape says nothing about Y's dims: they stay
+  // unknown. Relu's inferred dims are unknown: they get fresh names, and
+  // unk__0 is taken by the model.
+  EXPECT_EQ(typeOf(*M, "Y"), "float[?,?]");
+  EXPECT_EQ(typeOf(*M, "Z"), "float[unk__1,unk__2]");
+}
+
+//===----------------------------------------------------------------------===//
+// Agreement with onnx::shape_inference::InferShapes on libonnx-testdata
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+const char *kTestData = "/usr/share/libonnx-testdata/data";
+
+/// Compares our types with ONNX's, treating fresh `unk__` symbols on both
+/// sides as equal when they correspond one to one.
+class TypeComparer {
+public:
+  explicit TypeComparer(const llvm::StringSet<> &Original)
+      : Original(Original) {}
+
+  bool same(const Type &Ours, const Type &Theirs) {
+    if (Ours.getKind() != Theirs.getKind() ||
+        Ours.getElemType() != Theirs.getElemType() ||
+        Ours.hasShape() != Theirs.hasShape() ||
+        Ours.getRank() != Theirs.getRank())
+      return false;
+    for (size_t I = 0; I < Ours.getRank(); ++I)
+      if (!sameDim(Ours.getDims()[I], Theirs.getDims()[I]))
+        return false;
+    switch (Ours.getKind()) {
+    case Type::Kind::Sequence:
+    case Type::Kind::Optional:
+    case Type::Kind::Map:
+      return same(Ours.getElementType(), Theirs.getElementType());
+    default:
+      return true;
+    }
+  }
+
+private:
+  const llvm::StringSet<> &Original;
+  std::map<std::string, std::string> OursToTheirs, TheirsToOurs;
+
+  bool isFresh(llvm::StringRef S) const {
+    return S.startswith("unk__") && !Original.count(S);
+  }
+  bool sameDim(const Dim &A, const Dim &B) {
+    if (A.getKind() != B.getKind())
+      return false;
+    if (A.isKnown())
+      return A.getValue() == B.getValue();
+    if (!A.isSymbol())
+      return true;
+    if (!isFresh(A.getSymbol()) || !isFresh(B.getSymbol()))
+      return A.getSymbol() == B.getSymbol();
+    auto [It1, New1] = OursToTheirs.emplace(A.getSymbol(), B.getSymbol());
+    auto [It2, New2] = TheirsToOurs.emplace(B.getSymbol(), A.getSymbol());
+    return It1->second == B.getSymbol() && It2->second == A.getSymbol();
+  }
+};
+
+void collectSymbols(const onnx::TypeProto &T, llvm::StringSet<> &Out) {
+  if (T.has_tensor_type())
+    for (const auto &D : T.tensor_type().shape().dim())
+      if (D.has_dim_param())
+        Out.insert(D.dim_param());
+  if (T.has_sequence_type())
+    collectSymbols(T.sequence_type().elem_type(), Out);
+  if (T.has_optional_type())
+    collectSymbols(T.optional_type().elem_type(), Out);
+}
+
+void collectSymbols(const onnx::GraphProto &G, llvm::StringSet<> &Out) {
+  for (const auto *List : {&G.input(), &G.output(), &G.value_info()})
+    for (const onnx::ValueInfoProto &VI : *List)
+      collectSymbols(VI.type(), Out);
+  for (const onnx::NodeProto &N : G.node())
+    for (const onnx::AttributeProto &A : N.attribute()) {
+      if (A.has_g())
+        collectSymbols(A.g(), Out);
+      for (const onnx::GraphProto &Sub : A.graphs())
+        collectSymbols(Sub, Out);
+    }
+}
+
+Type typeFromProto(const onnx::TypeProto &P);
+
+std::optional<std::vector<Dim>>
+shapeFromProto(const onnx::TensorShapeProto *S) {
+  if (!S)
+    return std::nullopt;
+  std::vector<Dim> Dims;
+  for (const auto &D : S->dim())
+    Dims.push_back(D.has_dim_value()   ? Dim::known(D.dim_value())
+                   : D.has_dim_param() ? Dim::symbol(D.dim_param())
+                                       : Dim::unknown());
+  return Dims;
+}
+
+Type typeFromProto(const onnx::TypeProto &P) {
+  if (P.has_tensor_type())
+    return Type::tensor(P.tensor_type().elem_type(),
+                        shapeFromProto(P.tensor_type().has_shape()
+                                           ? &P.tensor_type().shape()
+                                           : nullptr));
+  if (P.has_sequence_type())
+    return Type::sequence(typeFromProto(P.sequence_type().elem_type()));
+  if (P.has_optional_type())
+    return Type::optional(typeFromProto(P.optional_type().elem_type()));
+  if (P.has_map_type())
+    return Type::map(P.map_type().key_type(),
+                     typeFromProto(P.map_type().value_type()));
+  return Type();
+}
+
+struct Agreement {
+  size_t Values = 0;
+  size_t Differ = 0;
+  std::string FirstDifference;
+};
+
+/// Compares every value of our graph \p G with the type ONNX recorded for
+/// it in \p P (input, output or value_info), then the subgraphs.
+void compareGraph(Graph &G, const onnx::GraphProto &P, TypeComparer &Cmp,
+                  Agreement &A) {
+  std::map<std::string, const onnx::TypeProto *> Theirs;
+  for (const auto *List : {&P.input(), &P.value_info(), &P.output()})
+    for (const onnx::ValueInfoProto &VI : *List)
+      Theirs[VI.name()] = &VI.type();
+  auto Check = [&](const Value &V) {
+    auto It = Theirs.find(V.getName().str());
+    Type T = It == Theirs.end() ? Type() : typeFromProto(*It->second);
+    ++A.Values;
+    if (Cmp.same(V.getType(), T))
+      return;
+    if (!A.Differ++)
+      A.FirstDifference = "value '" + V.getName().str() + "' in graph '" +
+                          G.getPath() + "': ours " + V.getType().str() +
+                          ", onnx " + T.str();
+  };
+  for (const std::unique_ptr<Value> &V : G.getInputs())
+    Check(*V);
+  int Index = 0;
+  for (Node &N : G.getNodes()) {
+    const onnx::NodeProto *PN =
+        Index < P.node_size() ? &P.node(Index) : nullptr;
+    ++Index;
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      if (Value *V = N.getResult(I))
+        Check(*V);
+    if (!PN || PN->op_type() != N.getOpType())
+      continue;
+    for (const Attribute &Attr : N.getAttrs()) {
+      if (Attr.Kind != AttrKind::Graph)
+        continue;
+      for (const onnx::AttributeProto &PA : PN->attribute())
+        if (PA.name() == Attr.Name && PA.has_g())
+          compareGraph(*Attr.Graphs.front(), PA.g(), Cmp, A);
+    }
+  }
+}
+
+} // namespace
+
+TEST(ShapeInference, AgreesWithOnnxOnLibonnxTestdata) {
+  if (!llvm::sys::fs::is_directory(kTestData))
+    GTEST_SKIP() << "libonnx-testdata is not installed";
+  std::vector<std::string> Paths;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator Suite(kTestData, EC), End;
+       Suite != End && !EC; Suite.increment(EC))
+    for (llvm::sys::fs::directory_iterator Case(Suite->path(), EC), CEnd;
+         Case != CEnd && !EC; Case.increment(EC)) {
+      std::string Path = Case->path() + "/model.onnx";
+      if (llvm::sys::fs::exists(Path))
+        Paths.push_back(Path);
+    }
+  std::sort(Paths.begin(), Paths.end());
+  ASSERT_GT(Paths.size(), 1000u);
+
+  auto Start = std::chrono::steady_clock::now();
+  size_t Agree = 0, OnnxThrew = 0, NotLoaded = 0, Values = 0;
+  std::vector<std::string> Differences;
+  for (const std::string &Path : Paths) {
+    auto Buffer = llvm::MemoryBuffer::getFile(Path);
+    ASSERT_TRUE(bool(Buffer)) << Path;
+    onnx::ModelProto Proto;
+    ASSERT_TRUE(Proto.ParseFromArray((*Buffer)->getBufferStart(),
+                                     (*Buffer)->getBufferSize()))
+        << Path;
+    llvm::StringSet<> Original;
+    collectSymbols(Proto.graph(), Original);
+
+    onnx::ShapeInferenceOptions OnnxOpts(/*check_type=*/false,
+                                         /*strict_mode=*/0,
+                                         /*data_prop=*/true);
+    std::unordered_map<std::string, onnx::TensorShapeProto> Generated;
+    try {
+      onnx::shape_inference::InferShapes(
+          Proto, onnx::OpSchemaRegistry::Instance(), OnnxOpts, &Generated);
+    } catch (const std::exception &) {
+      ++OnnxThrew;
+      continue;
+    }
+
+    Collected C;
+    std::unique_ptr<Model> M = loadModel(Path, C.Diags);
+    if (!M) {
+      ++NotLoaded;
+      continue;
+    }
+    (void)inferShapes(*M, C.Diags);
+    TypeComparer Cmp(Original);
+    Agreement A;
+    compareGraph(M->getGraph(), Proto.graph(), Cmp, A);
+    Values += A.Values;
+    if (!A.Differ)
+      ++Agree;
+    else
+      Differences.push_back(Path.substr(strlen(kTestData) + 1) + ": " +
+                            std::to_string(A.Differ) + " value(s), first " +
+                            A.FirstDifference);
+  }
+  double Seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
+  std::string Report;
+  for (const std::string &D : Differences)
+    Report += "  " + D + "\n";
+  std::printf("libonnx-testdata: %zu models, %zu agree on all %zu values "
+              "compared, %zu differ, onnx threw on %zu, %zu not loaded "
+              "(%.2f s)\n%s",
+              Paths.size(), Agree, Values, Differences.size(), OnnxThrew,
+              NotLoaded, Seconds, Report.c_str());
+  EXPECT_EQ(NotLoaded, 0u);
+  EXPECT_TRUE(Differences.empty()) << Report;
+}
