@@ -1,0 +1,751 @@
+//===- ImportExportTest.cpp - Binary import/export units ------------------===//
+//
+// Models are built with protobuf here (no Python at test time): external
+// data, residual carrying, error reporting and the atomic writer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "onnxopt/Export/Export.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Import/Import.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "gtest/gtest.h"
+#include <google/protobuf/unknown_field_set.h>
+#include <google/protobuf/util/message_differencer.h>
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+
+using namespace onnxopt;
+
+namespace {
+
+/// A scratch directory removed at the end of the test.
+struct TempDir {
+  llvm::SmallString<128> Path;
+  TempDir() {
+    std::error_code EC =
+        llvm::sys::fs::createUniqueDirectory("onnxopt-io", Path);
+    EXPECT_FALSE(EC);
+  }
+  ~TempDir() { llvm::sys::fs::remove_directories(Path); }
+  std::string file(llvm::StringRef Name) const {
+    llvm::SmallString<128> P(Path);
+    llvm::sys::path::append(P, Name);
+    return std::string(P);
+  }
+};
+
+/// Collects diagnostics as "severity: location: message" lines.
+struct CapturedDiags {
+  DiagnosticEngine Diags;
+  std::string Text;
+  CapturedDiags() {
+    Diags.setHandler([this](const Diagnostic &D) {
+      llvm::raw_string_ostream OS(Text);
+      Diags.print(OS, D);
+    });
+  }
+};
+
+std::string readFile(const std::string &Path) {
+  auto Buf = llvm::MemoryBuffer::getFile(Path, false, false);
+  return Buf ? (*Buf)->getBuffer().str() : std::string();
+}
+
+void writeFile(const std::string &Path, llvm::StringRef Bytes) {
+  std::ofstream OS(Path, std::ios::binary);
+  OS.write(Bytes.data(), Bytes.size());
+}
+
+std::vector<std::string> listDir(const std::string &Dir) {
+  std::vector<std::string> Names;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC;
+       It.increment(EC))
+    Names.push_back(llvm::sys::path::filename(It->path()).str());
+  std::sort(Names.begin(), Names.end());
+  return Names;
+}
+
+std::string floatBytes(std::initializer_list<float> Vals) {
+  std::string S;
+  for (float F : Vals)
+    S.append(reinterpret_cast<const char *>(&F), sizeof(F));
+  return S;
+}
+
+std::string diff(const google::protobuf::Message &A,
+                 const google::protobuf::Message &B) {
+  google::protobuf::util::MessageDifferencer D;
+  std::string Report;
+  D.ReportDifferencesToString(&Report);
+  if (D.Compare(A, B))
+    return "";
+  return Report.empty() ? "differ" : Report;
+}
+
+void setTensorType(onnx::ValueInfoProto &VI, llvm::StringRef Name,
+                   std::vector<int64_t> Dims) {
+  VI.set_name(Name.str());
+  auto *TT = VI.mutable_type()->mutable_tensor_type();
+  TT->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t D : Dims)
+    TT->mutable_shape()->add_dim()->set_dim_value(D);
+}
+
+/// y = Add(Add(x, w0), w1) with w0, w1 float[2].
+onnx::ModelProto makeAddModel() {
+  onnx::ModelProto P;
+  P.set_ir_version(8);
+  auto *Op = P.add_opset_import();
+  Op->set_domain("");
+  Op->set_version(17);
+  onnx::GraphProto &G = *P.mutable_graph();
+  G.set_name("adds");
+  setTensorType(*G.add_input(), "x", {2});
+  setTensorType(*G.add_output(), "y", {2});
+  auto *N0 = G.add_node();
+  N0->set_op_type("Add");
+  N0->set_name("add0");
+  N0->add_input("x");
+  N0->add_input("w0");
+  N0->add_output("t");
+  auto *N1 = G.add_node();
+  N1->set_op_type("Add");
+  N1->set_name("add1");
+  N1->add_input("t");
+  N1->add_input("w1");
+  N1->add_output("y");
+  for (const char *Name : {"w0", "w1"}) {
+    auto *T = G.add_initializer();
+    T->set_name(Name);
+    T->set_data_type(onnx::TensorProto::FLOAT);
+    T->add_dims(2);
+  }
+  return P;
+}
+
+void setExternal(onnx::TensorProto &T, llvm::StringRef Location,
+                 std::optional<uint64_t> Offset,
+                 std::optional<uint64_t> Length) {
+  T.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto Add = [&](const char *K, std::string V) {
+    auto *E = T.add_external_data();
+    E->set_key(K);
+    E->set_value(V);
+  };
+  Add("location", Location.str());
+  if (Offset)
+    Add("offset", std::to_string(*Offset));
+  if (Length)
+    Add("length", std::to_string(*Length));
+}
+
+/// Writes makeAddModel() with w0 at offset 0 (explicit length) and w1 at
+/// offset 8 (no length: to the end) of Dir/weights.bin.
+std::string writeExternalModel(const TempDir &Dir) {
+  writeFile(Dir.file("weights.bin"), floatBytes({1, 2, 3, 4}));
+  onnx::ModelProto P = makeAddModel();
+  setExternal(*P.mutable_graph()->mutable_initializer(0), "weights.bin", 0, 8);
+  setExternal(*P.mutable_graph()->mutable_initializer(1), "weights.bin", 8,
+              std::nullopt);
+  std::string Path = Dir.file("model.onnx");
+  writeFile(Path, P.SerializeAsString());
+  return Path;
+}
+
+const Value *findConstant(const Model &M, llvm::StringRef Name) {
+  for (const auto &V : M.getGraph().getConstants())
+    if (V->getName() == Name)
+      return V.get();
+  return nullptr;
+}
+
+std::string externalLocation(const onnx::TensorProto &T) {
+  for (const auto &E : T.external_data())
+    if (E.key() == "location")
+      return E.value();
+  return "";
+}
+
+std::unique_ptr<Model> importProto(onnx::ModelProto P, CapturedDiags &D) {
+  return importModel(std::move(P), "", D.Diags);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// External data
+//===----------------------------------------------------------------------===//
+
+TEST(ImportExport, ExternalDataIsMappedNotRead) {
+  TempDir Dir;
+  std::string Path = writeExternalModel(Dir);
+  CapturedDiags D;
+  std::unique_ptr<Model> M = loadModel(Path, D.Diags);
+  ASSERT_TRUE(M) << D.Text;
+  const Value *W0 = findConstant(*M, "w0"), *W1 = findConstant(*M, "w1");
+  ASSERT_TRUE(W0 && W1);
+  const Tensor &T0 = W0->getInitializer(), &T1 = W1->getInitializer();
+  ASSERT_TRUE(T0.isExternal() && T1.isExternal());
+  // Both tensors share one mapping.
+  EXPECT_EQ(T0.getExternal()->File, T1.getExternal()->File);
+  EXPECT_EQ(T1.getExternal()->Length, 8u);
+  std::string S;
+  EXPECT_EQ(*T0.getRawBytes(S), floatBytes({1, 2}));
+  EXPECT_EQ(*T1.getRawBytes(S), floatBytes({3, 4}));
+  EXPECT_EQ(*T1.toDoubles(), (std::vector<double>{3, 4}));
+}
+
+TEST(ImportExport, SaveBesideKeepsReferences) {
+  TempDir Dir;
+  std::string Path = writeExternalModel(Dir);
+  onnx::ModelProto Original;
+  Original.ParseFromString(readFile(Path));
+  CapturedDiags D;
+  std::unique_ptr<Model> M = loadModel(Path, D.Diags);
+  ASSERT_TRUE(M) << D.Text;
+  ASSERT_TRUE(succeeded(
+      saveModel(*M, Dir.file("out.onnx"), FileFormat::Binary, D.Diags)))
+      << D.Text;
+  EXPECT_EQ(
+      listDir(std::string(Dir.Path)),
+      (std::vector<std::string>{"model.onnx", "out.onnx", "weights.bin"}));
+  onnx::ModelProto Saved;
+  ASSERT_TRUE(Saved.ParseFromString(readFile(Dir.file("out.onnx"))));
+  EXPECT_EQ(diff(Original, Saved), "");
+}
+
+TEST(ImportExport, SaveElsewhereCopiesBytes) {
+  TempDir Dir, Other;
+  std::string Path = writeExternalModel(Dir);
+  CapturedDiags D;
+  std::unique_ptr<Model> M = loadModel(Path, D.Diags);
+  ASSERT_TRUE(M) << D.Text;
+  std::string Out = Other.file("copy.onnx");
+  ASSERT_TRUE(succeeded(saveModel(*M, Out, FileFormat::Binary, D.Diags)))
+      << D.Text;
+  EXPECT_EQ(listDir(std::string(Other.Path)),
+            (std::vector<std::string>{"copy.onnx", "copy.onnx.data"}));
+
+  onnx::ModelProto Saved;
+  ASSERT_TRUE(Saved.ParseFromString(readFile(Out)));
+  for (const auto &T : Saved.graph().initializer()) {
+    EXPECT_EQ(T.data_location(), onnx::TensorProto::EXTERNAL);
+    EXPECT_EQ(externalLocation(T), "copy.onnx.data");
+  }
+  // Loading the copy gives the same bytes.
+  std::unique_ptr<Model> M2 = loadModel(Out, D.Diags);
+  ASSERT_TRUE(M2) << D.Text;
+  std::string S;
+  EXPECT_EQ(*findConstant(*M2, "w0")->getInitializer().getRawBytes(S),
+            floatBytes({1, 2}));
+  EXPECT_EQ(*findConstant(*M2, "w1")->getInitializer().getRawBytes(S),
+            floatBytes({3, 4}));
+}
+
+TEST(ImportExport, ExternalDataNameOption) {
+  TempDir Dir, Other;
+  CapturedDiags D;
+  std::unique_ptr<Model> M = loadModel(writeExternalModel(Dir), D.Diags);
+  ASSERT_TRUE(M) << D.Text;
+  ExportOptions Opts;
+  Opts.ExternalDataName = "weights.bin";
+  ASSERT_TRUE(succeeded(
+      saveModel(*M, Other.file("m.onnx"), FileFormat::Binary, D.Diags, Opts)))
+      << D.Text;
+  EXPECT_EQ(listDir(std::string(Other.Path)),
+            (std::vector<std::string>{"m.onnx", "weights.bin"}));
+}
+
+TEST(ImportExport, ForceExternalAndReload) {
+  TempDir Dir;
+  onnx::ModelProto P = makeAddModel();
+  P.mutable_graph()->mutable_initializer(0)->set_raw_data(floatBytes({5, 6}));
+  // Typed storage is materialized little-endian.
+  P.mutable_graph()->mutable_initializer(1)->add_float_data(7);
+  P.mutable_graph()->mutable_initializer(1)->add_float_data(8);
+  CapturedDiags D;
+  std::unique_ptr<Model> M = importProto(P, D);
+  ASSERT_TRUE(M) << D.Text;
+  ExportOptions Opts;
+  Opts.ForceExternal = true;
+  Opts.ExternalThreshold = 4;
+  std::string Out = Dir.file("ext.onnx");
+  ASSERT_TRUE(succeeded(saveModel(*M, Out, FileFormat::Binary, D.Diags, Opts)))
+      << D.Text;
+  std::string Data = readFile(Dir.file("ext.onnx.data"));
+  EXPECT_NE(Data.find(floatBytes({5, 6})), std::string::npos);
+  EXPECT_NE(Data.find(floatBytes({7, 8})), std::string::npos);
+  std::unique_ptr<Model> M2 = loadModel(Out, D.Diags);
+  ASSERT_TRUE(M2) << D.Text;
+  EXPECT_TRUE(findConstant(*M2, "w0")->getInitializer().isExternal());
+  EXPECT_TRUE(findConstant(*M2, "w1")->getInitializer().contentEquals(
+      findConstant(*M, "w1")->getInitializer()));
+}
+
+TEST(ImportExport, ReplacingReferencedDataFile) {
+  // Overwrite model.onnx beside its data, forcing a new data file with the
+  // same name as a referenced one: the referenced bytes must be copied.
+  TempDir Dir;
+  writeFile(Dir.file("model.onnx.data"), floatBytes({1, 2, 3, 4}));
+  onnx::ModelProto P = makeAddModel();
+  setExternal(*P.mutable_graph()->mutable_initializer(0), "model.onnx.data", 0,
+              8);
+  P.mutable_graph()->mutable_initializer(1)->set_raw_data(floatBytes({9, 9}));
+  std::string Path = Dir.file("model.onnx");
+  writeFile(Path, P.SerializeAsString());
+  CapturedDiags D;
+  std::unique_ptr<Model> M = loadModel(Path, D.Diags);
+  ASSERT_TRUE(M) << D.Text;
+  ExportOptions Opts;
+  Opts.ForceExternal = true;
+  Opts.ExternalThreshold = 4;
+  ASSERT_TRUE(succeeded(saveModel(*M, Path, FileFormat::Binary, D.Diags, Opts)))
+      << D.Text;
+  std::unique_ptr<Model> M2 = loadModel(Path, D.Diags);
+  ASSERT_TRUE(M2) << D.Text;
+  std::string S;
+  EXPECT_EQ(*findConstant(*M2, "w0")->getInitializer().getRawBytes(S),
+            floatBytes({1, 2}));
+  EXPECT_EQ(*findConstant(*M2, "w1")->getInitializer().getRawBytes(S),
+            floatBytes({9, 9}));
+}
+
+TEST(ImportExport, ExternalDataErrors) {
+  TempDir Dir;
+  writeFile(Dir.file("weights.bin"), floatBytes({1, 2}));
+  struct Case {
+    std::string Location;
+    std::optional<uint64_t> Offset, Length;
+    const char *Expected;
+  } Cases[] = {
+      {"missing.bin", 0, 8, "cannot read external data"},
+      {"weights.bin", 4, 8, "range [4, 12) is outside"},
+      {"weights.bin", 16, std::nullopt, "range [16, end) is outside"},
+      {"", 0, 8, "external data without a location"},
+  };
+  for (const Case &C : Cases) {
+    onnx::ModelProto P = makeAddModel();
+    setExternal(*P.mutable_graph()->mutable_initializer(0), C.Location,
+                C.Offset, C.Length);
+    P.mutable_graph()->mutable_initializer(1)->set_raw_data(floatBytes({0, 0}));
+    CapturedDiags D;
+    EXPECT_FALSE(importModel(std::move(P), Dir.Path, D.Diags));
+    EXPECT_NE(D.Text.find(C.Expected), std::string::npos) << D.Text;
+    EXPECT_NE(D.Text.find("initializer 'w0'"), std::string::npos) << D.Text;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Residuals
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A model using everything the IR does not model.
+onnx::ModelProto makeRichModel() {
+  onnx::ModelProto P = makeAddModel();
+  P.set_producer_name("unit");
+  P.set_producer_version("1");
+  P.set_domain("test.domain");
+  P.set_model_version(3);
+  P.set_doc_string("model doc");
+  auto *MD = P.add_metadata_props();
+  MD->set_key("author");
+  MD->set_value("me");
+  // An opset without a domain field must come back without one.
+  P.mutable_opset_import(0)->clear_domain();
+  auto *Ml = P.add_opset_import();
+  Ml->set_domain("ai.onnx.ml");
+  Ml->set_version(3);
+  auto *Local = P.add_opset_import();
+  Local->set_domain("local");
+  Local->set_version(1);
+  P.GetReflection()->MutableUnknownFields(&P)->AddVarint(1000, 42);
+
+  auto *F = P.add_functions();
+  F->set_name("Twice");
+  F->set_domain("local");
+  F->add_input("a");
+  F->add_output("b");
+  auto *FN = F->add_node();
+  FN->set_op_type("Add");
+  FN->add_input("a");
+  FN->add_input("a");
+  FN->add_output("b");
+  auto *FO = F->add_opset_import();
+  FO->set_domain("");
+  FO->set_version(17);
+
+  auto *TI = P.add_training_info();
+  TI->mutable_algorithm()->set_name("train");
+  auto *Bind = TI->add_update_binding();
+  Bind->set_key("w0");
+  Bind->set_value("w0_new");
+
+  onnx::GraphProto &G = *P.mutable_graph();
+  G.set_doc_string("graph doc");
+  G.GetReflection()->MutableUnknownFields(&G)->AddLengthDelimited(999, "g");
+  G.mutable_input(0)->set_doc_string("input doc");
+  G.mutable_output(0)->set_doc_string("output doc");
+  G.mutable_initializer(0)->set_raw_data(floatBytes({1, 2}));
+  G.mutable_initializer(0)->set_doc_string("weight doc");
+  G.mutable_initializer(1)->add_float_data(3);
+  G.mutable_initializer(1)->add_float_data(4);
+  G.mutable_initializer(1)
+      ->GetReflection()
+      ->MutableUnknownFields(G.mutable_initializer(1))
+      ->AddFixed32(77, 7);
+
+  onnx::NodeProto &N0 = *G.mutable_node(0);
+  N0.set_doc_string("node doc");
+  N0.set_domain(""); // explicitly empty: kept
+  N0.GetReflection()->MutableUnknownFields(&N0)->AddVarint(500, 1);
+  auto *A = N0.add_attribute();
+  A->set_name("note");
+  A->set_type(onnx::AttributeProto::STRING);
+  A->set_s("hello");
+  A->set_doc_string("attr doc");
+  auto *TPAttr = N0.add_attribute();
+  TPAttr->set_name("tp");
+  TPAttr->set_type(onnx::AttributeProto::TYPE_PROTO);
+  TPAttr->mutable_tp()->mutable_tensor_type()->set_elem_type(1);
+
+  // A call to the local function and a node reading a sparse initializer.
+  auto *Call = G.add_node();
+  Call->set_op_type("Twice");
+  Call->set_domain("local");
+  Call->add_input("y");
+  Call->add_output("z");
+  auto *Use = G.add_node();
+  Use->set_op_type("Add");
+  Use->add_input("z");
+  Use->add_input("sp");
+  Use->add_output("u");
+  setTensorType(*G.add_output(), "u", {2});
+
+  auto *SP = G.add_sparse_initializer();
+  SP->add_dims(2);
+  SP->mutable_values()->set_name("sp");
+  SP->mutable_values()->set_data_type(onnx::TensorProto::FLOAT);
+  SP->mutable_values()->add_dims(1);
+  SP->mutable_values()->add_float_data(5);
+  SP->mutable_indices()->set_data_type(onnx::TensorProto::INT64);
+  SP->mutable_indices()->add_dims(1);
+  SP->mutable_indices()->add_int64_data(1);
+
+  auto *QA = G.add_quantization_annotation();
+  QA->set_tensor_name("t");
+  auto *QP = QA->add_quant_parameter_tensor_names();
+  QP->set_key("SCALE_TENSOR");
+  QP->set_value("w0");
+
+  // value_info: one for an intermediate, one naming nothing, one for an
+  // output, with a dim denotation and a huge dim.
+  auto *VT = G.add_value_info();
+  setTensorType(*VT, "t", {2});
+  VT->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_denotation("DATA_FEATURE");
+  VT->set_doc_string("t doc");
+  setTensorType(*G.add_value_info(), "gone", {INT64_MAX});
+  setTensorType(*G.add_value_info(), "y", {2});
+  auto *VZ = G.add_value_info();
+  VZ->set_name("z");
+  auto *Seq = VZ->mutable_type()->mutable_sequence_type();
+  Seq->mutable_elem_type()->mutable_tensor_type()->set_elem_type(7);
+  return P;
+}
+
+} // namespace
+
+TEST(ImportExport, ResidualsRoundTrip) {
+  onnx::ModelProto P = makeRichModel();
+  CapturedDiags D;
+  std::unique_ptr<Model> M = importProto(P, D);
+  ASSERT_TRUE(M) << D.Text;
+  std::unique_ptr<onnx::ModelProto> Out = exportModel(*M);
+  EXPECT_EQ(diff(P, *Out), "");
+  // Byte-identical through the streaming writer too.
+  TempDir Dir;
+  ExportOptions Opts;
+  Opts.Verify = false;
+  ASSERT_TRUE(succeeded(
+      saveModel(*M, Dir.file("r.onnx"), FileFormat::Binary, D.Diags, Opts)))
+      << D.Text;
+  EXPECT_EQ(readFile(Dir.file("r.onnx")), P.SerializeAsString());
+}
+
+TEST(ImportExport, ModeledFieldsAreInTheIR) {
+  CapturedDiags D;
+  std::unique_ptr<Model> M = importProto(makeRichModel(), D);
+  ASSERT_TRUE(M) << D.Text;
+  Graph &G = M->getGraph();
+  EXPECT_EQ(G.getName(), "adds");
+  EXPECT_EQ(M->getOpsetVersion("ai.onnx.ml"), 3);
+  EXPECT_EQ(G.OrphanValueInfos.size(), 2u); // "gone" and "y"
+  const Node &N0 = G.getNodes().front();
+  EXPECT_EQ(N0.getAttrString("note"), "hello");
+  EXPECT_EQ(N0.getAttr("tp")->Kind, AttrKind::TypeProto);
+  // The sparse initializer is a dense constant to passes.
+  const Value *Sp = findConstant(*M, "sp");
+  ASSERT_TRUE(Sp);
+  EXPECT_EQ(*Sp->getInitializer().toDoubles(), (std::vector<double>{0, 5}));
+  const Value *T = N0.getResult(0);
+  EXPECT_TRUE(T->HadValueInfo);
+  EXPECT_EQ(T->getType().getDims()[0].getDenotation(), "DATA_FEATURE");
+  EXPECT_EQ(G.getNodes().back().getResult(0)->getName(), "u");
+}
+
+TEST(ImportExport, SparseInitializerFollowsItsConstant) {
+  onnx::ModelProto P = makeRichModel();
+  CapturedDiags D;
+  std::unique_ptr<Model> M = importProto(P, D);
+  ASSERT_TRUE(M) << D.Text;
+  Graph &G = M->getGraph();
+  // Replace the sparse constant by a new dense one: the sparse form goes.
+  Node &Use = G.getNodes().back();
+  Value *Old = const_cast<Value *>(findConstant(*M, "sp"));
+  Value *New = G.addConstant("sp2", Tensor::fromFloats("sp2", {2}, {0, 6}));
+  Use.setOperand(1, New);
+  G.eraseConstant(Old);
+  std::unique_ptr<onnx::ModelProto> Out = exportModel(*M);
+  EXPECT_EQ(Out->graph().sparse_initializer_size(), 0);
+  ASSERT_EQ(Out->graph().initializer_size(), 3);
+  EXPECT_EQ(Out->graph().initializer(2).name(), "sp2");
+}
+
+TEST(ImportExport, HugeDimsSurvive) {
+  onnx::ModelProto P = makeAddModel();
+  for (auto *VI : {P.mutable_graph()->mutable_input(0),
+                   P.mutable_graph()->mutable_output(0)})
+    VI->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->mutable_dim(0)
+        ->set_dim_value(INT64_MAX);
+  P.mutable_graph()->mutable_initializer(0)->set_dims(0, INT64_MAX);
+  P.mutable_graph()->mutable_initializer(1)->set_dims(0, INT64_MAX);
+  CapturedDiags D;
+  std::unique_ptr<Model> M = importProto(P, D);
+  ASSERT_TRUE(M) << D.Text;
+  EXPECT_EQ(M->getGraph().getInput(0)->getType().getDims()[0].getValue(),
+            INT64_MAX);
+  EXPECT_EQ(findConstant(*M, "w0")->getInitializer().getNumElements(),
+            INT64_MAX);
+  TempDir Dir;
+  ExportOptions Opts;
+  Opts.Verify = false;
+  ASSERT_TRUE(succeeded(
+      saveModel(*M, Dir.file("h.onnx"), FileFormat::Binary, D.Diags, Opts)));
+  EXPECT_EQ(readFile(Dir.file("h.onnx")), P.SerializeAsString());
+}
+
+TEST(ImportExport, OuterScopeAndOutOfOrder) {
+  // Nodes out of order, and an If whose branch reads the outer value "t".
+  onnx::ModelProto P = makeAddModel();
+  onnx::GraphProto &G = *P.mutable_graph();
+  G.mutable_node()->SwapElements(0, 1);
+  G.mutable_initializer(0)->set_raw_data(floatBytes({1, 2}));
+  G.mutable_initializer(1)->set_raw_data(floatBytes({3, 4}));
+  auto *If = G.add_node();
+  If->set_op_type("If");
+  If->add_input("c");
+  If->add_output("o");
+  setTensorType(*G.add_input(), "c", {});
+  G.mutable_input(1)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::BOOL);
+  for (const char *Branch : {"then_branch", "else_branch"}) {
+    auto *A = If->add_attribute();
+    A->set_name(Branch);
+    A->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto &B = *A->mutable_g();
+    B.set_name(Branch);
+    auto *Id = B.add_node();
+    Id->set_op_type("Identity");
+    Id->add_input("t");
+    Id->add_output(std::string(Branch) + "_out");
+    setTensorType(*B.add_output(), std::string(Branch) + "_out", {2});
+  }
+  setTensorType(*G.add_output(), "o", {2});
+  CapturedDiags D;
+  std::unique_ptr<Model> M = importProto(P, D);
+  ASSERT_TRUE(M) << D.Text;
+  const Node &IfNode = M->getGraph().getNodes().back();
+  Graph *Then = IfNode.getSubgraphs()[0];
+  const Value *T = Then->getNodes().front().getOperand(0);
+  EXPECT_EQ(T->getName(), "t");
+  EXPECT_EQ(T->getOwningGraph(), &M->getGraph());
+  EXPECT_EQ(diff(P, *exportModel(*M)), "");
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string loadError(llvm::StringRef Bytes) {
+  TempDir Dir;
+  std::string Path = Dir.file("bad.onnx");
+  writeFile(Path, Bytes);
+  CapturedDiags D;
+  EXPECT_FALSE(loadModel(Path, D.Diags));
+  EXPECT_EQ(D.Diags.getNumErrors(), 1u) << D.Text;
+  return D.Text;
+}
+
+} // namespace
+
+TEST(ImportExport, BadFiles) {
+  EXPECT_NE(loadError("").find("the model file is empty"), std::string::npos);
+  std::string Good = makeAddModel().SerializeAsString();
+  EXPECT_NE(loadError(llvm::StringRef(Good).drop_back(5)).find("truncated"),
+            std::string::npos);
+  EXPECT_NE(loadError("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff")
+                .find("truncated or malformed"),
+            std::string::npos);
+  // Valid protobuf, but no graph.
+  EXPECT_NE(loadError("\x08\x07").find("it has no graph"), std::string::npos);
+  CapturedDiags D;
+  EXPECT_FALSE(loadModel("/nonexistent/m.onnx", D.Diags));
+  EXPECT_NE(D.Text.find("cannot open '/nonexistent/m.onnx'"),
+            std::string::npos);
+}
+
+TEST(ImportExport, UndefinedInput) {
+  onnx::ModelProto P = makeAddModel();
+  P.mutable_graph()->mutable_node(1)->set_input(1, "foo");
+  P.mutable_graph()->mutable_node(1)->set_name("x");
+  CapturedDiags D;
+  EXPECT_FALSE(importProto(P, D));
+  EXPECT_NE(
+      D.Text.find("node 'x' (Add) in graph 'adds': input 'foo' is not defined"),
+      std::string::npos)
+      << D.Text;
+}
+
+TEST(ImportExport, DuplicateNames) {
+  onnx::ModelProto P = makeAddModel();
+  P.mutable_graph()->mutable_node(1)->set_output(0, "t");
+  CapturedDiags D;
+  EXPECT_FALSE(importProto(P, D));
+  EXPECT_NE(D.Text.find("'t' is defined more than once"), std::string::npos)
+      << D.Text;
+
+  onnx::ModelProto Q = makeAddModel();
+  *Q.mutable_graph()->add_initializer() = Q.graph().initializer(0);
+  CapturedDiags D2;
+  EXPECT_FALSE(importProto(Q, D2));
+  EXPECT_NE(D2.Text.find("initializer 'w0' is defined more than once"),
+            std::string::npos)
+      << D2.Text;
+}
+
+TEST(ImportExport, UndefinedGraphOutput) {
+  onnx::ModelProto P = makeAddModel();
+  P.mutable_graph()->mutable_output(0)->set_name("nope");
+  CapturedDiags D;
+  EXPECT_FALSE(importProto(P, D));
+  EXPECT_NE(D.Text.find("graph output 'nope' is not defined"),
+            std::string::npos)
+      << D.Text;
+}
+
+//===----------------------------------------------------------------------===//
+// Saving and verification
+//===----------------------------------------------------------------------===//
+
+TEST(ImportExport, FailedSaveLeavesNothing) {
+  onnx::ModelProto P = makeAddModel();
+  // Add(float, int64) fails strict type checking.
+  onnx::TensorProto &W1 = *P.mutable_graph()->mutable_initializer(1);
+  W1.set_data_type(onnx::TensorProto::INT64);
+  W1.add_int64_data(1);
+  W1.add_int64_data(2);
+  P.mutable_graph()->mutable_initializer(0)->set_raw_data(floatBytes({1, 2}));
+  CapturedDiags D;
+  std::unique_ptr<Model> M = importProto(P, D);
+  ASSERT_TRUE(M) << D.Text;
+  TempDir Dir;
+  EXPECT_TRUE(
+      failed(saveModel(*M, Dir.file("o.onnx"), FileFormat::Binary, D.Diags)));
+  EXPECT_NE(D.Text.find("error: "), std::string::npos);
+  EXPECT_TRUE(listDir(std::string(Dir.Path)).empty());
+
+  CapturedDiags D2;
+  EXPECT_TRUE(
+      failed(saveModel(*M, Dir.file("missing/o.onnx"), FileFormat::Binary,
+                       D2.Diags, ExportOptions{false})));
+  EXPECT_NE(D2.Text.find("cannot create"), std::string::npos) << D2.Text;
+  EXPECT_TRUE(listDir(std::string(Dir.Path)).empty());
+}
+
+TEST(ImportExport, NewerVersionsWarn) {
+  onnx::ModelProto P = makeAddModel();
+  P.set_ir_version(10);
+  P.mutable_opset_import(0)->set_version(18);
+  CapturedDiags D;
+  EXPECT_TRUE(succeeded(verifyProto(P, D.Diags)));
+  EXPECT_NE(D.Text.find("warning: the onnx checker and strict shape "
+                        "inference were skipped: ir_version 10, opset "
+                        "ai.onnx 18"),
+            std::string::npos)
+      << D.Text;
+  EXPECT_EQ(D.Diags.getNumErrors(), 0u);
+}
+
+TEST(ImportExport, VerifyAcceptsValidModel) {
+  onnx::ModelProto P = makeAddModel();
+  P.mutable_graph()->mutable_initializer(0)->set_raw_data(floatBytes({1, 2}));
+  P.mutable_graph()->mutable_initializer(1)->set_raw_data(floatBytes({3, 4}));
+  CapturedDiags D;
+  EXPECT_TRUE(succeeded(verifyProto(P, D.Diags))) << D.Text;
+  EXPECT_TRUE(D.Text.empty()) << D.Text;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+TEST(ImportExport, TensorStorageForms) {
+  auto Typed = std::make_shared<onnx::TensorProto>();
+  Typed->set_data_type(onnx::TensorProto::INT16);
+  Typed->add_dims(3);
+  for (int V : {-1, 2, 300})
+    Typed->add_int32_data(V);
+  Tensor T(Typed);
+  std::string S;
+  EXPECT_EQ(T.getByteSize(), 6u);
+  EXPECT_EQ(*T.getRawBytes(S), llvm::StringRef("\xff\xff\x02\x00\x2c\x01", 6));
+  EXPECT_EQ(*T.toInt64s(), (std::vector<int64_t>{-1, 2, 300}));
+  Tensor Raw = Tensor::fromRaw("r", onnx::TensorProto::INT16, {3},
+                               llvm::StringRef("\xff\xff\x02\x00\x2c\x01", 6));
+  EXPECT_TRUE(T.contentEquals(Raw));
+  EXPECT_EQ(T.contentHash(), Raw.contentHash());
+  EXPECT_FALSE(T.contentEquals(
+      Tensor::fromRaw("r", onnx::TensorProto::UINT16, {3},
+                      llvm::StringRef("\xff\xff\x02\x00\x2c\x01", 6))));
+
+  auto Half = std::make_shared<onnx::TensorProto>();
+  Half->set_data_type(onnx::TensorProto::FLOAT16);
+  Half->add_dims(2);
+  Half->add_int32_data(0x3c00); // 1.0
+  Half->add_int32_data(0xc000); // -2.0
+  EXPECT_EQ(*Tensor(Half).toDoubles(), (std::vector<double>{1.0, -2.0}));
+  EXPECT_FALSE(Tensor(Half).toInt64s());
+
+  Tensor I = Tensor::fromInt64s("i", {2}, {-5, 1LL << 40});
+  EXPECT_EQ(I.getName(), "i");
+  EXPECT_EQ(*I.toInt64s(), (std::vector<int64_t>{-5, 1LL << 40}));
+  EXPECT_EQ(I.withName("j").getName(), "j");
+  EXPECT_EQ(Tensor::fromFloats("f", {}, {2.5f}).getNumElements(), 1);
+  EXPECT_EQ(*Tensor::fromFloats("f", {}, {2.5f}).toDoubles(),
+            (std::vector<double>{2.5}));
+}
