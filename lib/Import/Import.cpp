@@ -383,8 +383,9 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
     std::string Name = TP.name();
     std::optional<Tensor> T = importTensor(TP, G, "initializer");
     if (!T) {
+      // Still define the name so that its uses do not cascade into errors.
       Ok = false;
-      continue;
+      T = Tensor();
     }
     auto It = S.Values.find(Name);
     if (It != S.Values.end()) {
@@ -417,7 +418,7 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
     std::optional<Tensor> T = densify(SP, G);
     if (!T) {
       Ok = false;
-      continue;
+      T = Tensor();
     }
     std::vector<Dim> Dims;
     for (int64_t D : SP.dims())
