@@ -433,6 +433,17 @@ def main():
     export(ignorant, cls_example, path, ["input"], ["logits"], 13)
     print(f"wrote {path} ({os.path.getsize(path)} bytes)")
 
+    # Negative test for the oracle's declared-shape check: the dynamic
+    # classifier with its output declared [1, 10]. ONNX Runtime only warns.
+    wrong = onnx.load(os.path.join(out, "classifier_dynamic.onnx"))
+    batch_dim = wrong.graph.output[0].type.tensor_type.shape.dim[0]
+    batch_dim.Clear()
+    batch_dim.dim_value = 1
+    path = os.path.join(out, "classifier_wrong_output_shape.onnx")
+    onnx.checker.check_model(wrong)
+    onnx.save(wrong, path)
+    print(f"wrote {path} ({os.path.getsize(path)} bytes)")
+
     manifest["negative"] = [
         {
             "file": "classifier_static_perturbed.onnx",
@@ -445,6 +456,12 @@ def main():
             "original": "classifier_static.onnx",
             "change": "BatchNorm running_var set to 1e8",
             "expect": "--check-sensitivity reports that the output ignores the input",
+        },
+        {
+            "file": "classifier_wrong_output_shape.onnx",
+            "original": "classifier_dynamic.onnx",
+            "change": "output logits declared [1, 10] instead of [batch, 10]",
+            "expect": "the oracle reports the declared shape at batch > 1",
         },
     ]
 

@@ -9,6 +9,8 @@
 //       [--int-range ids=0:100] [--check-sensitivity]
 //
 // An element passes when |a - b| <= atol + rtol * |b| (b is model B's value).
+// The declared shapes of both models' inputs and outputs must also hold at
+// run time: static dims as declared, one value per dim name.
 // Exit status: 0 all equal, 1 a numeric or shape mismatch (or an input the
 // model ignores, with --check-sensitivity), 2 a usage, load or runtime error.
 //
@@ -37,6 +39,9 @@ options:
   --check-sensitivity     also run A on a second random input and fail if an
                           output does not change with it
   --sensitivity X         smallest relative change that counts (default 1e-3)
+  --no-shape-check        do not check the declared input and output shapes
+                          (static dims, and one value per dim name) against
+                          the runtime's
   --ort-opt LEVEL         ONNX Runtime graph optimization: disabled (default),
                           basic, extended, all
   --threads N             intra-op threads (default 1)
@@ -116,6 +121,7 @@ function parseArgs(argv) {
     seed: 1,
     intRanges: {},
     checkSensitivity: false,
+    checkShapes: true,
     sensitivity: 1e-3,
     ortOpt: 'disabled',
     threads: 1,
@@ -160,6 +166,9 @@ function parseArgs(argv) {
     }
     case '--check-sensitivity':
       opts.checkSensitivity = true;
+      break;
+    case '--no-shape-check':
+      opts.checkShapes = false;
       break;
     case '--sensitivity':
       opts.sensitivity = parseNumber(arg, next());
@@ -405,6 +414,46 @@ function relativeChange(t1, t2) {
   return maxMag === 0 ? Infinity : maxDiff / maxMag;
 }
 
+/// Checks the declared graph input and output shapes against a run: a static
+/// dim must equal the runtime's, and every use of a dim name must take one
+/// value (ONNX: equal dim_params denote equal dims). ONNX Runtime only warns
+/// about either, so a pass that records a wrong dim would go unnoticed.
+function checkDeclaredShapes(session, feeds, outputs, modelName) {
+  const problems = [];
+  const bound = new Map(); // dim name -> [value, where]
+  const check = (meta, dims, kind) => {
+    if (!meta.isTensor || !meta.shape.length)
+      return;
+    if (meta.shape.length !== dims.length) {
+      problems.push(`${modelName}: ${kind} '${meta.name}' is declared with rank ` +
+                    `${meta.shape.length}, runtime gives ${formatDims(dims)}`);
+      return;
+    }
+    meta.shape.forEach((d, i) => {
+      const where = `${kind} '${meta.name}' dim ${i}`;
+      if (typeof d === 'number') {
+        if (d >= 0 && d !== dims[i])
+          problems.push(`${modelName}: ${where} is declared ${d}, runtime gives ${dims[i]}`);
+        return;
+      }
+      if (!d)
+        return; // unknown dim
+      const prev = bound.get(d);
+      if (!prev)
+        bound.set(d, [dims[i], where]);
+      else if (prev[0] !== dims[i])
+        problems.push(`${modelName}: dim '${d}' is ${prev[0]} at ${prev[1]} but ` +
+                      `${dims[i]} at ${where}`);
+    });
+  };
+  for (const meta of session.inputMetadata)
+    if (feeds[meta.name])
+      check(meta, feeds[meta.name].dims, 'input');
+  for (const meta of session.outputMetadata)
+    check(meta, outputs[meta.name].dims, 'output');
+  return problems;
+}
+
 //===----------------------------------------------------------------------===//
 // Driver
 //===----------------------------------------------------------------------===//
@@ -500,7 +549,10 @@ async function main() {
     const feeds = makeFeeds(ort, sessA, shapes, opts, s, 0);
     const outA = await runSession(sessA, feeds, `${nameA} at ${label}`);
     const parts = [];
+    const shapeProblems = [];
     let ok = true;
+    if (opts.checkShapes)
+      shapeProblems.push(...checkDeclaredShapes(sessA, feeds, outA, nameA));
 
     if (!sessB) {
       for (const name of sessA.outputNames)
@@ -510,6 +562,8 @@ async function main() {
       for (const name of sessB.inputNames)
         feedsB[name] = feeds[name];
       const outB = await runSession(sessB, feedsB, `${nameB} at ${label}`);
+      if (opts.checkShapes)
+        shapeProblems.push(...checkDeclaredShapes(sessB, feedsB, outB, nameB));
       for (const name of sessA.outputNames) {
         const r = compareTensors(outA[name], outB[name], opts.rtol, opts.atol);
         let text = `${name}${formatDims(outA[name].dims)} abs=${formatNum(r.maxAbs)} ` +
@@ -530,7 +584,13 @@ async function main() {
       ok = ok && sens.ok;
     }
 
-    const verdict = sessB || opts.checkSensitivity ? (ok ? ' OK' : ' MISMATCH') : '';
+    if (shapeProblems.length) {
+      ok = false;
+      parts.push(`declared shapes: ${shapeProblems.join('; ')}`);
+    }
+
+    const checked = sessB || opts.checkSensitivity || opts.checkShapes;
+    const verdict = checked ? (ok ? ' OK' : ' MISMATCH') : '';
     process.stdout.write(`${label}: ${parts.join('; ')}${verdict}\n`);
     if (!ok)
       ++mismatches;
