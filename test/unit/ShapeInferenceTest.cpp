@@ -629,3 +629,78 @@ TEST(ShapeInference, AgreesWithOnnxOnLibonnxTestdata) {
   EXPECT_EQ(NotLoaded, 0u);
   EXPECT_TRUE(Differences.empty()) << Report;
 }
+
+//===----------------------------------------------------------------------===//
+// Scaling (a measurement, not a check: run with
+// --gtest_also_run_disabled_tests --gtest_filter='*Scaling*')
+//===----------------------------------------------------------------------===//
+
+/// A chain of \p Size nodes cycling through Add, Relu, Transpose, Mul,
+/// Reshape and Sigmoid over a float[N,64,S] input, with constants for Add's
+/// bias and Reshape's target shape.
+static std::unique_ptr<Model> buildChain(size_t Size) {
+  auto M = std::make_unique<Model>();
+  M->getOpsetImports().push_back({"", 17});
+  Graph &G = M->getGraph();
+  M->reserveName("x");
+  Value *X = G.addInput(
+      "x", floatOf({Dim::symbol("N"), Dim::known(64), Dim::symbol("S")}));
+  Value *Bias = G.addConstant(
+      M->makeUniqueName("bias"),
+      Tensor::fromFloats("bias", {64, 1}, std::vector<float>(64, 1.0f)));
+  Value *Shape = G.addConstant(M->makeUniqueName("shape"),
+                               Tensor::fromInt64s("shape", {3}, {0, 64, -1}));
+  Value *Cur = X;
+  for (size_t I = 0; I < Size; ++I) {
+    std::string Name = M->makeUniqueName("v");
+    Node *N = nullptr;
+    switch (I % 6) {
+    case 0:
+      N = G.createNode("Add", "", "", {Cur, Bias}, {Name});
+      break;
+    case 1:
+      N = G.createNode("Relu", "", "", {Cur}, {Name});
+      break;
+    case 2:
+      N = G.createNode("Transpose", "", "", {Cur}, {Name});
+      N->setAttr(Attribute::getInts("perm", {0, 2, 1}));
+      break;
+    case 3:
+      N = G.createNode("Transpose", "", "", {Cur}, {Name});
+      N->setAttr(Attribute::getInts("perm", {0, 2, 1}));
+      break;
+    case 4:
+      N = G.createNode("Reshape", "", "", {Cur, Shape}, {Name});
+      break;
+    default:
+      N = G.createNode("Sigmoid", "", "", {Cur}, {Name});
+      break;
+    }
+    Cur = N->getResult(0);
+  }
+  G.addOutput(Cur);
+  return M;
+}
+
+TEST(ShapeInference, DISABLED_Scaling) {
+  // The first size warms up ONNX's schema registry.
+  for (size_t Size : {1000, 10000, 100000, 10000}) {
+    auto BuildStart = std::chrono::steady_clock::now();
+    std::unique_ptr<Model> M = buildChain(Size);
+    double BuildSeconds = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - BuildStart)
+                              .count();
+    Collected C;
+    auto Start = std::chrono::steady_clock::now();
+    ShapeInference SI(*M, C.Diags);
+    ASSERT_TRUE(succeeded(SI.inferModel())) << C.text();
+    double Seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+            .count();
+    EXPECT_EQ(SI.getStats().NodesInferred, Size);
+    std::printf("infer-shapes on a %zu-node chain: %.3f s (%.2f us/node; "
+                "building it took %.3f s), output %s\n",
+                Size, Seconds, Seconds * 1e6 / Size, BuildSeconds,
+                M->getGraph().getOutput(0)->getType().str().c_str());
+  }
+}
