@@ -233,8 +233,8 @@ void TextPrinter::printString(llvm::StringRef S) {
   if (S.contains('"')) {
     std::string Copy = S.str();
     std::replace(Copy.begin(), Copy.end(), '"', '\'');
-    note("a string with '\"' is printed with '\\'' instead (no escapes in "
-         "ONNX 1.12 text)");
+    note("a string containing '\"' is printed with ' in its place (ONNX 1.12 "
+         "strings have no escapes)");
     *OS << '"' << Copy << '"';
     return;
   }
@@ -489,6 +489,42 @@ static void printTensorType(llvm::raw_ostream &OS, llvm::StringRef ElemName,
   OS << ']';
 }
 
+/// Spells any type the way newer ONNX text does (`seq(float[])`,
+/// `map(int64, float)`), for notes about types ONNX 1.12 cannot read.
+static void describeType(llvm::raw_ostream &OS, const Type &T) {
+  llvm::StringRef ElemName = typeName(T.getElemType());
+  std::string Unknown = "elem" + std::to_string(T.getElemType());
+  if (ElemName.empty())
+    ElemName = Unknown;
+  switch (T.getKind()) {
+  case Type::Kind::None:
+    OS << "(none)";
+    return;
+  case Type::Kind::Tensor:
+    printTensorType(OS, ElemName, T.getShape());
+    return;
+  case Type::Kind::SparseTensor:
+    OS << "sparse_tensor(";
+    printTensorType(OS, ElemName, T.getShape());
+    OS << ')';
+    return;
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+    OS << (T.getKind() == Type::Kind::Sequence ? "seq(" : "optional(");
+    describeType(OS, T.getElementType());
+    OS << ')';
+    return;
+  case Type::Kind::Map:
+    OS << "map(" << ElemName << ", ";
+    describeType(OS, T.getElementType());
+    OS << ')';
+    return;
+  case Type::Kind::Opaque:
+    OS << "opaque(" << T.getOpaqueDomain() << ", " << T.getOpaqueName() << ')';
+    return;
+  }
+}
+
 void TextPrinter::printType(const Type &T, llvm::StringRef What) {
   if (T.isNone())
     return;
@@ -504,7 +540,10 @@ void TextPrinter::printType(const Type &T, llvm::StringRef What) {
       omit("denotations");
     return;
   }
-  note("the type " + T.str() + " of " + What +
+  std::string Spelled;
+  llvm::raw_string_ostream SpelledOS(Spelled);
+  describeType(SpelledOS, T);
+  note("the type " + SpelledOS.str() + " of " + What +
        " has no ONNX 1.12 text form and is left out");
 }
 

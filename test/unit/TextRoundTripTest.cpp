@@ -16,13 +16,13 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
-#include <gtest/gtest.h>
-#include <google/protobuf/util/message_differencer.h>
-#include <onnx/onnx_pb.h>
 #include <algorithm>
 #include <cmath>
+#include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
 #include <iostream>
 #include <map>
+#include <onnx/onnx_pb.h>
 #include <set>
 
 using namespace onnxopt;
@@ -249,8 +249,8 @@ void canonGraph(onnx::GraphProto &G) {
   G.clear_doc_string();
   if (G.name().empty())
     G.clear_name();
-  for (auto *List : {G.mutable_input(), G.mutable_output(),
-                     G.mutable_value_info()})
+  for (auto *List :
+       {G.mutable_input(), G.mutable_output(), G.mutable_value_info()})
     for (auto &VI : *List) {
       VI.clear_doc_string();
       if (VI.has_type())
