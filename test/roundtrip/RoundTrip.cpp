@@ -1,6 +1,6 @@
 //===- RoundTrip.cpp - Lossless import/export over a model corpus ---------===//
 //
-// For every model.onnx below the given directories (or every file given):
+// For every .onnx file below the given directories (or every file given):
 // load it with loadModel, export it with exportModel and compare with the
 // original ModelProto using MessageDifferencer. The file written by saveModel
 // (the streaming writer) is compared too, byte for byte and as a message.
@@ -134,7 +134,7 @@ void collect(const std::string &Input, std::vector<std::string> &Models) {
   std::error_code EC;
   for (llvm::sys::fs::recursive_directory_iterator It(Input, EC), End;
        It != End && !EC; It.increment(EC))
-    if (llvm::sys::path::filename(It->path()) == "model.onnx")
+    if (llvm::sys::path::extension(It->path()) == ".onnx")
       Models.push_back(It->path());
 }
 
