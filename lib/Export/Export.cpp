@@ -110,6 +110,8 @@ struct SaveContext {
   bool Stream = true;
   /// Never keep references into this file (it is about to be replaced).
   std::string NoKeepPath;
+  /// Keep every reference as written (stdout and text: no data file).
+  bool KeepAll = false;
 
   /// Bytes for the new data file, in file order.
   struct Chunk {
@@ -151,6 +153,8 @@ private:
 } // namespace
 
 bool Exporter::keepReference(const ExternalLocation &Ext) {
+  if (Save->KeepAll)
+    return true;
   llvm::SmallString<256> Resolved;
   if (llvm::sys::path::is_absolute(Ext.Location)) {
     Resolved = Ext.Location;
@@ -848,6 +852,8 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
   } else {
     Ctx.OutDir = ".";
   }
+  // Only binary files get a data file; elsewhere references stay as written.
+  Ctx.KeepAll = ToStdout || !Binary;
 
   onnx::ModelProto Skeleton;
   std::vector<const Tensor *> Streamed;
@@ -855,8 +861,9 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
     if (failed(buildSkeleton(M, Opts, Binary, Ctx, Skeleton, Streamed, Diags)))
       return failure();
     if (ToStdout && !Ctx.Chunks.empty())
-      return emitError(Diags) << "cannot write external data next to "
-                                 "standard output; write to a file";
+      return emitError(Diags) << "the model needs a new external-data file, "
+                                 "which cannot be written next to standard "
+                                 "output; write to a file";
     if (Opts.Verify && failed(verifyProto(Skeleton, Diags)))
       return failure();
   }
