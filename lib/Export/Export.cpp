@@ -437,12 +437,61 @@ std::unique_ptr<onnx::ModelProto> onnxopt::exportModel(const Model &M) {
 // Verification
 //===----------------------------------------------------------------------===//
 
-/// A copy for verification: payloads of large initializers and external
-/// tensors become empty raw_data (the checker and inference only need their
+/// Turns \p T into metadata plus a placeholder payload.
+static void thinTensor(const onnx::TensorProto &T, onnx::TensorProto &Out) {
+  copyTensorMetadata(T, Out);
+  Out.clear_external_data();
+  Out.clear_data_location();
+  setPlaceholderPayload(Out);
+}
+
+static bool isExternal(const onnx::TensorProto &T) {
+  return T.data_location() == onnx::TensorProto::EXTERNAL;
+}
+
+static void thinExternal(onnx::TensorProto &T) {
+  if (!isExternal(T))
+    return;
+  onnx::TensorProto Thin;
+  thinTensor(T, Thin);
+  T.Swap(&Thin);
+}
+
+static void thinExternal(onnx::GraphProto &G);
+
+static void thinExternal(onnx::NodeProto &N) {
+  for (onnx::AttributeProto &A : *N.mutable_attribute()) {
+    if (A.has_t())
+      thinExternal(*A.mutable_t());
+    for (onnx::TensorProto &T : *A.mutable_tensors())
+      thinExternal(T);
+    if (A.has_g())
+      thinExternal(*A.mutable_g());
+    for (onnx::GraphProto &G : *A.mutable_graphs())
+      thinExternal(G);
+  }
+}
+
+/// Replaces every external tensor of \p G by a placeholder: the checker
+/// would look for data files relative to the current directory.
+static void thinExternal(onnx::GraphProto &G) {
+  for (onnx::TensorProto &T : *G.mutable_initializer())
+    thinExternal(T);
+  for (onnx::SparseTensorProto &S : *G.mutable_sparse_initializer()) {
+    thinExternal(*S.mutable_values());
+    thinExternal(*S.mutable_indices());
+  }
+  for (onnx::NodeProto &N : *G.mutable_node())
+    thinExternal(N);
+}
+
+/// A copy for verification: payloads of large initializers and of external
+/// tensors become placeholders (the checker and inference only need their
 /// metadata), so verifying never duplicates the weights.
 static void copyForVerification(const onnx::ModelProto &P,
                                 onnx::ModelProto &C) {
-  // Field by field, so that the graph's initializers can be thinned.
+  // Field by field, so that the main graph's initializers can be thinned
+  // while they are copied.
   C.set_ir_version(P.ir_version());
   *C.mutable_opset_import() = P.opset_import();
   *C.mutable_metadata_props() = P.metadata_props();
@@ -456,6 +505,13 @@ static void copyForVerification(const onnx::ModelProto &P,
     C.set_domain(P.domain());
   if (P.has_model_version())
     C.set_model_version(P.model_version());
+  for (onnx::FunctionProto &F : *C.mutable_functions())
+    for (onnx::NodeProto &N : *F.mutable_node())
+      thinExternal(N);
+  for (onnx::TrainingInfoProto &TI : *C.mutable_training_info()) {
+    thinExternal(*TI.mutable_initialization());
+    thinExternal(*TI.mutable_algorithm());
+  }
   if (!P.has_graph())
     return;
   const onnx::GraphProto &G = P.graph();
@@ -470,18 +526,15 @@ static void copyForVerification(const onnx::ModelProto &P,
   *CG.mutable_quantization_annotation() = G.quantization_annotation();
   for (const onnx::TensorProto &T : G.initializer()) {
     onnx::TensorProto &CT = *CG.add_initializer();
-    bool External = T.data_location() == onnx::TensorProto::EXTERNAL;
-    if (External ||
-        shouldStream(Tensor(std::shared_ptr<const onnx::TensorProto>(
-            std::shared_ptr<void>(), &T)))) {
-      copyTensorMetadata(T, CT);
-      CT.clear_external_data();
-      CT.clear_data_location();
-      setPlaceholderPayload(CT);
-    } else {
+    // A non-owning handle, only to measure the payload.
+    Tensor Handle(
+        std::shared_ptr<const onnx::TensorProto>(std::shared_ptr<void>(), &T));
+    if (isExternal(T) || shouldStream(Handle))
+      thinTensor(T, CT);
+    else
       CT.CopyFrom(T);
-    }
   }
+  thinExternal(CG);
 }
 
 /// Returns a description of what ONNX 1.12 cannot check in \p P, or "".

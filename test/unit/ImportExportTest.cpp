@@ -315,6 +315,40 @@ TEST(ImportExport, ReplacingReferencedDataFile) {
             floatBytes({9, 9}));
 }
 
+TEST(ImportExport, ExternalConstantAttribute) {
+  // A Constant node whose value is external: verified without touching the
+  // data file, copied when saved elsewhere.
+  TempDir Dir, Other;
+  writeFile(Dir.file("c.bin"), floatBytes({1, 2}));
+  onnx::ModelProto P;
+  P.set_ir_version(8);
+  P.add_opset_import()->set_version(17);
+  onnx::GraphProto &G = *P.mutable_graph();
+  G.set_name("g");
+  auto *N = G.add_node();
+  N->set_op_type("Constant");
+  N->add_output("y");
+  auto *A = N->add_attribute();
+  A->set_name("value");
+  A->set_type(onnx::AttributeProto::TENSOR);
+  A->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  A->mutable_t()->add_dims(2);
+  setExternal(*A->mutable_t(), "c.bin", 0, 8);
+  setTensorType(*G.add_output(), "y", {2});
+  writeFile(Dir.file("m.onnx"), P.SerializeAsString());
+  CapturedDiags D;
+  std::unique_ptr<Model> M = loadModel(Dir.file("m.onnx"), D.Diags);
+  ASSERT_TRUE(M) << D.Text;
+  std::string Out = Other.file("m.onnx");
+  ASSERT_TRUE(succeeded(saveModel(*M, Out, FileFormat::Binary, D.Diags)))
+      << D.Text;
+  EXPECT_EQ(readFile(Other.file("m.onnx.data")), floatBytes({1, 2}));
+  onnx::ModelProto Saved;
+  ASSERT_TRUE(Saved.ParseFromString(readFile(Out)));
+  EXPECT_EQ(externalLocation(Saved.graph().node(0).attribute(0).t()),
+            "m.onnx.data");
+}
+
 TEST(ImportExport, ExternalDataErrors) {
   TempDir Dir;
   writeFile(Dir.file("weights.bin"), floatBytes({1, 2}));
