@@ -600,6 +600,26 @@ void TextPrinter::printValueInfoProto(const onnx::ValueInfoProto &VI) {
     omit("doc strings");
 }
 
+/// Describes the attribute kinds ONNX 1.12 text has no syntax for.
+static const char *attrKindPhrase(int Kind) {
+  switch (Kind) {
+  case onnx::AttributeProto::TENSORS:
+    return "(a list of tensors)";
+  case onnx::AttributeProto::GRAPHS:
+    return "(a list of graphs)";
+  case onnx::AttributeProto::SPARSE_TENSOR:
+    return "(a sparse tensor)";
+  case onnx::AttributeProto::SPARSE_TENSORS:
+    return "(a list of sparse tensors)";
+  case onnx::AttributeProto::TYPE_PROTO:
+    return "(a type)";
+  case onnx::AttributeProto::TYPE_PROTOS:
+    return "(a list of types)";
+  default:
+    return "(of unknown kind)";
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Graphs and nodes (IR)
 //===----------------------------------------------------------------------===//
@@ -835,12 +855,8 @@ void TextPrinter::printAttribute(const Attribute &A, bool &First) {
     Begin();
     printGraph(*A.Graphs[0]);
     break;
-  case AttrKind::Tensors:
-    return Skip("(a list of tensors)");
-  case AttrKind::Graphs:
-    return Skip("(a list of graphs)");
   default:
-    return Skip("(a sparse tensor, type proto or reference)");
+    return Skip(attrKindPhrase(int(A.Kind)));
   }
   omitResidual<onnx::AttributeProto>(A.Residual);
 }
@@ -992,7 +1008,7 @@ void TextPrinter::printAttributeProto(const onnx::AttributeProto &A,
     printGraphProto(A.g());
     return;
   default:
-    return Skip("(of this kind)");
+    return Skip(attrKindPhrase(A.type()));
   }
 }
 

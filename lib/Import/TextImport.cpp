@@ -235,6 +235,29 @@ static void emitParseError(DiagnosticEngine &Diags, llvm::StringRef Text,
   Diag << "\n  " << Src << "\n  " << Caret << '^';
 }
 
+/// Describes a literal std::stoll/stof/stod threw on. The parser stands
+/// after the literal; the error points at its start.
+static ParseError literalError(llvm::StringRef Text, ParseError E,
+                               bool OutOfRange) {
+  size_t LineStart = 0;
+  for (unsigned I = 1; I < E.Line && LineStart != llvm::StringRef::npos; ++I)
+    LineStart = Text.find('\n', LineStart) + 1;
+  size_t Pos = std::min(Text.size(), LineStart + (E.Column ? E.Column - 1 : 0));
+  auto IsLiteralChar = [](char C) {
+    return llvm::isDigit(C) || C == '.' || C == '-' || C == '+' || C == 'e' ||
+           C == 'E';
+  };
+  while (Pos > LineStart && IsLiteralChar(Text[Pos - 1]))
+    --Pos;
+  E.Column = unsigned(Pos - LineStart + 1);
+  llvm::StringRef After = Text.substr(Pos).ltrim('-').take_front(3).lower();
+  if (After == "inf" || After == "nan")
+    E.Message = "inf and nan have no ONNX 1.12 text form";
+  else
+    E.Message = OutOfRange ? "number out of range" : "invalid number";
+  return E;
+}
+
 /// True when \p Text holds nothing but blanks and `#` comments.
 static bool isBlank(llvm::StringRef Text) {
   while (!Text.empty()) {
@@ -268,22 +291,21 @@ std::unique_ptr<Model> onnxopt::parseTextModel(llvm::StringRef Text,
       return nullptr;
     }
   } catch (const std::exception &Ex) {
-    // std::stoll/stof/stod throw on literals they cannot represent (out of
-    // range, subnormal floats, a lone '-'); the parser stands after it.
+    // std::stoll/stof/stod throw on literals they cannot represent.
     ParseError E;
     readPosition(Parser.GetCurrentPos(), E);
-    E.Message = dynamic_cast<const std::out_of_range *>(&Ex)
-                    ? "number out of range"
-                    : "invalid number";
-    emitParseError(Diags, Text, E);
+    emitParseError(
+        Diags, Text,
+        literalError(Text, E, dynamic_cast<const std::out_of_range *>(&Ex)));
     return nullptr;
   }
 
   decodeModel(Proto);
   // A bare graph (no `<...>` header) gets a default header.
+  bool Bare = !Proto.has_ir_version() && Proto.opset_import_size() == 0;
   if (!Proto.has_ir_version())
     Proto.set_ir_version(DefaultIrVersion);
-  if (Proto.opset_import_size() == 0) {
+  if (Bare) {
     auto *Opset = Proto.add_opset_import();
     Opset->set_domain("");
     Opset->set_version(DefaultOnnxOpset);

@@ -474,7 +474,7 @@ TEST(Text, LiteralsOutOfRangeAreErrors) {
                      "  Y = LeakyRelu <alpha = 1e39> (X)\n"
                      "}\n",
                      &Errors));
-  EXPECT_NE(Errors.find("error: cannot parse ONNX text: line 2, column 30: "
+  EXPECT_NE(Errors.find("error: cannot parse ONNX text: line 2, column 26: "
                         "number out of range"),
             std::string::npos)
       << Errors;
