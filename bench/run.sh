@@ -35,8 +35,9 @@ mkdir -p "$WORK"
 # --- helpers ---------------------------------------------------------------
 
 # measure LOG PRE CMD...: runs CMD $RUNS times, each after `eval PRE` (not
-# timed: removes the previous output); sets WALL (s), RSS_MB and LOAD (1-minute
-# load average before the last run). CMD's stderr goes to LOG.
+# timed: removes the previous output). Sets WALL (s), CPU (user+sys s), RSS_MB
+# and LOAD (1-minute load average before the last run), or all to FAILED.
+# CMD's stderr goes to LOG.
 measure() {
   local log=$1 pre=$2; shift 2
   local tf=$WORK/time.txt i start end
@@ -46,20 +47,30 @@ measure() {
     start=$(date +%s%N)
     if ! /usr/bin/time -v -o "$tf" "$@" >/dev/null 2>"$log"; then
       echo "FAILED: $*" >&2
-      tail -n 20 "$log" >&2
-      WALL=nan RSS_MB=nan
-      return 1
+      grep -v '^Command exited' "$log" | tail -n 5 >&2
+      WALL=FAILED CPU=FAILED RSS_MB=FAILED
+      return 0
     fi
     end=$(date +%s%N)
   done
   WALL=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+  CPU=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$tf")
   RSS_MB=$(awk '/Maximum resident set size/ { printf "%.0f", $NF / 1024 }' "$tf")
 }
 
+# Extra onnx-opt flags for every run (e.g. OPT_FLAGS=--no-verify).
+read -ra OPT_FLAGS_ARR <<<"${OPT_FLAGS:-}"
+
+isnum() { [[ $1 =~ ^[0-9.]+$ ]]; }
 size_mb() { du -b "$@" | awk '{ s += $1 } END { printf "%.0f", s / 1048576 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
-verdict() { if le "$1" "$2"; then echo "met"; else echo "MISSED"; fi; }
+ratio() {
+  isnum "$1" && isnum "$2" || { echo "n/a"; return; }
+  awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'
+}
+verdict() {
+  isnum "$1" || { echo "FAILED"; return; }
+  if awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; then echo "met"; else echo "MISSED"; fi
+}
 
 ROWS=()
 row() { ROWS+=("| $(IFS='|'; echo "$*" | sed 's/|/ | /g') |"); }
@@ -79,20 +90,20 @@ ensure_models() {
 
 bench_large() {
   local in=$OUT/large_single.onnx out=$WORK/single.onnx
-  local size cp_w
+  local size cp_w wr rr
   size=$(size_mb "$in")
-  rm -f "$out"
   measure "$WORK/cp_single.log" "rm -f '$out'" cp "$in" "$out"
   cp_w=$WALL
-  row "single ${size} MiB" "cp" "$WALL" "1.00" "$RSS_MB" "$LOAD" ""
-  measure "$WORK/opt_single.log" "rm -f '$out'" "$ONNX_OPT" "$in" -o "$out"
-  local wr rr
+  row "single ${size} MiB" "cp" "$WALL" "$CPU" "1.00" "$RSS_MB" "$LOAD" ""
+  measure "$WORK/opt_single.log" "rm -f '$out'" \
+    "$ONNX_OPT" "${OPT_FLAGS_ARR[@]}" "$in" -o "$out"
   wr=$(ratio "$WALL" "$cp_w")
   rr=$(ratio "$RSS_MB" "$size")
-  row "single ${size} MiB" "onnx-opt -o" "$WALL" "$wr" "$RSS_MB (${rr}x file)" "$LOAD" \
+  row "single ${size} MiB" "onnx-opt -o" "$WALL" "$CPU" "$wr" "$RSS_MB (${rr}x file)" "$LOAD" \
     "wall $(verdict "$wr" 3) (<=3x cp); RSS $(verdict "$rr" 1.5) (<=1.5x file)"
-  cmp -s <(stat -c %s "$in") <(stat -c %s "$out") ||
-    echo "note: output size $(stat -c %s "$out") != input size $(stat -c %s "$in")" >&2
+  if [[ -f $out ]] && ! cmp -s "$in" "$out"; then
+    echo "note: $out differs from its input" >&2
+  fi
 }
 
 # --- external data ---------------------------------------------------------
@@ -105,24 +116,27 @@ bench_external() {
   measure "$WORK/cp_ext.log" "rm -f '$WORK'/ext_cp/*" cp "$in" "$data" "$WORK/ext_cp/"
   cp_w=$WALL
   rm -rf "$WORK/ext_cp"
-  row "external ${size} MiB" "cp .onnx+.data" "$WALL" "1.00" "$RSS_MB" "$LOAD" ""
+  row "external ${size} MiB" "cp .onnx+.data" "$WALL" "$CPU" "1.00" "$RSS_MB" "$LOAD" ""
 
   # Beside the input: the new model must reference the existing data file.
-  local before after
+  local before after new
   before=$(ls "$OUT" | sort)
-  measure "$WORK/opt_ext_same.log" "rm -f '$same'" "$ONNX_OPT" "$in" -o "$same"
+  measure "$WORK/opt_ext_same.log" "rm -f '$same'" \
+    "$ONNX_OPT" "${OPT_FLAGS_ARR[@]}" "$in" -o "$same"
   after=$(ls "$OUT" | sort)
-  local new
-  new=$(comm -13 <(echo "$before") <(echo "$after") | grep -v '^large_external.same.onnx$' || true)
-  row "external ${size} MiB" "onnx-opt -o same dir" "$WALL" "$(ratio "$WALL" "$cp_w")" \
-    "$RSS_MB" "$LOAD" "RSS $(verdict "$RSS_MB" 300) (<=300 MiB); wrote $(size_mb "$same") MiB${new:+, new files: $new}"
+  new=$(comm -13 <(echo "$before") <(echo "$after") |
+    grep -v '^large_external.same.onnx$' | tr '\n' ' ' || true)
+  row "external ${size} MiB" "onnx-opt -o same dir" "$WALL" "$CPU" "$(ratio "$WALL" "$cp_w")" \
+    "$RSS_MB" "$LOAD" "RSS $(verdict "$RSS_MB" 300) (<=300 MiB); wrote $(size_mb "$same" 2>/dev/null || echo 0) MiB${new:+, new files: $new}"
 
   # Another directory: a new data file is written beside the output.
   rm -rf "$other"
   mkdir -p "$other"
-  measure "$WORK/opt_ext_other.log" "rm -f '$other'/*" "$ONNX_OPT" "$in" -o "$other/large_external.onnx"
-  row "external ${size} MiB" "onnx-opt -o other dir" "$WALL" "$(ratio "$WALL" "$cp_w")" \
+  measure "$WORK/opt_ext_other.log" "rm -f '$other'/*" \
+    "$ONNX_OPT" "${OPT_FLAGS_ARR[@]}" "$in" -o "$other/large_external.onnx"
+  row "external ${size} MiB" "onnx-opt -o other dir" "$WALL" "$CPU" "$(ratio "$WALL" "$cp_w")" \
     "$RSS_MB" "$LOAD" "RSS $(verdict "$RSS_MB" 300) (<=300 MiB); wrote $(size_mb "$other") MiB: $(ls "$other" | tr '\n' ' ')"
+  rm -rf "$other" "$same"
 }
 
 # --- synthetic cse+dce -----------------------------------------------------
@@ -131,31 +145,34 @@ bench_external() {
 pass_ms() { awk -v n="$2" '$NF == n && /%\)/ { print $1; exit }' "$1"; }
 
 bench_synthetic() {
-  local k
-  declare -A W P
+  local k in out log nodes r
+  declare -A W C P
   for k in 100k 1000k; do
-    local in=$OUT/synthetic_$k.onnx out=$WORK/synthetic_$k.out.onnx
-    measure "$WORK/opt_syn_${k}_plain.log" "rm -f '$out'" "$ONNX_OPT" "$in" -o "$out"
-    W[plain_$k]=$WALL
-    row "synthetic $k nodes" "onnx-opt -o (no passes)" "$WALL" "" "$RSS_MB" "$LOAD" ""
-    local log=$WORK/opt_syn_${k}_cse_dce.log
-    measure "$log" "rm -f '$out'" "$ONNX_OPT" "$in" --cse --dce --timing -o "$out"
-    W[passes_$k]=$WALL
+    in=$OUT/synthetic_$k.onnx out=$WORK/synthetic_$k.out.onnx
+    measure "$WORK/opt_syn_${k}_plain.log" "rm -f '$out'" \
+      "$ONNX_OPT" "${OPT_FLAGS_ARR[@]}" "$in" -o "$out"
+    W[plain_$k]=$WALL C[plain_$k]=$CPU
+    row "synthetic $k nodes" "onnx-opt -o (no passes)" "$WALL" "$CPU" "" "$RSS_MB" "$LOAD" ""
+    log=$WORK/opt_syn_${k}_cse_dce.log
+    measure "$log" "rm -f '$out'" \
+      "$ONNX_OPT" "${OPT_FLAGS_ARR[@]}" "$in" --cse --dce --timing -o "$out"
+    W[passes_$k]=$WALL C[passes_$k]=$CPU
     P[cse_$k]=$(pass_ms "$log" cse)
     P[dce_$k]=$(pass_ms "$log" dce)
     P[ver_$k]=$(pass_ms "$log" "(verifier)")
-    local nodes
-    nodes=$("$PYTHON" -c "import onnx,sys; print(len(onnx.load(sys.argv[1]).graph.node))" "$out")
-    row "synthetic $k nodes" "onnx-opt --cse --dce" "$WALL" "" "$RSS_MB" "$LOAD" \
-      "cse ${P[cse_$k]} ms, dce ${P[dce_$k]} ms, verify-each ${P[ver_$k]} ms; $nodes nodes left"
+    nodes=?
+    [[ -f $out ]] && nodes=$("$PYTHON" -c \
+      "import onnx,sys; print(len(onnx.load(sys.argv[1]).graph.node))" "$out")
+    row "synthetic $k nodes" "onnx-opt --cse --dce" "$WALL" "$CPU" "" "$RSS_MB" "$LOAD" \
+      "cse ${P[cse_$k]:-?} ms, dce ${P[dce_$k]:-?} ms, verify-each ${P[ver_$k]:-?} ms; $nodes nodes left"
+    rm -f "$out"
   done
-  local r
-  r=$(ratio "${W[passes_1000k]}" "${W[passes_100k]}")
-  row "synthetic 1M / 100k" "wall --cse --dce" "" "$r" "" "" \
-    "$(verdict "$r" 13) (linear ~10x); no-pass wall $(ratio "${W[plain_1000k]}" "${W[plain_100k]}")x"
-  row "synthetic 1M / 100k" "cse / dce / verifier" "" \
+  r=$(ratio "${C[passes_1000k]}" "${C[passes_100k]}")
+  row "synthetic 1M / 100k" "ratios: --cse --dce" "$(ratio "${W[passes_1000k]}" "${W[passes_100k]}")" "$r" "" "" "" \
+    "CPU ratio $(verdict "$r" 13) (linear: ~10x); no passes: wall $(ratio "${W[plain_1000k]}" "${W[plain_100k]}")x, CPU $(ratio "${C[plain_1000k]}" "${C[plain_100k]}")x"
+  row "synthetic 1M / 100k" "ratios: cse / dce / verify-each" "" "" \
     "$(ratio "${P[cse_1000k]}" "${P[cse_100k]}") / $(ratio "${P[dce_1000k]}" "${P[dce_100k]}") / $(ratio "${P[ver_1000k]}" "${P[ver_100k]}")" \
-    "" "" "per-pass ratios from --timing"
+    "" "" "per-pass time ratios from --timing"
 }
 
 # --- main ------------------------------------------------------------------
@@ -172,13 +189,13 @@ done
 
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(nproc) cores," \
-    "$(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo);" \
+    "$(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo)," \
     "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-  echo "onnx-opt: $ONNX_OPT ($(cd "$ROOT" && git log -1 --format=%h 2>/dev/null || echo '?'));" \
-    "runs per command: $RUNS, last (warm-cache) run reported"
+  echo "onnx-opt: $ONNX_OPT at $(cd "$ROOT" && git log -1 --format=%h 2>/dev/null || echo '?')" \
+    "${OPT_FLAGS:+with $OPT_FLAGS }- runs per command: $RUNS, the last (warm cache) reported"
   echo
-  echo "| model | command | wall s | ratio | peak RSS MiB | load | target / notes |"
-  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  echo "| model | command | wall s | cpu s | ratio | peak RSS MiB | load | target / notes |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
   printf '%s\n' "${ROWS[@]}"
 } | tee "$RESULTS"
 echo "(written to $RESULTS)"
