@@ -18,9 +18,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
 #include <cmath>
@@ -161,8 +159,10 @@ private:
 
   // Leaves.
   void printString(llvm::StringRef S);
-  void printFloat(float F);
-  void printDouble(double D);
+  /// Prints a float or double literal that reads back exactly.
+  template <typename T> void printReal(T V);
+  void printFloat(float F) { printReal(F); }
+  void printDouble(double D) { printReal(D); }
   void printDims(llvm::ArrayRef<int64_t> Dims);
   /// Prints `elemtype[dims] name {data}` or, with \p Name null, without the
   /// name (attribute values). \p Handle gives access to external bytes.
@@ -241,45 +241,30 @@ void TextPrinter::printString(llvm::StringRef S) {
   *OS << '"' << S << '"';
 }
 
-void TextPrinter::printFloat(float F) {
-  if (!isReadable(F)) {
+template <typename T> void TextPrinter::printReal(T V) {
+  constexpr bool IsFloat = std::is_same_v<T, float>;
+  if (!isReadable(V)) {
     // Approximate with the nearest value ONNX 1.12 can read.
-    note(llvm::Twine("float value ") +
-         (std::isnan(F)   ? "nan"
-          : std::isinf(F) ? (F > 0 ? "inf" : "-inf")
+    note(llvm::Twine(IsFloat ? "float" : "double") + " value " +
+         (std::isnan(V)   ? "nan"
+          : std::isinf(V) ? (V > 0 ? "inf" : "-inf")
                           : "(subnormal)") +
          " has no ONNX 1.12 text form and is approximated");
-    if (std::isnan(F))
-      F = 0;
-    else if (std::isinf(F))
-      F = F > 0 ? std::numeric_limits<float>::max()
-                : std::numeric_limits<float>::lowest();
+    if (std::isnan(V))
+      V = 0;
+    else if (std::isinf(V))
+      V = V > 0 ? std::numeric_limits<T>::max()
+                : std::numeric_limits<T>::lowest();
     else
-      F = std::signbit(F) ? -0.0f : 0.0f;
+      V = std::signbit(V) ? T(-0.0) : T(0.0);
   }
   llvm::SmallString<32> S;
-  formatReal(S, F, 6, 9, [](const char *B) { return std::strtof(B, nullptr); });
-  *OS << S;
-}
-
-void TextPrinter::printDouble(double D) {
-  if (!isReadable(D)) {
-    note(llvm::Twine("double value ") +
-         (std::isnan(D)   ? "nan"
-          : std::isinf(D) ? (D > 0 ? "inf" : "-inf")
-                          : "(subnormal)") +
-         " has no ONNX 1.12 text form and is approximated");
-    if (std::isnan(D))
-      D = 0;
-    else if (std::isinf(D))
-      D = D > 0 ? std::numeric_limits<double>::max()
-                : std::numeric_limits<double>::lowest();
-    else
-      D = std::signbit(D) ? -0.0 : 0.0;
-  }
-  llvm::SmallString<32> S;
-  formatReal(S, D, 15, 17,
-             [](const char *B) { return std::strtod(B, nullptr); });
+  if constexpr (IsFloat)
+    formatReal(S, V, 6, 9,
+               [](const char *B) { return std::strtof(B, nullptr); });
+  else
+    formatReal(S, V, 15, 17,
+               [](const char *B) { return std::strtod(B, nullptr); });
   *OS << S;
 }
 
@@ -327,11 +312,21 @@ void TextPrinter::printTensor(const onnx::TensorProto &T, const Tensor *Handle,
   printTensorData(T, Handle);
 }
 
-/// Reads element \p I of little-endian \p Bytes as a \p T.
-template <typename T> static T readRaw(llvm::StringRef Bytes, size_t I) {
-  T V;
-  std::memcpy(&V, Bytes.data() + I * sizeof(T), sizeof(T));
-  return V;
+/// Calls \p F on each element: read as little-endian \p RawT from \p Raw
+/// when the tensor has raw bytes, else from its typed field.
+template <typename RawT, typename FieldT, typename FnT>
+static void forEachElement(std::optional<llvm::StringRef> Raw,
+                           const FieldT &Typed, FnT F) {
+  if (!Raw) {
+    for (const auto &V : Typed)
+      F(V);
+    return;
+  }
+  for (size_t I = 0, E = Raw->size() / sizeof(RawT); I < E; ++I) {
+    RawT V;
+    std::memcpy(&V, Raw->data() + I * sizeof(RawT), sizeof(RawT));
+    F(V);
+  }
 }
 
 void TextPrinter::printTensorData(const onnx::TensorProto &T,
@@ -377,84 +372,52 @@ void TextPrinter::printTensorData(const onnx::TensorProto &T,
     HasRaw = true;
   }
 
-  *OS << '{';
-  auto Sep = [&](size_t I) {
-    if (I)
+  std::optional<llvm::StringRef> Bytes;
+  if (HasRaw)
+    Bytes = Raw;
+  size_t Count = 0;
+  auto Sep = [&]() {
+    if (Count++)
       *OS << ", ";
   };
+  auto Int = [&](auto V) { Sep(), *OS << int64_t(V); };
+  auto UInt = [&](auto V) { Sep(), *OS << uint64_t(V); };
+  *OS << '{';
   switch (ElemType) {
   case TensorProto::FLOAT:
-    if (HasRaw)
-      for (size_t I = 0, E = Raw.size() / 4; I < E; ++I)
-        Sep(I), printFloat(readRaw<float>(Raw, I));
-    else
-      for (int I = 0; I < T.float_data_size(); ++I)
-        Sep(I), printFloat(T.float_data(I));
+    forEachElement<float>(Bytes, T.float_data(),
+                          [&](float V) { Sep(), printFloat(V); });
     break;
   case TensorProto::DOUBLE:
-    if (HasRaw)
-      for (size_t I = 0, E = Raw.size() / 8; I < E; ++I)
-        Sep(I), printDouble(readRaw<double>(Raw, I));
-    else
-      for (int I = 0; I < T.double_data_size(); ++I)
-        Sep(I), printDouble(T.double_data(I));
+    forEachElement<double>(Bytes, T.double_data(),
+                           [&](double V) { Sep(), printDouble(V); });
     break;
   case TensorProto::INT64:
-    if (HasRaw)
-      for (size_t I = 0, E = Raw.size() / 8; I < E; ++I)
-        Sep(I), *OS << readRaw<int64_t>(Raw, I);
-    else
-      for (int I = 0; I < T.int64_data_size(); ++I)
-        Sep(I), *OS << T.int64_data(I);
+    forEachElement<int64_t>(Bytes, T.int64_data(), Int);
     break;
   case TensorProto::UINT32:
-    if (HasRaw)
-      for (size_t I = 0, E = Raw.size() / 4; I < E; ++I)
-        Sep(I), *OS << readRaw<uint32_t>(Raw, I);
-    else
-      for (int I = 0; I < T.uint64_data_size(); ++I)
-        Sep(I), *OS << T.uint64_data(I);
+    forEachElement<uint32_t>(Bytes, T.uint64_data(), UInt);
     break;
   case TensorProto::UINT64:
-    if (HasRaw)
-      for (size_t I = 0, E = Raw.size() / 8; I < E; ++I)
-        Sep(I), *OS << readRaw<uint64_t>(Raw, I);
-    else
-      for (int I = 0; I < T.uint64_data_size(); ++I)
-        Sep(I), *OS << T.uint64_data(I);
+    forEachElement<uint64_t>(Bytes, T.uint64_data(), UInt);
     break;
-  default: {
-    // int8/uint8/int16/uint16/int32/bool: int32_data, or narrow raw bytes.
-    if (!HasRaw) {
-      for (int I = 0; I < T.int32_data_size(); ++I)
-        Sep(I), *OS << T.int32_data(I);
-      break;
-    }
-    switch (ElemType) {
-    case TensorProto::INT8:
-      for (size_t I = 0; I < Raw.size(); ++I)
-        Sep(I), *OS << int(readRaw<int8_t>(Raw, I));
-      break;
-    case TensorProto::UINT8:
-    case TensorProto::BOOL:
-      for (size_t I = 0; I < Raw.size(); ++I)
-        Sep(I), *OS << unsigned(readRaw<uint8_t>(Raw, I));
-      break;
-    case TensorProto::INT16:
-      for (size_t I = 0, E = Raw.size() / 2; I < E; ++I)
-        Sep(I), *OS << readRaw<int16_t>(Raw, I);
-      break;
-    case TensorProto::UINT16:
-      for (size_t I = 0, E = Raw.size() / 2; I < E; ++I)
-        Sep(I), *OS << readRaw<uint16_t>(Raw, I);
-      break;
-    case TensorProto::INT32:
-      for (size_t I = 0, E = Raw.size() / 4; I < E; ++I)
-        Sep(I), *OS << readRaw<int32_t>(Raw, I);
-      break;
-    }
+  // The narrow types live in int32_data when typed.
+  case TensorProto::INT8:
+    forEachElement<int8_t>(Bytes, T.int32_data(), Int);
     break;
-  }
+  case TensorProto::UINT8:
+  case TensorProto::BOOL:
+    forEachElement<uint8_t>(Bytes, T.int32_data(), Int);
+    break;
+  case TensorProto::INT16:
+    forEachElement<int16_t>(Bytes, T.int32_data(), Int);
+    break;
+  case TensorProto::UINT16:
+    forEachElement<uint16_t>(Bytes, T.int32_data(), Int);
+    break;
+  case TensorProto::INT32:
+    forEachElement<int32_t>(Bytes, T.int32_data(), Int);
+    break;
   }
   *OS << '}';
 }

@@ -221,6 +221,53 @@ g (float[1] X) => (float[1] Y)
   EXPECT_EQ(G.getConstants()[11]->getInitializer().getNumElements(), 0);
 }
 
+TEST(Text, RawTensorDataPrintsLikeTypedData) {
+  // Binary models mostly store raw little-endian bytes.
+  struct Case {
+    int32_t ElemType;
+    std::string Bytes;
+  };
+  const Case Cases[] = {
+      {3, std::string("\x80\x7f\x00", 3)},                      // int8
+      {2, std::string("\x00\xff", 2)},                          // uint8
+      {9, std::string("\x01\x00", 2)},                          // bool
+      {5, std::string("\x00\x80\xff\x7f", 4)},                  // int16
+      {4, std::string("\xff\xff", 2)},                          // uint16
+      {6, std::string("\x00\x00\x00\x80", 4)},                  // int32
+      {12, std::string("\xff\xff\xff\xff", 4)},                 // uint32
+      {13, std::string("\xff\xff\xff\xff\xff\xff\xff\xff", 8)}, // uint64
+      {7, std::string("\x00\x00\x00\x00\x00\x00\x00\x80", 8)},  // int64
+      {1, std::string("\xcd\xcc\xcc\x3d", 4)},                  // float 0.1
+      {11, std::string("\x9a\x99\x99\x99\x99\x99\xb9\x3f", 8)}, // double 0.1
+  };
+  Model M;
+  M.getOpsetImports().push_back({"", 17});
+  Graph &G = M.getGraph();
+  Value *X = G.addInput("X", Type::tensor(1, std::vector<Dim>{}));
+  for (size_t I = 0; I < std::size(Cases); ++I) {
+    size_t Size = getElemTypeSize(Cases[I].ElemType);
+    G.addConstant("c" + std::to_string(I),
+                  Tensor::fromRaw("", Cases[I].ElemType,
+                                  {int64_t(Cases[I].Bytes.size() / Size)},
+                                  Cases[I].Bytes));
+  }
+  G.addOutput(X);
+
+  std::string Errors;
+  auto Back = parse(print(M), &Errors);
+  ASSERT_TRUE(Back) << Errors << print(M);
+  ASSERT_EQ(Back->getGraph().getConstants().size(), std::size(Cases));
+  for (size_t I = 0; I < std::size(Cases); ++I)
+    EXPECT_TRUE(
+        Back->getGraph().getConstants()[I]->getInitializer().contentEquals(
+            G.getConstants()[I]->getInitializer()))
+        << I << "\n"
+        << print(M);
+  EXPECT_NE(print(M).find("int8[3] c0 = {-128, 127, 0}"), std::string::npos);
+  EXPECT_NE(print(M).find("uint64[1] c7 = {18446744073709551615}"),
+            std::string::npos);
+}
+
 //===----------------------------------------------------------------------===//
 // Graph structure
 //===----------------------------------------------------------------------===//
