@@ -490,6 +490,16 @@ onnx::ModelProto makeRichModel() {
   VT->set_doc_string("t doc");
   setTensorType(*G.add_value_info(), "gone", {INT64_MAX});
   setTensorType(*G.add_value_info(), "y", {2});
+  // value_info naming a constant lives on the constant.
+  setTensorType(*G.add_value_info(), "w1", {2});
+  // An input whose type is present but empty.
+  auto *E = G.add_input();
+  E->set_name("e");
+  E->mutable_type();
+  // An attribute without a type (as in very old models).
+  auto *Old = N0.add_attribute();
+  Old->set_name("old");
+  Old->set_i(3);
   auto *VZ = G.add_value_info();
   VZ->set_name("z");
   auto *Seq = VZ->mutable_type()->mutable_sequence_type();
@@ -524,7 +534,10 @@ TEST(ImportExport, ModeledFieldsAreInTheIR) {
   EXPECT_EQ(G.getName(), "adds");
   EXPECT_EQ(M->getOpsetVersion("ai.onnx.ml"), 3);
   EXPECT_EQ(G.OrphanValueInfos.size(), 2u); // "gone" and "y"
+  EXPECT_TRUE(findConstant(*M, "w1")->HadValueInfo);
+  EXPECT_TRUE(G.getInput(1)->getType().isNone());
   const Node &N0 = G.getNodes().front();
+  EXPECT_EQ(N0.getAttr("old")->Kind, AttrKind::Undefined);
   EXPECT_EQ(N0.getAttrString("note"), "hello");
   EXPECT_EQ(N0.getAttr("tp")->Kind, AttrKind::TypeProto);
   // The sparse initializer is a dense constant to passes.
