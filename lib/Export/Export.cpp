@@ -106,8 +106,6 @@ struct SaveContext {
   /// Move inline tensors of at least Threshold bytes to the data file.
   bool Externalize = false;
   uint64_t Threshold = 1024;
-  /// Elide large top-level initializers from the skeleton (streamed later).
-  bool Stream = true;
   /// Never keep references into this file (it is about to be replaced).
   std::string NoKeepPath;
   /// Keep every reference as written (stdout and text: no data file).
@@ -223,7 +221,7 @@ bool Exporter::exportTensor(const Tensor &T, llvm::StringRef Name,
     return false;
   }
   // Streaming writes the IR's proto as it is: only when nothing changes.
-  if (MayStream && Save->Stream && P.name() == Name && !isDensifiedSparse(P) &&
+  if (MayStream && P.name() == Name && !isDensifiedSparse(P) &&
       shouldStream(T)) {
     copyTensorMetadata(P, Out);
     setPlaceholderPayload(Out);
