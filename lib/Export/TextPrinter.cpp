@@ -174,8 +174,14 @@ private:
   /// Prints the type of \p V followed by its name, as in a value-info.
   void printValueInfo(const Value &V);
   void printType(const Type &T, llvm::StringRef What);
-  /// Prints `name (inputs) => (outputs) <constants, value-infos> {`.
-  void printGraphHeader(const Graph &G);
+  /// Prints `name (inputs) => (outputs)`.
+  void printGraphSignature(const Graph &G);
+  /// Prints the `<initializers, value-infos>` section, if any, and `{`.
+  void printGraphEntries(const Graph &G);
+  void printGraphHeader(const Graph &G) {
+    printGraphSignature(G);
+    printGraphEntries(G);
+  }
   /// Prints the nodes and the closing brace.
   void printGraphBody(const Graph &G);
   void printGraph(const Graph &G) {
@@ -606,7 +612,7 @@ void TextPrinter::omitResidual(const std::string &Bytes) {
   }
 }
 
-void TextPrinter::printGraphHeader(const Graph &G) {
+void TextPrinter::printGraphSignature(const Graph &G) {
   printName(*OS, G.getName());
   *OS << " (";
   for (size_t I = 0; I < G.getNumInputs(); ++I) {
@@ -621,7 +627,9 @@ void TextPrinter::printGraphHeader(const Graph &G) {
     printValueInfo(*G.getOutput(I));
   }
   *OS << ')';
+}
 
+void TextPrinter::printGraphEntries(const Graph &G) {
   // All initializers, default values of inputs included, go to the `<...>`
   // section in the model's order: the signature stays readable and each
   // tensor keeps its own type, which may differ from its input's.
@@ -656,41 +664,39 @@ void TextPrinter::printGraphHeader(const Graph &G) {
 
   size_t NumEntries = Inits.size() + Infos.size() + G.OrphanValueInfos.size();
   if (NumEntries) {
-    *OS << '\n';
     ++Indent;
-    indent();
-    *OS << '<';
+    // One entry per line, each a statement: notes about a tensor go right
+    // above it (comments may stand between entries).
     size_t Entry = 0;
-    auto NextEntry = [&]() {
-      if (Entry++) {
-        *OS << ",\n";
+    auto PrintEntry = [&](const std::function<void()> &Body) {
+      *OS << (Entry ? ",\n" : "\n");
+      statement([&] {
         indent();
-        *OS << ' ';
-      }
+        *OS << (Entry ? ' ' : '<');
+        Body();
+      });
+      ++Entry;
     };
-    for (const Value *V : Inits) {
-      NextEntry();
-      std::string Name = V->getName().str();
-      const Tensor &T = V->getInitializer();
-      printTensor(T.getProto(), &T, &Name, /*WithEquals=*/true);
-    }
+    for (const Value *V : Inits)
+      PrintEntry([&] {
+        std::string Name = V->getName().str();
+        const Tensor &T = V->getInitializer();
+        printTensor(T.getProto(), &T, &Name, /*WithEquals=*/true);
+      });
     // Carried value-infos (naming no value, or an input) keep their
     // position among the others, as the exporter does.
     size_t NextOrphan = 0;
     uint64_t Pos = 0;
     auto PrintOrphan = [&]() {
       onnx::ValueInfoProto VI;
-      if (VI.ParseFromString(G.OrphanValueInfos[NextOrphan++])) {
-        NextEntry();
-        printValueInfoProto(VI);
-      }
+      if (VI.ParseFromString(G.OrphanValueInfos[NextOrphan++]))
+        PrintEntry([&] { printValueInfoProto(VI); });
       ++Pos;
     };
     for (const Value *V : Infos) {
       while (NextOrphan < G.OrphanValueInfos.size() && Pos < V->InfoOrder)
         PrintOrphan();
-      NextEntry();
-      printValueInfo(*V);
+      PrintEntry([&] { printValueInfo(*V); });
       ++Pos;
     }
     while (NextOrphan < G.OrphanValueInfos.size())
@@ -1067,7 +1073,8 @@ void TextPrinter::printModel(const Model &M) {
       omit("fields unknown to ONNX 1.12");
   });
 
-  statement([&] { printGraphHeader(M.getGraph()); });
+  statement([&] { printGraphSignature(M.getGraph()); });
+  printGraphEntries(M.getGraph());
   printGraphBody(M.getGraph());
   *OS << '\n';
   for (const auto &F : Rest.functions())
