@@ -40,6 +40,10 @@ struct CommandLine {
   bool PrintIrAfterAll = false;
   std::vector<std::string> PrintIrAfter;
   bool Timing = false, Summary = false;
+  /// --external-data[=<file name>]: store tensors as external data.
+  bool ForceExternal = false;
+  std::string ExternalDataName;
+  uint64_t ExternalThreshold = 1024;
 };
 
 } // namespace
@@ -71,6 +75,12 @@ static void printHelp(llvm::raw_ostream &OS) {
      << "  --timing                 print per-pass wall time to stderr\n"
      << "  --summary                print a before/after summary table to "
         "stderr\n"
+     << "  --external-data[=<name>] store tensors of at least "
+        "--external-threshold\n"
+     << "                           bytes in a data file beside the output "
+        "(default name:\n"
+     << "                           <output file name>.data)\n"
+     << "  --external-threshold=<n> size threshold in bytes (default 1024)\n"
      << "  --version                print the version\n"
      << "  -h, --help               print this help\n";
 }
@@ -172,6 +182,18 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       CL.Timing = true;
     } else if (Name == "summary") {
       CL.Summary = true;
+    } else if (Name == "external-data") {
+      CL.ForceExternal = true;
+      if (Inline)
+        CL.ExternalDataName = Inline->str();
+    } else if (Name == "external-threshold") {
+      std::string V;
+      if (!NextValue(Name, Inline, V))
+        return false;
+      if (llvm::StringRef(V).getAsInteger(10, CL.ExternalThreshold)) {
+        Error = "invalid value '" + V + "' for --external-threshold";
+        return false;
+      }
     } else if (createPass(Name)) {
       // A pass flag: `--cse` or `--freeze-dims='dims=N:1'`.
       std::string Piece = Name.str();
@@ -200,6 +222,10 @@ static FileFormat outputFormat(const CommandLine &CL) {
 
 static int runTool(const CommandLine &CL) {
   llvm::raw_ostream &Err = llvm::errs();
+  if (CL.ForceExternal && (CL.Output == "-" || outputFormat(CL) != FileFormat::Binary)) {
+    Err << "onnx-opt: error: --external-data needs a binary output file (-o model.onnx)\n";
+    return 1;
+  }
   PassManagerOptions PMOpts;
   PMOpts.VerifyEach = CL.VerifyEach;
   PMOpts.PrintIrAfterAll = CL.PrintIrAfterAll;
@@ -243,6 +269,9 @@ static int runTool(const CommandLine &CL) {
 
   ExportOptions EO;
   EO.Verify = CL.Verify;
+  EO.ForceExternal = CL.ForceExternal;
+  EO.ExternalDataName = CL.ExternalDataName;
+  EO.ExternalThreshold = CL.ExternalThreshold;
   if (CL.HasOutput && CL.Output != "-")
     Diags.setFileName(CL.Output);
   if (failed(saveModel(*M, CL.Output, outputFormat(CL), Diags, EO)))
