@@ -607,6 +607,19 @@ public:
 
   LogicalResult create(const std::string &Final, DiagnosticEngine &Diags) {
     FinalPath = Final;
+    // Devices and pipes (/dev/null, /dev/stdout, a FIFO) are written in
+    // place: renaming a temporary over them would replace the device node.
+    struct stat St;
+    if (::stat(Final.c_str(), &St) == 0 && !S_ISREG(St.st_mode)) {
+      if (S_ISDIR(St.st_mode))
+        return emitError(Diags) << "cannot write '" << Final
+                                << "': it is a directory";
+      FD = ::open(Final.c_str(), O_WRONLY | O_CLOEXEC);
+      if (FD < 0)
+        return emitError(Diags)
+               << "cannot open '" << Final << "': " << std::strerror(errno);
+      return success();
+    }
     std::string Template = Final + ".tmp.XXXXXX";
     std::vector<char> Buf(Template.begin(), Template.end());
     Buf.push_back('\0');
@@ -637,6 +650,8 @@ public:
   LogicalResult commit(DiagnosticEngine &Diags) {
     if (failed(close(Diags)))
       return failure();
+    if (Path.empty()) // written in place (a device or pipe)
+      return success();
     if (::rename(Path.c_str(), FinalPath.c_str()) != 0)
       return emitError(Diags) << "cannot rename '" << Path << "' to '"
                               << FinalPath << "': " << std::strerror(errno);
