@@ -157,17 +157,23 @@ private:
     mergeConstants(G, R, Changed);
 
     llvm::DenseSet<NodeKey, NodeKeyInfo> Known;
-    for (Node &N : llvm::make_early_inc_range(G.getNodes())) {
+    std::vector<Node *> Merged;
+    for (Node &N : G.getNodes()) {
       for (Graph *Sub : N.getSubgraphs())
         runOnGraph(*Sub, R, Changed);
       if (!isCandidate(N))
         continue;
       auto Inserted = Known.insert(NodeKey{&N, hashNode(N)});
-      if (Inserted.second)
-        continue;
-      if (replaceWith(N, *Inserted.first->N, R))
-        Changed = true;
+      if (!Inserted.second && replaceUses(N, *Inserted.first->N, R))
+        Merged.push_back(&N);
     }
+    // Erase newest first: a value read by many merged nodes (the input of
+    // every duplicated Shape) then drops each use from the back of its use
+    // list, which keeps the whole sweep linear.
+    for (Node *N : llvm::reverse(Merged))
+      R.eraseNode(N);
+    if (!Merged.empty())
+      Changed = true;
   }
 
   bool isCandidate(const Node &N) const {
@@ -183,9 +189,9 @@ private:
     return false;
   }
 
-  /// Redirects the uses of \p Dup's results to \p Keep's and erases \p Dup;
-  /// keeps \p Dup when the graph interface forbids the replacement.
-  static bool replaceWith(Node &Dup, Node &Keep, Rewriter &R) {
+  /// Redirects the uses of \p Dup's results to \p Keep's. Does nothing and
+  /// returns false when the graph interface forbids the replacement.
+  static bool replaceUses(Node &Dup, Node &Keep, Rewriter &R) {
     for (unsigned I = 0; I < Dup.getNumResults(); ++I) {
       Value *From = Dup.getResult(I);
       if (From && !canReplaceAllUsesWith(From, Keep.getResult(I)))
@@ -194,7 +200,6 @@ private:
     for (unsigned I = 0; I < Dup.getNumResults(); ++I)
       if (Value *From = Dup.getResult(I))
         (void)R.replaceAllUsesWith(From, Keep.getResult(I));
-    R.eraseNode(&Dup);
     return true;
   }
 
