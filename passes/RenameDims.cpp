@@ -16,88 +16,17 @@
 // name. Renaming to a number is freeze-dims' job.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include <map>
-#include <onnx/onnx_pb.h>
 #include <set>
 
 using namespace onnxopt;
 
 namespace {
-
-/// Calls \p F on every type recorded in \p G and its subgraphs.
-void forEachType(Graph &G, const std::function<void(Type &)> &F) {
-  for (const std::unique_ptr<Value> &V : G.getInputs())
-    F(V->getMutableType());
-  for (const std::unique_ptr<Value> &V : G.getConstants())
-    F(V->getMutableType());
-  for (Node &N : G.getNodes()) {
-    for (unsigned I = 0; I < N.getNumResults(); ++I)
-      if (Value *V = N.getResult(I))
-        F(V->getMutableType());
-    for (Graph *Sub : N.getSubgraphs())
-      forEachType(*Sub, F);
-  }
-}
-
-/// Calls \p F on every dim of \p T, including element types of sequences,
-/// optionals and maps.
-void forEachDim(Type &T, const std::function<void(Dim &)> &F) {
-  if (T.hasShape())
-    for (Dim &D : T.getMutableDims())
-      F(D);
-  switch (T.getKind()) {
-  case Type::Kind::Sequence:
-  case Type::Kind::Optional:
-  case Type::Kind::Map:
-    forEachDim(T.getMutableElementType(), F);
-    return;
-  default:
-    return;
-  }
-}
-
-void forEachDim(
-    onnx::TypeProto &T,
-    const std::function<void(onnx::TensorShapeProto_Dimension &)> &F) {
-  onnx::TensorShapeProto *Shape = nullptr;
-  if (T.has_tensor_type() && T.tensor_type().has_shape())
-    Shape = T.mutable_tensor_type()->mutable_shape();
-  else if (T.has_sparse_tensor_type() && T.sparse_tensor_type().has_shape())
-    Shape = T.mutable_sparse_tensor_type()->mutable_shape();
-  if (Shape)
-    for (onnx::TensorShapeProto_Dimension &D : *Shape->mutable_dim())
-      F(D);
-  if (T.has_sequence_type())
-    forEachDim(*T.mutable_sequence_type()->mutable_elem_type(), F);
-  if (T.has_optional_type())
-    forEachDim(*T.mutable_optional_type()->mutable_elem_type(), F);
-  if (T.has_map_type())
-    forEachDim(*T.mutable_map_type()->mutable_value_type(), F);
-}
-
-/// Value-infos that name no value are kept serialized; visits their dims
-/// and writes them back when \p F changed something.
-void forEachOrphanDim(
-    Graph &G,
-    const std::function<bool(onnx::TensorShapeProto_Dimension &)> &F) {
-  for (std::string &Bytes : G.OrphanValueInfos) {
-    onnx::ValueInfoProto VI;
-    if (!VI.ParseFromString(Bytes))
-      continue;
-    bool Changed = false;
-    forEachDim(*VI.mutable_type(),
-               [&](onnx::TensorShapeProto_Dimension &D) { Changed |= F(D); });
-    if (Changed)
-      VI.SerializeToString(&Bytes);
-  }
-  for (Node &N : G.getNodes())
-    for (Graph *Sub : N.getSubgraphs())
-      forEachOrphanDim(*Sub, F);
-}
 
 /// A name that the text format and most runtimes take as a dim symbol.
 bool isValidSymbol(llvm::StringRef S) {
@@ -127,26 +56,15 @@ public:
       return failure();
 
     size_t Count = 0;
-    forEachType(M.getGraph(), [&](Type &T) {
-      forEachDim(T, [&](Dim &D) {
-        if (!D.isSymbol())
-          return;
-        auto It = Renames.find(D.getSymbol().str());
-        if (It == Renames.end())
-          return;
-        Dim Renamed = Dim::symbol(It->second);
-        Renamed.setDenotation(D.getDenotation());
-        D = std::move(Renamed);
-        ++Count;
-      });
-    });
-    forEachOrphanDim(M.getGraph(), [&](onnx::TensorShapeProto_Dimension &D) {
-      if (!D.has_dim_param())
+    forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
+      if (!D.isSymbol())
         return false;
-      auto It = Renames.find(D.dim_param());
+      auto It = Renames.find(D.getSymbol().str());
       if (It == Renames.end())
         return false;
-      D.set_dim_param(It->second);
+      Dim Renamed = Dim::symbol(It->second);
+      Renamed.setDenotation(D.getDenotation());
+      D = std::move(Renamed);
       ++Count;
       return true;
     });
@@ -185,15 +103,9 @@ private:
 
   static std::set<std::string> collectSymbols(Model &M) {
     std::set<std::string> Symbols;
-    forEachType(M.getGraph(), [&](Type &T) {
-      forEachDim(T, [&](Dim &D) {
-        if (D.isSymbol())
-          Symbols.insert(D.getSymbol().str());
-      });
-    });
-    forEachOrphanDim(M.getGraph(), [&](onnx::TensorShapeProto_Dimension &D) {
-      if (D.has_dim_param())
-        Symbols.insert(D.dim_param());
+    forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
+      if (D.isSymbol())
+        Symbols.insert(D.getSymbol().str());
       return false;
     });
     return Symbols;

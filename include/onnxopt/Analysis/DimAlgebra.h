@@ -1,0 +1,153 @@
+//===- DimAlgebra.h - Symbolic dim expressions and equalities --*- C++ -*-===//
+//
+// ONNX 1.12's inference cannot do arithmetic on symbols: a Conv over
+// float[N,3,H,W] yields fresh `unk__` dims, a Concat of symbolic pieces too.
+// This analysis computes each dim as an expression over the model's symbols
+// (sums, products, floor/ceil division by constants: what Conv, Pool,
+// Resize, Reshape, Concat, Flatten, Split produce), tracks the integer
+// contents of shape tensors (Shape -> Gather -> Concat -> Reshape), and
+// collects equalities between dims, each with the node that implies it.
+//
+// Soundness: two dims are made equal only when the semantics of a node force
+// it (the output of a node equals the expression its op computes; the
+// non-axis dims of a Concat; the contracted dims of a MatMul). Broadcasting
+// with two different symbols proves nothing (either could be 1).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_ANALYSIS_DIMALGEBRA_H
+#define ONNXOPT_ANALYSIS_DIMALGEBRA_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace onnxopt {
+
+class Model;
+class Node;
+class Value;
+
+/// A dim as an integer polynomial over atoms. An atom is a symbol, an
+/// unknown (a dim nothing is known about, equal only to itself), or the
+/// floor division of a polynomial by a constant. Canonical: equal expressions
+/// have the same key and print the same.
+class DimExpr {
+public:
+  struct Atom;
+  using AtomRef = std::shared_ptr<const Atom>;
+
+  DimExpr() = default; ///< the constant 0
+  static DimExpr constant(int64_t C);
+  static DimExpr symbol(llvm::StringRef Name);
+  /// A fresh unknown, distinct from every other one.
+  static DimExpr unknown();
+
+  bool isConstant() const;
+  /// The value of a constant (0 for the zero expression).
+  int64_t getConstant() const;
+  /// True for a single symbol with coefficient 1.
+  bool isSymbol() const;
+  llvm::StringRef getSymbol() const;
+  /// True when an unknown occurs anywhere in the expression.
+  bool hasUnknown() const;
+  /// Calls \p F on every symbol mentioned (also inside divisions).
+  void forEachSymbol(const std::function<void(llvm::StringRef)> &F) const;
+  /// A size for choosing the simplest of equal expressions.
+  size_t complexity() const;
+
+  DimExpr operator+(const DimExpr &O) const;
+  DimExpr operator-(const DimExpr &O) const;
+  DimExpr operator*(const DimExpr &O) const;
+  /// floor(this / K) for K > 0.
+  DimExpr floorDiv(int64_t K) const;
+  /// ceil(this / K) for K > 0.
+  DimExpr ceilDiv(int64_t K) const;
+  /// this / D where the caller knows the division is exact (Reshape's -1,
+  /// an equal Split). std::nullopt when it cannot be expressed (D is a sum).
+  std::optional<DimExpr> divExact(const DimExpr &D) const;
+
+  /// The canonical key: equal keys mean equal expressions.
+  const std::string &key() const { return Key; }
+  bool operator==(const DimExpr &O) const { return Key == O.Key; }
+  bool operator!=(const DimExpr &O) const { return Key != O.Key; }
+  bool operator<(const DimExpr &O) const { return Key < O.Key; }
+
+  /// Readable form, e.g. `2*ceil(H/8)*ceil(W/8)+4`, `N*C`, `(H*W)/3`.
+  std::string str() const;
+  void print(llvm::raw_ostream &OS) const { OS << str(); }
+
+  struct Term {
+    std::vector<AtomRef> Factors; ///< sorted by key; repeats are powers
+    int64_t Coef = 0;
+  };
+
+private:
+  /// Monomial key ("" for the constant term) -> term.
+  std::map<std::string, Term> Terms;
+  std::string Key = "0";
+
+  void addTerm(const Term &T);
+  void finish();
+  DimExpr exactDivConstant(int64_t K) const;
+  friend struct DimExprAccess;
+};
+
+/// The dims of every value of a model as expressions, and the equalities
+/// between dims that the model's nodes imply. Reads the types recorded in
+/// the IR (run shape inference first) and refines them.
+class DimAnalysis {
+public:
+  explicit DimAnalysis(Model &M);
+  ~DimAnalysis();
+
+  /// Computes everything; linear in the model size (a few sweeps at most).
+  void run();
+
+  /// Dims of \p V (null when its rank is unknown).
+  const std::vector<DimExpr> *getDims(const Value &V) const;
+  /// Integer contents of a shape tensor, if known.
+  const std::vector<DimExpr> *getData(const Value &V) const;
+
+  /// The simplest expression known equal to \p E: a constant, else one over
+  /// the main graph's input symbols, else the simplest member.
+  DimExpr getBest(const DimExpr &E) const;
+  /// True if \p A and \p B were proven equal.
+  bool provenEqual(const DimExpr &A, const DimExpr &B) const;
+
+  /// Symbols of the main graph's inputs, in order of first appearance.
+  const std::vector<std::string> &getInputSymbols() const;
+  /// True if \p E mentions only input symbols (and no unknown).
+  bool isInputExpressible(const DimExpr &E) const;
+
+  /// One class of equal dims: its members, best expression and the nodes
+  /// that imply the equalities.
+  struct Class {
+    DimExpr Best;
+    std::vector<DimExpr> Members;     ///< sorted by key
+    std::vector<std::string> Reasons; ///< "a = b (node 'n' (Op))"
+  };
+  /// Every class with at least two members, in a deterministic order.
+  std::vector<Class> getClasses() const;
+  /// Prints the classes with their proofs.
+  void explain(llvm::raw_ostream &OS) const;
+
+  class Impl;
+
+private:
+  std::unique_ptr<Impl> P;
+};
+
+/// True for symbol names that exporters make up: `unk__12`,
+/// `Concatboxes_dim_1`, `dim3`, `p2o.DynamicDimension.4`.
+bool isExporterMadeSymbol(llvm::StringRef Name);
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_ANALYSIS_DIMALGEBRA_H

@@ -1,0 +1,1259 @@
+//===- DimAnalysis.cpp - Dims as expressions, and their equalities -------===//
+//
+// Walks the model in order and computes, for each node, the dims its op
+// produces as expressions of its operands' dims (transfer functions below);
+// integer shape tensors carry their contents as expressions too. Where an op
+// is not modeled, or a dim cannot be expressed, the type recorded in the IR
+// is used: a symbol there stands for itself, an unknown dim for a fresh
+// unknown.
+//
+// Equalities are kept in a union-find over canonical expression keys, each
+// union with the node that implies it:
+//  - a node's result dim equals both the expression the op computes and the
+//    dim recorded in its type (that is how exporter-made names such as
+//    `unk__7` or `dim1` get tied to expressions over the inputs);
+//  - the non-axis dims of Concat's inputs, the contracted dims of MatMul and
+//    Gemm, are equal.
+// Since an equality found late (a MatMul) can improve dims computed earlier,
+// the walk repeats until no new equality appears (a few sweeps).
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Support/Diagnostics.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+using namespace onnxopt;
+
+namespace {
+
+using Dims = std::vector<DimExpr>;
+/// A computed shape; a missing dim falls back to the recorded type.
+using PartialDims = std::vector<std::optional<DimExpr>>;
+
+constexpr unsigned kMaxSweeps = 4;
+constexpr size_t kMaxDataLength = 64;
+
+/// Operators whose (first) output has the shape of their first input.
+bool isShapePreserving(llvm::StringRef Op) {
+  static const llvm::StringSet<> Ops = {"Abs",
+                                        "Acos",
+                                        "Acosh",
+                                        "Asin",
+                                        "Asinh",
+                                        "Atan",
+                                        "Atanh",
+                                        "BatchNormalization",
+                                        "BitwiseNot",
+                                        "Cast",
+                                        "CastLike",
+                                        "Ceil",
+                                        "Celu",
+                                        "Clip",
+                                        "Cos",
+                                        "Cosh",
+                                        "CumSum",
+                                        "DequantizeLinear",
+                                        "Dropout",
+                                        "Elu",
+                                        "Erf",
+                                        "Exp",
+                                        "Floor",
+                                        "HardSigmoid",
+                                        "HardSwish",
+                                        "Hardmax",
+                                        "Identity",
+                                        "InstanceNormalization",
+                                        "IsInf",
+                                        "IsNaN",
+                                        "LRN",
+                                        "LayerNormalization",
+                                        "LeakyRelu",
+                                        "Log",
+                                        "LogSoftmax",
+                                        "LpNormalization",
+                                        "MeanVarianceNormalization",
+                                        "Mish",
+                                        "Neg",
+                                        "Not",
+                                        "QuantizeLinear",
+                                        "Reciprocal",
+                                        "Relu",
+                                        "ReverseSequence",
+                                        "Round",
+                                        "Selu",
+                                        "Shrink",
+                                        "Sigmoid",
+                                        "Sign",
+                                        "Sin",
+                                        "Sinh",
+                                        "Softmax",
+                                        "Softplus",
+                                        "Softsign",
+                                        "Sqrt",
+                                        "Tan",
+                                        "Tanh",
+                                        "ThresholdedRelu",
+                                        "Trilu"};
+  return Ops.count(Op);
+}
+
+/// Operators that broadcast all their inputs numpy-style.
+bool isBroadcasting(llvm::StringRef Op) {
+  static const llvm::StringSet<> Ops = {
+      "Add",        "And",         "BitShift", "BitwiseAnd", "BitwiseOr",
+      "BitwiseXor", "Div",         "Equal",    "Greater",    "GreaterOrEqual",
+      "Less",       "LessOrEqual", "Max",      "Mean",       "Min",
+      "Mod",        "Mul",         "Or",       "PRelu",      "Pow",
+      "Sub",        "Sum",         "Where",    "Xor"};
+  return Ops.count(Op);
+}
+
+/// numpy broadcasting of one aligned position; std::nullopt when the result
+/// depends on which of two different expressions is 1.
+std::optional<DimExpr> broadcastDim(llvm::ArrayRef<DimExpr> In) {
+  std::optional<DimExpr> Result;
+  bool Conflict = false;
+  for (const DimExpr &D : In) {
+    if (D.isConstant() && D.getConstant() == 1)
+      continue;
+    if (D.isConstant())
+      return D; // every other dim is this one or 1
+    if (!Result)
+      Result = D;
+    else if (*Result != D)
+      Conflict = true;
+  }
+  if (Conflict)
+    return std::nullopt;
+  return Result ? *Result : DimExpr::constant(1);
+}
+
+PartialDims broadcast(llvm::ArrayRef<const Dims *> Inputs) {
+  size_t Rank = 0;
+  for (const Dims *D : Inputs)
+    Rank = std::max(Rank, D->size());
+  PartialDims Out(Rank);
+  for (size_t I = 0; I < Rank; ++I) {
+    std::vector<DimExpr> Column;
+    for (const Dims *D : Inputs)
+      if (I + D->size() >= Rank)
+        Column.push_back((*D)[I + D->size() - Rank]);
+    Out[I] = broadcastDim(Column);
+  }
+  return Out;
+}
+
+PartialDims full(const Dims &D) { return PartialDims(D.begin(), D.end()); }
+
+DimExpr product(llvm::ArrayRef<DimExpr> D) {
+  DimExpr P = DimExpr::constant(1);
+  for (const DimExpr &E : D)
+    P = P * E;
+  return P;
+}
+
+/// Normalizes a possibly negative axis; std::nullopt when out of range.
+std::optional<size_t> normAxis(int64_t Axis, size_t Rank) {
+  if (Axis < 0)
+    Axis += static_cast<int64_t>(Rank);
+  if (Axis < 0 || Axis >= static_cast<int64_t>(Rank))
+    return std::nullopt;
+  return static_cast<size_t>(Axis);
+}
+
+std::optional<std::vector<int64_t>> constants(const Dims *D) {
+  if (!D)
+    return std::nullopt;
+  std::vector<int64_t> V;
+  for (const DimExpr &E : *D) {
+    if (!E.isConstant())
+      return std::nullopt;
+    V.push_back(E.getConstant());
+  }
+  return V;
+}
+
+} // namespace
+
+class DimAnalysis::Impl {
+public:
+  explicit Impl(Model &M) : M(M) {}
+
+  void run();
+
+  Model &M;
+  llvm::DenseMap<const Value *, Dims> ValueDims;
+  llvm::DenseMap<const Value *, Dims> ValueData;
+  std::vector<std::string> InputSymbols;
+  llvm::StringSet<> InputSymbolSet;
+
+  // Union-find over expressions.
+  llvm::StringMap<unsigned> Index;
+  std::vector<unsigned> Parent;
+  std::vector<DimExpr> Exprs;
+  /// Best member of each root.
+  std::vector<DimExpr> Best;
+  struct Edge {
+    unsigned A, B;
+    const Node *Because;
+  };
+  std::vector<Edge> Edges;
+  size_t UnionsThisSweep = 0;
+
+  unsigned find(unsigned X) const {
+    while (Parent[X] != X)
+      X = Parent[X];
+    return X;
+  }
+  std::optional<unsigned> lookup(const DimExpr &E) const {
+    auto It = Index.find(E.key());
+    if (It == Index.end())
+      return std::nullopt;
+    return It->second;
+  }
+  unsigned idOf(const DimExpr &E);
+  void unite(const DimExpr &A, const DimExpr &B, const Node *Because);
+  bool better(const DimExpr &A, const DimExpr &B) const;
+  DimExpr best(const DimExpr &E) const {
+    std::optional<unsigned> Id = lookup(E);
+    return Id ? Best[find(*Id)] : E;
+  }
+  bool isInputExpressible(const DimExpr &E) const {
+    if (E.hasUnknown())
+      return false;
+    bool Ok = true;
+    E.forEachSymbol(
+        [&](llvm::StringRef S) { Ok &= InputSymbolSet.count(S) > 0; });
+    return Ok;
+  }
+
+private:
+  /// Unknown dims of recorded types, stable across sweeps.
+  std::map<std::pair<const Value *, unsigned>, DimExpr> Unknowns;
+
+  void collectInputSymbols();
+  void sweepGraph(Graph &G);
+  void visitNode(Node &N);
+  DimExpr fromRecorded(const Value &V, unsigned I);
+  DimExpr stableUnknown(const Value &V, unsigned I);
+  const Dims *dims(const Node &N, unsigned I);
+  const Dims *data(const Node &N, unsigned I);
+  const Dims *constantData(const Value &V);
+  std::optional<std::vector<double>> floatData(const Node &N, unsigned I);
+  void setResult(Node &N, unsigned I, std::optional<PartialDims> Computed);
+
+  // Transfer functions: fill Out (one entry per result) and OutData.
+  void transfer(Node &N, std::vector<std::optional<PartialDims>> &Out,
+                std::vector<std::optional<Dims>> &OutData);
+  std::optional<PartialDims> convLike(Node &N, const Dims &X, bool IsPool);
+  std::optional<PartialDims> convTranspose(Node &N, const Dims &X);
+  std::optional<PartialDims> reshape(Node &N, const Dims &X,
+                                     const Dims &Target);
+  std::optional<PartialDims> matMul(Node &N, const Dims &A, const Dims &B);
+  std::optional<PartialDims> resize(Node &N, const Dims &X);
+  std::optional<PartialDims> slice(Node &N, const Dims &X);
+  std::optional<Dims> sliceData(Node &N, const Dims &D);
+  std::optional<Dims> arithmeticData(Node &N);
+  std::optional<std::vector<int64_t>> axesOf(Node &N, unsigned InputIndex);
+  std::optional<PartialDims> reduce(Node &N, const Dims &X);
+};
+
+//===----------------------------------------------------------------------===//
+// Union-find
+//===----------------------------------------------------------------------===//
+
+unsigned DimAnalysis::Impl::idOf(const DimExpr &E) {
+  auto [It, Inserted] = Index.try_emplace(E.key(), Exprs.size());
+  if (Inserted) {
+    Parent.push_back(Exprs.size());
+    Exprs.push_back(E);
+    Best.push_back(E);
+  }
+  return It->second;
+}
+
+/// Rank: constants, then expressions over input symbols, then over other
+/// symbols, then with unknowns; shorter first; then by key.
+bool DimAnalysis::Impl::better(const DimExpr &A, const DimExpr &B) const {
+  auto Rank = [&](const DimExpr &E) {
+    if (E.isConstant())
+      return 0;
+    if (isInputExpressible(E))
+      return 1;
+    return E.hasUnknown() ? 3 : 2;
+  };
+  int RA = Rank(A), RB = Rank(B);
+  if (RA != RB)
+    return RA < RB;
+  size_t CA = A.complexity(), CB = B.complexity();
+  if (CA != CB)
+    return CA < CB;
+  return A.key() < B.key();
+}
+
+void DimAnalysis::Impl::unite(const DimExpr &A, const DimExpr &B,
+                              const Node *Because) {
+  if (A == B)
+    return;
+  unsigned RA = find(idOf(A)), RB = find(idOf(B));
+  if (RA == RB)
+    return;
+  // Keep the smaller id as root so that the result does not depend on
+  // the order of unions more than necessary.
+  if (RB < RA)
+    std::swap(RA, RB);
+  Parent[RB] = RA;
+  if (better(Best[RB], Best[RA]))
+    Best[RA] = Best[RB];
+  Edges.push_back(Edge{idOf(A), idOf(B), Because});
+  ++UnionsThisSweep;
+}
+
+//===----------------------------------------------------------------------===//
+// Walking the model
+//===----------------------------------------------------------------------===//
+
+void DimAnalysis::Impl::collectInputSymbols() {
+  for (const std::unique_ptr<Value> &V : M.getGraph().getInputs())
+    for (const Dim &D : V->getType().getDims())
+      if (D.isSymbol() && InputSymbolSet.insert(D.getSymbol()).second)
+        InputSymbols.push_back(D.getSymbol().str());
+}
+
+void DimAnalysis::Impl::run() {
+  collectInputSymbols();
+  for (unsigned Sweep = 0; Sweep < kMaxSweeps; ++Sweep) {
+    UnionsThisSweep = 0;
+    ValueDims.clear();
+    ValueData.clear();
+    sweepGraph(M.getGraph());
+    if (!UnionsThisSweep)
+      break;
+  }
+}
+
+DimExpr DimAnalysis::Impl::fromRecorded(const Value &V, unsigned I) {
+  const Dim &D = V.getType().getDims()[I];
+  if (D.isKnown())
+    return DimExpr::constant(D.getValue());
+  if (D.isSymbol())
+    return best(DimExpr::symbol(D.getSymbol()));
+  return best(stableUnknown(V, I));
+}
+
+DimExpr DimAnalysis::Impl::stableUnknown(const Value &V, unsigned I) {
+  auto It = Unknowns.find({&V, I});
+  if (It == Unknowns.end())
+    It = Unknowns.emplace(std::make_pair(&V, I), DimExpr::unknown()).first;
+  return It->second;
+}
+
+void DimAnalysis::Impl::sweepGraph(Graph &G) {
+  auto Seed = [&](Value &V) {
+    if (V.getType().isTensor() && V.getType().hasShape()) {
+      Dims D;
+      for (unsigned I = 0; I < V.getType().getRank(); ++I)
+        D.push_back(fromRecorded(V, I));
+      ValueDims[&V] = std::move(D);
+    } else if (V.hasInitializer()) {
+      Dims D;
+      for (int64_t X : V.getInitializer().getDims())
+        D.push_back(DimExpr::constant(X));
+      ValueDims[&V] = std::move(D);
+    }
+  };
+  for (const std::unique_ptr<Value> &V : G.getInputs())
+    Seed(*V);
+  for (const std::unique_ptr<Value> &V : G.getConstants())
+    Seed(*V);
+  for (Node &N : G.getNodes()) {
+    visitNode(N);
+    for (Graph *Sub : N.getSubgraphs())
+      sweepGraph(*Sub);
+  }
+}
+
+const Dims *DimAnalysis::Impl::dims(const Node &N, unsigned I) {
+  if (I >= N.getNumOperands() || !N.getOperand(I))
+    return nullptr;
+  auto It = ValueDims.find(N.getOperand(I));
+  return It == ValueDims.end() ? nullptr : &It->second;
+}
+
+const Dims *DimAnalysis::Impl::constantData(const Value &V) {
+  const Tensor *T = nullptr;
+  std::vector<int64_t> Ints;
+  const Node *Def = V.getDefiningNode();
+  if (V.isConstant() ||
+      (V.hasInitializer() && V.isGraphInput() && M.getIrVersion() < 4)) {
+    T = &V.getInitializer();
+  } else if (Def && Def->is("Constant")) {
+    if (const Attribute *A = Def->getAttr("value");
+        A && A->Kind == AttrKind::Tensor && !A->Tensors.empty())
+      T = &A->Tensors.front();
+    else if (const Attribute *A = Def->getAttr("value_ints"))
+      Ints = A->Ints;
+    else if (const Attribute *A = Def->getAttr("value_int"))
+      Ints = {A->I};
+    else
+      return nullptr;
+  } else {
+    return nullptr;
+  }
+  if (T) {
+    int32_t Elem = T->getElemType();
+    if ((Elem != 6 && Elem != 7) || T->getDims().size() > 1 ||
+        T->getNumElements() > static_cast<int64_t>(kMaxDataLength))
+      return nullptr;
+    std::optional<std::vector<int64_t>> Values = T->toInt64s();
+    if (!Values)
+      return nullptr;
+    Ints = std::move(*Values);
+  }
+  Dims D;
+  for (int64_t X : Ints)
+    D.push_back(DimExpr::constant(X));
+  return &(ValueData[&V] = std::move(D));
+}
+
+const Dims *DimAnalysis::Impl::data(const Node &N, unsigned I) {
+  if (I >= N.getNumOperands() || !N.getOperand(I))
+    return nullptr;
+  const Value *V = N.getOperand(I);
+  auto It = ValueData.find(V);
+  if (It != ValueData.end())
+    return &It->second;
+  return constantData(*V);
+}
+
+std::optional<std::vector<double>> DimAnalysis::Impl::floatData(const Node &N,
+                                                                unsigned I) {
+  if (I >= N.getNumOperands() || !N.getOperand(I))
+    return std::nullopt;
+  const Value *V = N.getOperand(I);
+  const Tensor *T = nullptr;
+  if (V->isConstant())
+    T = &V->getInitializer();
+  else if (const Node *Def = V->getDefiningNode(); Def && Def->is("Constant"))
+    if (const Attribute *A = Def->getAttr("value");
+        A && A->Kind == AttrKind::Tensor && !A->Tensors.empty())
+      T = &A->Tensors.front();
+  if (!T || T->getNumElements() > static_cast<int64_t>(kMaxDataLength))
+    return std::nullopt;
+  return T->toDoubles();
+}
+
+void DimAnalysis::Impl::setResult(Node &N, unsigned I,
+                                  std::optional<PartialDims> Computed) {
+  Value *V = N.getResult(I);
+  if (!V)
+    return;
+  const Type &T = V->getType();
+  bool Recorded = T.isTensor() && T.hasShape();
+  if (Computed && Recorded && Computed->size() != T.getRank())
+    Computed.reset(); // inconsistent with inference: trust the IR
+  if (!Computed && !Recorded)
+    return;
+  size_t Rank = Computed ? Computed->size() : T.getRank();
+  Dims Result;
+  for (unsigned K = 0; K < Rank; ++K) {
+    std::optional<DimExpr> C = Computed ? (*Computed)[K] : std::nullopt;
+    if (!Recorded) {
+      Result.push_back(C ? *C : stableUnknown(*V, K));
+      continue;
+    }
+    DimExpr R = fromRecorded(*V, K);
+    if (!C) {
+      Result.push_back(R);
+      continue;
+    }
+    unite(*C, R, &N);
+    Result.push_back(best(*C));
+  }
+  ValueDims[V] = std::move(Result);
+}
+
+void DimAnalysis::Impl::visitNode(Node &N) {
+  std::vector<std::optional<PartialDims>> Out(N.getNumResults());
+  std::vector<std::optional<Dims>> OutData(N.getNumResults());
+  if (N.isOnnxDomain())
+    transfer(N, Out, OutData);
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    setResult(N, I, std::move(Out[I]));
+    if (OutData[I] && N.getResult(I) && OutData[I]->size() <= kMaxDataLength) {
+      Dims D;
+      for (const DimExpr &E : *OutData[I])
+        D.push_back(best(E));
+      ValueData[N.getResult(I)] = std::move(D);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Transfer functions
+//===----------------------------------------------------------------------===//
+
+std::optional<std::vector<int64_t>>
+DimAnalysis::Impl::axesOf(Node &N, unsigned InputIndex) {
+  if (std::optional<std::vector<int64_t>> A = N.getAttrInts("axes"))
+    return A;
+  return constants(data(N, InputIndex));
+}
+
+void DimAnalysis::Impl::transfer(Node &N,
+                                 std::vector<std::optional<PartialDims>> &Out,
+                                 std::vector<std::optional<Dims>> &OutData) {
+  llvm::StringRef Op = N.getOpType();
+  const Dims *X = dims(N, 0);
+  if (Out.empty())
+    return;
+
+  if (isShapePreserving(Op)) {
+    if (X)
+      for (auto &O : Out)
+        O = full(*X);
+    if ((Op == "Identity" || Op == "Cast") && data(N, 0))
+      OutData[0] = *data(N, 0);
+    return;
+  }
+  if (isBroadcasting(Op)) {
+    std::vector<const Dims *> In;
+    for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+      const Dims *D = dims(N, I);
+      if (!D)
+        return;
+      In.push_back(D);
+    }
+    if (!In.empty())
+      Out[0] = broadcast(In);
+    if (std::optional<Dims> D = arithmeticData(N))
+      OutData[0] = std::move(*D);
+    return;
+  }
+
+  if (Op == "Constant") {
+    if (const Attribute *A = N.getAttr("value");
+        A && A->Kind == AttrKind::Tensor && !A->Tensors.empty()) {
+      Dims D;
+      for (int64_t V : A->Tensors.front().getDims())
+        D.push_back(DimExpr::constant(V));
+      Out[0] = full(D);
+    }
+    if (N.getResult(0))
+      if (const Dims *D = constantData(*N.getResult(0)))
+        OutData[0] = *D;
+    return;
+  }
+  if (Op == "Shape" && X) {
+    int64_t Rank = X->size();
+    int64_t Start = N.getAttrInt("start", 0), End = N.getAttrInt("end", Rank);
+    if (Start < 0)
+      Start += Rank;
+    if (End < 0)
+      End += Rank;
+    Start = std::clamp<int64_t>(Start, 0, Rank);
+    End = std::clamp<int64_t>(End, Start, Rank);
+    OutData[0] = Dims(X->begin() + Start, X->begin() + End);
+    Out[0] = PartialDims{DimExpr::constant(End - Start)};
+    return;
+  }
+  if (Op == "Size" && X) {
+    OutData[0] = Dims{product(*X)};
+    Out[0] = PartialDims{};
+    return;
+  }
+  if (Op == "Transpose" && X) {
+    std::vector<int64_t> Perm;
+    if (std::optional<std::vector<int64_t>> P = N.getAttrInts("perm"))
+      Perm = *P;
+    else
+      for (int64_t I = X->size() - 1; I >= 0; --I)
+        Perm.push_back(I);
+    if (Perm.size() != X->size())
+      return;
+    PartialDims R;
+    for (int64_t P : Perm) {
+      std::optional<size_t> A = normAxis(P, X->size());
+      if (!A)
+        return;
+      R.push_back((*X)[*A]);
+    }
+    Out[0] = R;
+    return;
+  }
+  if (Op == "Reshape" && X) {
+    if (const Dims *Target = data(N, 1))
+      Out[0] = reshape(N, *X, *Target);
+    if (const Dims *D = data(N, 0))
+      OutData[0] = *D;
+    return;
+  }
+  if (Op == "Flatten" && X) {
+    std::optional<size_t> Axis =
+        normAxis(N.getAttrInt("axis", 1), X->size() + 1);
+    if (!Axis)
+      return;
+    llvm::ArrayRef<DimExpr> All(*X);
+    Out[0] = PartialDims{product(All.take_front(*Axis)),
+                         product(All.drop_front(*Axis))};
+    return;
+  }
+  if (Op == "Concat") {
+    std::vector<const Dims *> In;
+    for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+      const Dims *D = dims(N, I);
+      if (!D || (!In.empty() && D->size() != In[0]->size()))
+        return;
+      In.push_back(D);
+    }
+    if (In.empty())
+      return;
+    std::optional<size_t> Axis =
+        normAxis(N.getAttrInt("axis", 0), In[0]->size());
+    if (!Axis)
+      return;
+    PartialDims R = full(*In[0]);
+    DimExpr Sum;
+    for (const Dims *D : In) {
+      Sum = Sum + (*D)[*Axis];
+      for (size_t K = 0; K < D->size(); ++K)
+        if (K != *Axis)
+          unite((*In[0])[K], (*D)[K], &N);
+    }
+    R[*Axis] = Sum;
+    Out[0] = R;
+    Dims Joined;
+    for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+      const Dims *D = data(N, I);
+      if (!D)
+        return;
+      Joined.insert(Joined.end(), D->begin(), D->end());
+    }
+    OutData[0] = std::move(Joined);
+    return;
+  }
+  if ((Op == "Conv" || Op == "MaxPool" || Op == "AveragePool" ||
+       Op == "LpPool") &&
+      X) {
+    Out[0] = convLike(N, *X, Op != "Conv");
+    if (Op == "MaxPool" && Out.size() > 1)
+      Out[1] = Out[0];
+    return;
+  }
+  if (Op == "ConvTranspose" && X) {
+    Out[0] = convTranspose(N, *X);
+    return;
+  }
+  if ((Op == "GlobalAveragePool" || Op == "GlobalMaxPool" ||
+       Op == "GlobalLpPool") &&
+      X && X->size() >= 2) {
+    PartialDims R{(*X)[0], (*X)[1]};
+    R.resize(X->size(), DimExpr::constant(1));
+    Out[0] = R;
+    return;
+  }
+  if (Op == "MatMul" && X && dims(N, 1)) {
+    Out[0] = matMul(N, *X, *dims(N, 1));
+    return;
+  }
+  if (Op == "Gemm" && X && dims(N, 1) && X->size() == 2 &&
+      dims(N, 1)->size() == 2) {
+    const Dims &B = *dims(N, 1);
+    bool TA = N.getAttrInt("transA", 0), TB = N.getAttrInt("transB", 0);
+    unite((*X)[TA ? 0 : 1], B[TB ? 1 : 0], &N);
+    Out[0] = PartialDims{(*X)[TA ? 1 : 0], B[TB ? 0 : 1]};
+    return;
+  }
+  if (Op == "Gather" && X) {
+    const Dims *I = dims(N, 1);
+    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
+    if (!I || !Axis)
+      return;
+    PartialDims R(X->begin(), X->begin() + *Axis);
+    R.insert(R.end(), I->begin(), I->end());
+    R.insert(R.end(), X->begin() + *Axis + 1, X->end());
+    Out[0] = R;
+    const Dims *D = data(N, 0);
+    std::optional<std::vector<int64_t>> Idx = constants(data(N, 1));
+    if (!D || !Idx || *Axis != 0)
+      return;
+    Dims Picked;
+    for (int64_t K : *Idx) {
+      std::optional<size_t> P = normAxis(K, D->size());
+      if (!P)
+        return;
+      Picked.push_back((*D)[*P]);
+    }
+    OutData[0] = std::move(Picked);
+    return;
+  }
+  if (Op == "Unsqueeze" && X) {
+    std::optional<std::vector<int64_t>> Axes = axesOf(N, 1);
+    if (!Axes)
+      return;
+    size_t Rank = X->size() + Axes->size();
+    std::vector<bool> IsNew(Rank, false);
+    for (int64_t A : *Axes) {
+      std::optional<size_t> P = normAxis(A, Rank);
+      if (!P)
+        return;
+      IsNew[*P] = true;
+    }
+    PartialDims R;
+    size_t Next = 0;
+    for (size_t K = 0; K < Rank; ++K)
+      R.push_back(IsNew[K] ? DimExpr::constant(1) : (*X)[Next++]);
+    Out[0] = R;
+    if (const Dims *D = data(N, 0))
+      OutData[0] = *D;
+    return;
+  }
+  if (Op == "Squeeze" && X) {
+    std::optional<std::vector<int64_t>> Axes = axesOf(N, 1);
+    if (!Axes)
+      return;
+    std::vector<bool> Drop(X->size(), false);
+    for (int64_t A : *Axes) {
+      std::optional<size_t> P = normAxis(A, X->size());
+      if (!P)
+        return;
+      Drop[*P] = true;
+    }
+    PartialDims R;
+    for (size_t K = 0; K < X->size(); ++K)
+      if (!Drop[K])
+        R.push_back((*X)[K]);
+    Out[0] = R;
+    if (const Dims *D = data(N, 0))
+      OutData[0] = *D;
+    return;
+  }
+  if (Op == "Slice" && X) {
+    Out[0] = slice(N, *X);
+    if (const Dims *D = data(N, 0))
+      OutData[0] = sliceData(N, *D);
+    return;
+  }
+  if (Op == "ConstantOfShape") {
+    if (const Dims *D = data(N, 0))
+      Out[0] = full(*D);
+    return;
+  }
+  if (Op == "Expand" && X) {
+    if (const Dims *D = data(N, 1))
+      Out[0] = broadcast({X, D});
+    return;
+  }
+  if (Op == "Tile" && X) {
+    const Dims *R = data(N, 1);
+    if (!R || R->size() != X->size())
+      return;
+    PartialDims Res;
+    for (size_t K = 0; K < X->size(); ++K)
+      Res.push_back((*X)[K] * (*R)[K]);
+    Out[0] = Res;
+    return;
+  }
+  if (Op == "Pad" && X) {
+    std::optional<std::vector<int64_t>> Pads = N.getAttrInts("pads");
+    const Dims *PadData = Pads ? nullptr : data(N, 1);
+    size_t Rank = X->size();
+    if ((Pads && Pads->size() != 2 * Rank) ||
+        (!Pads && (!PadData || PadData->size() != 2 * Rank)))
+      return;
+    PartialDims R;
+    for (size_t K = 0; K < Rank; ++K) {
+      DimExpr Begin = Pads ? DimExpr::constant((*Pads)[K]) : (*PadData)[K];
+      DimExpr End =
+          Pads ? DimExpr::constant((*Pads)[K + Rank]) : (*PadData)[K + Rank];
+      R.push_back((*X)[K] + Begin + End);
+    }
+    Out[0] = R;
+    return;
+  }
+  if (Op == "Split" && X) {
+    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
+    if (!Axis)
+      return;
+    std::optional<std::vector<int64_t>> Sizes = N.getAttrInts("split");
+    const Dims *SizeData = Sizes ? nullptr : data(N, 1);
+    for (unsigned I = 0; I < Out.size(); ++I) {
+      PartialDims R = full(*X);
+      if (Sizes && I < Sizes->size())
+        R[*Axis] = DimExpr::constant((*Sizes)[I]);
+      else if (SizeData && I < SizeData->size())
+        R[*Axis] = (*SizeData)[I];
+      else if (!Sizes && !SizeData)
+        R[*Axis] = (*X)[*Axis].divExact(
+            DimExpr::constant(static_cast<int64_t>(Out.size())));
+      else
+        R[*Axis] = std::nullopt;
+      Out[I] = R;
+    }
+    return;
+  }
+  if ((Op == "Resize" || Op == "Upsample") && X) {
+    Out[0] = resize(N, *X);
+    return;
+  }
+  if (Op.startswith("Reduce") && X) {
+    Out[0] = reduce(N, *X);
+    return;
+  }
+  if ((Op == "ArgMax" || Op == "ArgMin") && X) {
+    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
+    if (!Axis)
+      return;
+    PartialDims R = full(*X);
+    if (N.getAttrInt("keepdims", 1))
+      R[*Axis] = DimExpr::constant(1);
+    else
+      R.erase(R.begin() + *Axis);
+    Out[0] = R;
+    return;
+  }
+  if ((Op == "LSTM" || Op == "GRU" || Op == "RNN") && X && X->size() == 3) {
+    int64_t Hidden = N.getAttrInt("hidden_size", 0);
+    if (Hidden <= 0)
+      return;
+    DimExpr H = DimExpr::constant(Hidden);
+    DimExpr Dirs = DimExpr::constant(
+        N.getAttrString("direction", "forward") == "bidirectional" ? 2 : 1);
+    bool BatchFirst = N.getAttrInt("layout", 0);
+    const DimExpr &Seq = (*X)[BatchFirst ? 1 : 0];
+    const DimExpr &Batch = (*X)[BatchFirst ? 0 : 1];
+    Out[0] = BatchFirst ? PartialDims{Batch, Seq, Dirs, H}
+                        : PartialDims{Seq, Dirs, Batch, H};
+    for (unsigned I = 1; I < Out.size(); ++I)
+      Out[I] = BatchFirst ? PartialDims{Batch, Dirs, H}
+                          : PartialDims{Dirs, Batch, H};
+    return;
+  }
+  if (Op == "TopK" && X) {
+    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", -1), X->size());
+    const Dims *K = data(N, 1);
+    if (!Axis || !K || K->size() != 1)
+      return;
+    PartialDims R = full(*X);
+    R[*Axis] = (*K)[0];
+    for (auto &O : Out)
+      O = R;
+    return;
+  }
+}
+
+std::optional<Dims> DimAnalysis::Impl::arithmeticData(Node &N) {
+  llvm::StringRef Op = N.getOpType();
+  if (N.getNumOperands() != 2 ||
+      (Op != "Add" && Op != "Sub" && Op != "Mul" && Op != "Div"))
+    return std::nullopt;
+  const Dims *A = data(N, 0), *B = data(N, 1);
+  if (!A || !B || A->empty() || B->empty())
+    return std::nullopt;
+  if (A->size() != B->size() && A->size() != 1 && B->size() != 1)
+    return std::nullopt;
+  size_t Len = std::max(A->size(), B->size());
+  Dims R;
+  for (size_t I = 0; I < Len; ++I) {
+    const DimExpr &L = (*A)[A->size() == 1 ? 0 : I];
+    const DimExpr &Rt = (*B)[B->size() == 1 ? 0 : I];
+    if (Op == "Add")
+      R.push_back(L + Rt);
+    else if (Op == "Sub")
+      R.push_back(L - Rt);
+    else if (Op == "Mul")
+      R.push_back(L * Rt);
+    else if (Rt.isConstant() && Rt.getConstant() > 0 &&
+             (!L.isConstant() || L.getConstant() >= 0))
+      // Integer division truncates; shape values are not negative.
+      R.push_back(L.floorDiv(Rt.getConstant()));
+    else
+      return std::nullopt;
+  }
+  return R;
+}
+
+std::optional<PartialDims> DimAnalysis::Impl::convLike(Node &N, const Dims &X,
+                                                       bool IsPool) {
+  if (X.size() < 3)
+    return std::nullopt;
+  size_t Spatial = X.size() - 2;
+  std::vector<int64_t> Kernel;
+  std::optional<DimExpr> Channels;
+  if (std::optional<std::vector<int64_t>> K = N.getAttrInts("kernel_shape"))
+    Kernel = *K;
+  if (IsPool) {
+    Channels = X[1];
+    if (N.getAttrInt("ceil_mode", 0))
+      return std::nullopt;
+  } else {
+    const Dims *W = dims(N, 1);
+    if (!W || W->size() != X.size())
+      return std::nullopt;
+    Channels = (*W)[0];
+    if (Kernel.empty()) {
+      std::optional<std::vector<int64_t>> K =
+          constants(W->size() > 2 ? &*W : nullptr);
+      if (!K)
+        return std::nullopt;
+      Kernel.assign(K->begin() + 2, K->end());
+    }
+  }
+  if (Kernel.size() != Spatial)
+    return std::nullopt;
+  std::vector<int64_t> Strides =
+      N.getAttrInts("strides").value_or(std::vector<int64_t>(Spatial, 1));
+  std::vector<int64_t> Dilations =
+      N.getAttrInts("dilations").value_or(std::vector<int64_t>(Spatial, 1));
+  std::vector<int64_t> Pads =
+      N.getAttrInts("pads").value_or(std::vector<int64_t>(2 * Spatial, 0));
+  llvm::StringRef AutoPad = N.getAttrString("auto_pad", "NOTSET");
+  if (Strides.size() != Spatial || Dilations.size() != Spatial ||
+      Pads.size() != 2 * Spatial)
+    return std::nullopt;
+  PartialDims R{X[0], Channels};
+  for (size_t I = 0; I < Spatial; ++I) {
+    const DimExpr &In = X[2 + I];
+    int64_t S = Strides[I], Extent = (Kernel[I] - 1) * Dilations[I] + 1;
+    if (S <= 0)
+      return std::nullopt;
+    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER")
+      R.push_back(In.ceilDiv(S));
+    else if (AutoPad == "VALID")
+      R.push_back((In - DimExpr::constant(Extent)).floorDiv(S) +
+                  DimExpr::constant(1));
+    else
+      R.push_back((In + DimExpr::constant(Pads[I] + Pads[I + Spatial] - Extent))
+                      .floorDiv(S) +
+                  DimExpr::constant(1));
+  }
+  return R;
+}
+
+std::optional<PartialDims> DimAnalysis::Impl::convTranspose(Node &N,
+                                                            const Dims &X) {
+  const Dims *W = dims(N, 1);
+  if (X.size() < 3 || !W || W->size() != X.size())
+    return std::nullopt;
+  size_t Spatial = X.size() - 2;
+  if (N.hasAttr("output_shape"))
+    return std::nullopt; // inference already knows it
+  std::vector<int64_t> Kernel;
+  if (std::optional<std::vector<int64_t>> K = N.getAttrInts("kernel_shape"))
+    Kernel = *K;
+  else if (std::optional<std::vector<int64_t>> K = constants(W))
+    Kernel.assign(K->begin() + 2, K->end());
+  std::vector<int64_t> Strides =
+      N.getAttrInts("strides").value_or(std::vector<int64_t>(Spatial, 1));
+  std::vector<int64_t> Dilations =
+      N.getAttrInts("dilations").value_or(std::vector<int64_t>(Spatial, 1));
+  std::vector<int64_t> Pads =
+      N.getAttrInts("pads").value_or(std::vector<int64_t>(2 * Spatial, 0));
+  std::vector<int64_t> OutPad = N.getAttrInts("output_padding")
+                                    .value_or(std::vector<int64_t>(Spatial, 0));
+  llvm::StringRef AutoPad = N.getAttrString("auto_pad", "NOTSET");
+  if (Kernel.size() != Spatial || Strides.size() != Spatial ||
+      Dilations.size() != Spatial || Pads.size() != 2 * Spatial ||
+      OutPad.size() != Spatial)
+    return std::nullopt;
+  PartialDims R{X[0], (*W)[1] * DimExpr::constant(N.getAttrInt("group", 1))};
+  for (size_t I = 0; I < Spatial; ++I) {
+    const DimExpr &In = X[2 + I];
+    DimExpr S = DimExpr::constant(Strides[I]);
+    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
+      R.push_back(In * S);
+      continue;
+    }
+    int64_t Extent = (Kernel[I] - 1) * Dilations[I] + 1;
+    R.push_back(
+        S * (In - DimExpr::constant(1)) +
+        DimExpr::constant(OutPad[I] + Extent - Pads[I] - Pads[I + Spatial]));
+  }
+  return R;
+}
+
+std::optional<PartialDims> DimAnalysis::Impl::reshape(Node &N, const Dims &X,
+                                                      const Dims &Target) {
+  bool AllowZero = N.getAttrInt("allowzero", 0);
+  PartialDims R;
+  std::optional<size_t> Infer;
+  for (size_t I = 0; I < Target.size(); ++I) {
+    const DimExpr &T = Target[I];
+    if (T.isConstant() && T.getConstant() == -1) {
+      if (Infer)
+        return std::nullopt;
+      Infer = I;
+      R.push_back(std::nullopt);
+    } else if (T.isConstant() && T.getConstant() == 0 && !AllowZero) {
+      if (I >= X.size())
+        return std::nullopt;
+      R.push_back(X[I]);
+    } else {
+      R.push_back(T);
+    }
+  }
+  if (Infer) {
+    DimExpr Others = DimExpr::constant(1);
+    for (size_t I = 0; I < R.size(); ++I)
+      if (I != *Infer)
+        Others = Others * *R[I];
+    R[*Infer] = product(X).divExact(Others);
+  }
+  return R;
+}
+
+std::optional<PartialDims> DimAnalysis::Impl::matMul(Node &N, const Dims &A,
+                                                     const Dims &B) {
+  if (A.empty() || B.empty())
+    return std::nullopt;
+  if (A.size() == 1 && B.size() == 1) {
+    unite(A[0], B[0], &N);
+    return PartialDims{};
+  }
+  if (A.size() == 1) {
+    unite(A[0], B[B.size() - 2], &N);
+    PartialDims R(B.begin(), B.end() - 2);
+    R.push_back(B.back());
+    return R;
+  }
+  if (B.size() == 1) {
+    unite(A.back(), B[0], &N);
+    return PartialDims(A.begin(), A.end() - 1);
+  }
+  unite(A.back(), B[B.size() - 2], &N);
+  Dims BatchA(A.begin(), A.end() - 2), BatchB(B.begin(), B.end() - 2);
+  PartialDims R = broadcast({&BatchA, &BatchB});
+  R.push_back(A[A.size() - 2]);
+  R.push_back(B.back());
+  return R;
+}
+
+std::optional<PartialDims> DimAnalysis::Impl::resize(Node &N, const Dims &X) {
+  // Resize-11+: (X, roi, scales, sizes); Resize-10 and Upsample: (X, scales).
+  bool HasRoi = N.is("Resize") && N.getNumOperands() >= 3;
+  unsigned ScalesIndex = HasRoi ? 2 : 1;
+  if (HasRoi && N.getNumOperands() >= 4)
+    if (const Dims *Sizes = data(N, 3); Sizes && Sizes->size() == X.size())
+      return full(*Sizes);
+  std::optional<std::vector<double>> Scales = floatData(N, ScalesIndex);
+  if (!Scales) {
+    if (const Attribute *A = N.getAttr("scales");
+        A && A->Kind == AttrKind::Floats)
+      Scales = std::vector<double>(A->Floats.begin(), A->Floats.end());
+  }
+  if (!Scales || Scales->size() != X.size())
+    return std::nullopt;
+  PartialDims R;
+  for (size_t I = 0; I < X.size(); ++I) {
+    double S = (*Scales)[I];
+    if (S >= 1 && std::floor(S) == S)
+      R.push_back(X[I] * DimExpr::constant(static_cast<int64_t>(S)));
+    else if (S > 0 && S < 1 && std::floor(1 / S) == 1 / S)
+      R.push_back(X[I].floorDiv(static_cast<int64_t>(1 / S)));
+    else
+      R.push_back(std::nullopt);
+  }
+  return R;
+}
+
+std::optional<PartialDims> DimAnalysis::Impl::slice(Node &N, const Dims &X) {
+  // Only dims that are known or taken whole: a symbolic dim cut at a
+  // constant could be shorter than the cut.
+  std::optional<std::vector<int64_t>> Starts, Ends, Axes, Steps;
+  if (N.hasAttr("starts")) {
+    Starts = N.getAttrInts("starts");
+    Ends = N.getAttrInts("ends");
+    Axes = N.getAttrInts("axes");
+  } else {
+    Starts = constants(data(N, 1));
+    Ends = constants(data(N, 2));
+    if (N.getNumOperands() > 3 && N.getOperand(3))
+      Axes = constants(data(N, 3));
+    if (N.getNumOperands() > 4 && N.getOperand(4))
+      Steps = constants(data(N, 4));
+    if ((N.getNumOperands() > 3 && N.getOperand(3) && !Axes) ||
+        (N.getNumOperands() > 4 && N.getOperand(4) && !Steps))
+      return std::nullopt;
+  }
+  if (!Starts || !Ends || Starts->size() != Ends->size())
+    return std::nullopt;
+  PartialDims R = full(X);
+  for (size_t I = 0; I < Starts->size(); ++I) {
+    int64_t AxisValue =
+        Axes ? (I < Axes->size() ? (*Axes)[I] : -1) : static_cast<int64_t>(I);
+    std::optional<size_t> Axis = normAxis(AxisValue, X.size());
+    int64_t Step = Steps && I < Steps->size() ? (*Steps)[I] : 1;
+    if (!Axis || Step == 0)
+      return std::nullopt;
+    int64_t S = (*Starts)[I], E = (*Ends)[I];
+    const DimExpr &D = X[*Axis];
+    if (!D.isConstant()) {
+      if (Step == 1 && S == 0 && E >= INT32_MAX)
+        continue;
+      R[*Axis] = std::nullopt;
+      continue;
+    }
+    int64_t Len = D.getConstant();
+    auto Clamp = [&](int64_t V, int64_t Lo, int64_t Hi) {
+      if (V < 0)
+        V += Len;
+      return std::clamp(V, Lo, Hi);
+    };
+    int64_t Count;
+    if (Step > 0) {
+      S = Clamp(S, 0, Len);
+      E = Clamp(E, 0, Len);
+      Count = E > S ? (E - S + Step - 1) / Step : 0;
+    } else {
+      S = Clamp(S, -1, Len - 1);
+      E = Clamp(E, -1, Len - 1);
+      Count = S > E ? (S - E - Step - 1) / -Step : 0;
+    }
+    R[*Axis] = DimExpr::constant(Count);
+  }
+  return R;
+}
+
+std::optional<Dims> DimAnalysis::Impl::sliceData(Node &N, const Dims &D) {
+  std::optional<std::vector<int64_t>> Starts, Ends, Steps;
+  if (N.hasAttr("starts")) {
+    Starts = N.getAttrInts("starts");
+    Ends = N.getAttrInts("ends");
+  } else {
+    Starts = constants(data(N, 1));
+    Ends = constants(data(N, 2));
+    if (N.getNumOperands() > 4 && N.getOperand(4))
+      Steps = constants(data(N, 4));
+  }
+  if (!Starts || !Ends || Starts->size() != 1 || Ends->size() != 1)
+    return std::nullopt;
+  int64_t Len = D.size(), S = (*Starts)[0], E = (*Ends)[0];
+  int64_t Step = Steps && !Steps->empty() ? (*Steps)[0] : 1;
+  if (Step != 1)
+    return std::nullopt;
+  if (S < 0)
+    S += Len;
+  if (E < 0)
+    E += Len;
+  S = std::clamp<int64_t>(S, 0, Len);
+  E = std::clamp<int64_t>(E, S, Len);
+  return Dims(D.begin() + S, D.begin() + E);
+}
+
+std::optional<PartialDims> DimAnalysis::Impl::reduce(Node &N, const Dims &X) {
+  std::optional<std::vector<int64_t>> Axes = N.getAttrInts("axes");
+  if (!Axes && N.getNumOperands() > 1 && N.getOperand(1))
+    Axes = constants(data(N, 1));
+  if (!Axes && N.getNumOperands() > 1 && N.getOperand(1))
+    return std::nullopt;
+  bool Keep = N.getAttrInt("keepdims", 1);
+  std::vector<bool> Reduced(X.size(), !Axes || Axes->empty());
+  if (Axes && Axes->empty() && N.getAttrInt("noop_with_empty_axes", 0))
+    return full(X);
+  if (Axes)
+    for (int64_t A : *Axes) {
+      std::optional<size_t> P = normAxis(A, X.size());
+      if (!P)
+        return std::nullopt;
+      Reduced[*P] = true;
+    }
+  PartialDims R;
+  for (size_t K = 0; K < X.size(); ++K) {
+    if (!Reduced[K])
+      R.push_back(X[K]);
+    else if (Keep)
+      R.push_back(DimExpr::constant(1));
+  }
+  return R;
+}
+
+//===----------------------------------------------------------------------===//
+// Public interface
+//===----------------------------------------------------------------------===//
+
+DimAnalysis::DimAnalysis(Model &M) : P(std::make_unique<Impl>(M)) {}
+DimAnalysis::~DimAnalysis() = default;
+
+void DimAnalysis::run() { P->run(); }
+
+const std::vector<DimExpr> *DimAnalysis::getDims(const Value &V) const {
+  auto It = P->ValueDims.find(&V);
+  return It == P->ValueDims.end() ? nullptr : &It->second;
+}
+
+const std::vector<DimExpr> *DimAnalysis::getData(const Value &V) const {
+  auto It = P->ValueData.find(&V);
+  return It == P->ValueData.end() ? nullptr : &It->second;
+}
+
+DimExpr DimAnalysis::getBest(const DimExpr &E) const { return P->best(E); }
+
+bool DimAnalysis::provenEqual(const DimExpr &A, const DimExpr &B) const {
+  if (A == B)
+    return true;
+  std::optional<unsigned> IA = P->lookup(A), IB = P->lookup(B);
+  return IA && IB && P->find(*IA) == P->find(*IB);
+}
+
+const std::vector<std::string> &DimAnalysis::getInputSymbols() const {
+  return P->InputSymbols;
+}
+
+bool DimAnalysis::isInputExpressible(const DimExpr &E) const {
+  return P->isInputExpressible(E);
+}
+
+std::vector<DimAnalysis::Class> DimAnalysis::getClasses() const {
+  std::map<unsigned, Class> ByRoot;
+  for (unsigned I = 0; I < P->Exprs.size(); ++I) {
+    unsigned R = P->find(I);
+    Class &C = ByRoot[R];
+    C.Best = P->Best[R];
+    C.Members.push_back(P->Exprs[I]);
+  }
+  for (const Impl::Edge &E : P->Edges) {
+    Class &C = ByRoot[P->find(E.A)];
+    std::string Why = P->Exprs[E.A].str() + " = " + P->Exprs[E.B].str();
+    if (E.Because)
+      Why += " (" + describe(*E.Because) + ")";
+    if (std::find(C.Reasons.begin(), C.Reasons.end(), Why) == C.Reasons.end())
+      C.Reasons.push_back(std::move(Why));
+  }
+  std::vector<Class> Result;
+  for (auto &Entry : ByRoot) {
+    Class &C = Entry.second;
+    if (C.Members.size() < 2)
+      continue;
+    std::sort(
+        C.Members.begin(), C.Members.end(),
+        [](const DimExpr &A, const DimExpr &B) { return A.str() < B.str(); });
+    Result.push_back(std::move(C));
+  }
+  std::sort(Result.begin(), Result.end(), [](const Class &A, const Class &B) {
+    return A.Best.str() < B.Best.str();
+  });
+  return Result;
+}
+
+void DimAnalysis::explain(llvm::raw_ostream &OS) const {
+  for (const Class &C : getClasses()) {
+    bool Interesting = false;
+    for (const DimExpr &E : C.Members)
+      Interesting |= !E.hasUnknown() && !E.isConstant();
+    if (!Interesting)
+      continue;
+    OS << C.Best.str() << ":";
+    for (const DimExpr &E : C.Members)
+      if (!E.hasUnknown() && E != C.Best)
+        OS << " " << E.str();
+    OS << "\n";
+    for (const std::string &Why : C.Reasons)
+      OS << "  " << Why << "\n";
+  }
+}

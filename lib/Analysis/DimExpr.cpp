@@ -1,0 +1,429 @@
+//===- DimExpr.cpp - Canonical symbolic dim expressions -------------------===//
+//
+// An expression is a sum of terms; a term is an integer coefficient times a
+// sorted list of atoms. Floor divisions by a constant are normalized so that
+// the same quantity always gets the same form:
+//   floor((k*Q + c) / k)        = Q + floor(c/k)
+//   floor((g*Q + c) / (g*k))    = floor((Q + floor(c/g)) / k)
+//   floor((Q + c) / k)          = floor((Q + c mod k) / k) + floor(c/k)
+//   floor((floor(P/a) + r) / k) = floor((P + a*r) / (a*k))
+// so a stack of stride-2 convolutions over H reads ceil(H/2), ceil(H/4),
+// ceil(H/8) whatever the paddings that produced them.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DimAlgebra.h"
+#include "llvm/ADT/STLExtras.h"
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+#include <cstring>
+#include <numeric>
+
+using namespace onnxopt;
+
+struct DimExpr::Atom {
+  enum Kind { Symbol, Unknown, FloorDiv, ExactDiv };
+  Kind K = Symbol;
+  std::string Name; ///< Symbol
+  uint64_t Id = 0;  ///< Unknown
+  DimExpr Num;      ///< FloorDiv / ExactDiv numerator
+  int64_t Den = 1;  ///< FloorDiv / ExactDiv denominator (> 1)
+  std::string Key;
+};
+
+namespace onnxopt {
+/// Internal access for the helpers below.
+struct DimExprAccess {
+  static const std::map<std::string, DimExpr::Term> &terms(const DimExpr &E) {
+    return E.Terms;
+  }
+  static DimExpr fromAtom(DimExpr::AtomRef A) {
+    DimExpr E;
+    DimExpr::Term T;
+    T.Factors.push_back(std::move(A));
+    T.Coef = 1;
+    E.addTerm(T);
+    E.finish();
+    return E;
+  }
+  static DimExpr fromTerm(const DimExpr::Term &T) {
+    DimExpr E;
+    E.addTerm(T);
+    E.finish();
+    return E;
+  }
+};
+} // namespace onnxopt
+
+namespace {
+
+using Access = DimExprAccess;
+
+int64_t floorDivInt(int64_t A, int64_t B) {
+  int64_t Q = A / B;
+  return (A % B != 0 && ((A < 0) != (B < 0))) ? Q - 1 : Q;
+}
+
+int64_t modInt(int64_t A, int64_t B) { return A - floorDivInt(A, B) * B; }
+
+std::string monomialKey(const std::vector<DimExpr::AtomRef> &Factors) {
+  std::string K;
+  for (const DimExpr::AtomRef &A : Factors) {
+    if (!K.empty())
+      K += '*';
+    K += A->Key;
+  }
+  return K;
+}
+
+DimExpr::AtomRef makeDivAtom(DimExpr::Atom::Kind K, DimExpr Num, int64_t Den) {
+  auto A = std::make_shared<DimExpr::Atom>();
+  A->K = K;
+  A->Key = std::string(K == DimExpr::Atom::FloorDiv ? "f(" : "e(") + Num.key() +
+           "/" + std::to_string(Den) + ")";
+  A->Num = std::move(Num);
+  A->Den = Den;
+  return A;
+}
+
+/// The constant term of \p E and the rest.
+std::pair<DimExpr, int64_t> splitConstant(const DimExpr &E) {
+  int64_t C = 0;
+  DimExpr Rest;
+  for (const auto &Entry : Access::terms(E)) {
+    if (Entry.first.empty())
+      C = Entry.second.Coef;
+    else
+      Rest = Rest + Access::fromTerm(Entry.second);
+  }
+  return {Rest, C};
+}
+
+int64_t gcdOfCoefs(const DimExpr &E, int64_t G) {
+  for (const auto &Entry : Access::terms(E))
+    G = std::gcd(G, std::abs(Entry.second.Coef));
+  return G;
+}
+
+DimExpr scaleDown(const DimExpr &E, int64_t G) {
+  DimExpr R;
+  for (const auto &Entry : Access::terms(E)) {
+    DimExpr::Term T = Entry.second;
+    T.Coef /= G;
+    R = R + Access::fromTerm(T);
+  }
+  return R;
+}
+
+bool needsParens(const DimExpr &E) {
+  const auto &Terms = Access::terms(E);
+  if (Terms.size() > 1)
+    return true;
+  if (Terms.empty())
+    return false;
+  const DimExpr::Term &T = Terms.begin()->second;
+  return T.Coef != 1 || T.Factors.size() > 1;
+}
+
+std::string printAtom(const DimExpr::Atom &A) {
+  switch (A.K) {
+  case DimExpr::Atom::Symbol:
+    return A.Name;
+  case DimExpr::Atom::Unknown:
+    return "?";
+  case DimExpr::Atom::ExactDiv:
+    return (needsParens(A.Num) ? "(" + A.Num.str() + ")" : A.Num.str()) + "/" +
+           std::to_string(A.Den);
+  case DimExpr::Atom::FloorDiv: {
+    auto [Rest, C] = splitConstant(A.Num);
+    std::string D = std::to_string(A.Den);
+    if (C == 0)
+      return "floor(" + Rest.str() + "/" + D + ")";
+    if (C == A.Den - 1) {
+      const auto &Terms = Access::terms(Rest);
+      bool Sum = Terms.size() > 1;
+      return "ceil(" + (Sum ? "(" + Rest.str() + ")" : Rest.str()) + "/" + D +
+             ")";
+    }
+    return "floor((" + A.Num.str() + ")/" + D + ")";
+  }
+  }
+  return "?";
+}
+
+std::string printTerm(const DimExpr::Term &T) {
+  if (T.Factors.empty())
+    return std::to_string(T.Coef);
+  std::string S;
+  if (T.Coef == -1)
+    S = "-";
+  else if (T.Coef != 1)
+    S = std::to_string(T.Coef) + "*";
+  // Factors in the order people write them (H before W), not by key.
+  std::vector<std::string> Factors;
+  for (const DimExpr::AtomRef &A : T.Factors)
+    Factors.push_back(printAtom(*A));
+  std::stable_sort(Factors.begin(), Factors.end());
+  for (size_t I = 0; I < Factors.size(); ++I) {
+    if (I)
+      S += '*';
+    S += Factors[I];
+  }
+  return S;
+}
+
+void visitAtoms(const DimExpr &E,
+                const std::function<void(const DimExpr::Atom &)> &F) {
+  for (const auto &Entry : Access::terms(E))
+    for (const DimExpr::AtomRef &A : Entry.second.Factors) {
+      F(*A);
+      if (A->K == DimExpr::Atom::FloorDiv || A->K == DimExpr::Atom::ExactDiv)
+        visitAtoms(A->Num, F);
+    }
+}
+
+} // namespace
+
+DimExpr DimExpr::constant(int64_t C) {
+  DimExpr E;
+  Term T;
+  T.Coef = C;
+  E.addTerm(T);
+  E.finish();
+  return E;
+}
+
+DimExpr DimExpr::symbol(llvm::StringRef Name) {
+  auto A = std::make_shared<Atom>();
+  A->K = Atom::Symbol;
+  A->Name = Name.str();
+  A->Key = "s" + std::to_string(Name.size()) + ":" + Name.str();
+  return Access::fromAtom(std::move(A));
+}
+
+DimExpr DimExpr::unknown() {
+  static std::atomic<uint64_t> NextId{0};
+  auto A = std::make_shared<Atom>();
+  A->K = Atom::Unknown;
+  A->Id = NextId++;
+  A->Key = "u" + std::to_string(A->Id);
+  return Access::fromAtom(std::move(A));
+}
+
+void DimExpr::addTerm(const Term &T) {
+  if (T.Coef == 0)
+    return;
+  std::string K = monomialKey(T.Factors);
+  auto [It, Inserted] = Terms.emplace(K, T);
+  if (!Inserted)
+    It->second.Coef += T.Coef;
+  if (It->second.Coef == 0)
+    Terms.erase(It);
+}
+
+void DimExpr::finish() {
+  if (Terms.empty()) {
+    Key = "0";
+    return;
+  }
+  Key.clear();
+  for (const auto &Entry : Terms) {
+    Key += std::to_string(Entry.second.Coef);
+    Key += '.';
+    Key += Entry.first;
+    Key += ';';
+  }
+}
+
+bool DimExpr::isConstant() const {
+  return Terms.empty() || (Terms.size() == 1 && Terms.begin()->first.empty());
+}
+
+int64_t DimExpr::getConstant() const {
+  auto It = Terms.find("");
+  return It == Terms.end() ? 0 : It->second.Coef;
+}
+
+bool DimExpr::isSymbol() const {
+  if (Terms.size() != 1)
+    return false;
+  const Term &T = Terms.begin()->second;
+  return T.Coef == 1 && T.Factors.size() == 1 &&
+         T.Factors[0]->K == Atom::Symbol;
+}
+
+llvm::StringRef DimExpr::getSymbol() const {
+  assert(isSymbol() && "not a symbol");
+  return Terms.begin()->second.Factors[0]->Name;
+}
+
+bool DimExpr::hasUnknown() const {
+  bool Found = false;
+  visitAtoms(*this, [&](const Atom &A) { Found |= A.K == Atom::Unknown; });
+  return Found;
+}
+
+void DimExpr::forEachSymbol(
+    const std::function<void(llvm::StringRef)> &F) const {
+  visitAtoms(*this, [&](const Atom &A) {
+    if (A.K == Atom::Symbol)
+      F(A.Name);
+  });
+}
+
+size_t DimExpr::complexity() const { return str().size(); }
+
+DimExpr DimExpr::operator+(const DimExpr &O) const {
+  DimExpr R = *this;
+  for (const auto &Entry : O.Terms)
+    R.addTerm(Entry.second);
+  R.finish();
+  return R;
+}
+
+DimExpr DimExpr::operator-(const DimExpr &O) const {
+  DimExpr R = *this;
+  for (const auto &Entry : O.Terms) {
+    Term T = Entry.second;
+    T.Coef = -T.Coef;
+    R.addTerm(T);
+  }
+  R.finish();
+  return R;
+}
+
+DimExpr DimExpr::operator*(const DimExpr &O) const {
+  DimExpr R;
+  for (const auto &A : Terms)
+    for (const auto &B : O.Terms) {
+      Term T;
+      if (__builtin_mul_overflow(A.second.Coef, B.second.Coef, &T.Coef))
+        return unknown();
+      T.Factors = A.second.Factors;
+      T.Factors.insert(T.Factors.end(), B.second.Factors.begin(),
+                       B.second.Factors.end());
+      std::stable_sort(
+          T.Factors.begin(), T.Factors.end(),
+          [](const AtomRef &X, const AtomRef &Y) { return X->Key < Y->Key; });
+      R.addTerm(T);
+    }
+  R.finish();
+  return R;
+}
+
+DimExpr DimExpr::floorDiv(int64_t K) const {
+  assert(K > 0 && "division by a non-positive constant");
+  if (K == 1)
+    return *this;
+  auto [Q, C] = splitConstant(*this);
+  if (Q.Terms.empty())
+    return constant(floorDivInt(C, K));
+  int64_t G = gcdOfCoefs(Q, K);
+  if (G == K)
+    return scaleDown(Q, K) + constant(floorDivInt(C, K));
+  if (G > 1) {
+    Q = scaleDown(Q, G);
+    C = floorDivInt(C, G);
+    K /= G;
+  }
+  int64_t R = modInt(C, K), Quot = floorDivInt(C, K);
+  // floor((floor(P/a) + r) / k) = floor((P + a*r) / (a*k)).
+  if (Q.Terms.size() == 1) {
+    const Term &T = Q.Terms.begin()->second;
+    if (T.Coef == 1 && T.Factors.size() == 1 &&
+        T.Factors[0]->K == Atom::FloorDiv) {
+      const Atom &Inner = *T.Factors[0];
+      return (Inner.Num + constant(Inner.Den * R)).floorDiv(Inner.Den * K) +
+             constant(Quot);
+    }
+  }
+  return Access::fromAtom(makeDivAtom(Atom::FloorDiv, Q + constant(R), K)) +
+         constant(Quot);
+}
+
+DimExpr DimExpr::ceilDiv(int64_t K) const {
+  return (*this + constant(K - 1)).floorDiv(K);
+}
+
+DimExpr DimExpr::exactDivConstant(int64_t K) const {
+  if (K == 1)
+    return *this;
+  int64_t G = gcdOfCoefs(*this, K);
+  if (G == K)
+    return scaleDown(*this, K);
+  DimExpr Num = G > 1 ? scaleDown(*this, G) : *this;
+  return Access::fromAtom(makeDivAtom(Atom::ExactDiv, Num, K / G));
+}
+
+std::optional<DimExpr> DimExpr::divExact(const DimExpr &D) const {
+  if (D.isConstant()) {
+    int64_t C = D.getConstant();
+    if (C == 0)
+      return std::nullopt;
+    if (C < 0)
+      return (constant(0) - *this).exactDivConstant(-C);
+    return exactDivConstant(C);
+  }
+  if (*this == D)
+    return constant(1);
+  if (D.Terms.size() != 1)
+    return std::nullopt;
+  const Term &DT = D.Terms.begin()->second;
+  DimExpr Quotient;
+  for (const auto &Entry : Terms) {
+    Term T = Entry.second;
+    // Remove D's factors (a multiset) from the term.
+    for (const AtomRef &F : DT.Factors) {
+      auto It =
+          std::find_if(T.Factors.begin(), T.Factors.end(),
+                       [&](const AtomRef &A) { return A->Key == F->Key; });
+      if (It == T.Factors.end())
+        return std::nullopt;
+      T.Factors.erase(It);
+    }
+    Quotient.addTerm(T);
+  }
+  Quotient.finish();
+  if (DT.Coef < 0)
+    return (constant(0) - Quotient).exactDivConstant(-DT.Coef);
+  return Quotient.exactDivConstant(DT.Coef);
+}
+
+std::string DimExpr::str() const {
+  if (Terms.empty())
+    return "0";
+  // Higher-degree terms first, the constant last; ties alphabetically.
+  std::vector<std::pair<size_t, std::string>> Order;
+  for (const auto &Entry : Terms)
+    Order.emplace_back(Entry.second.Factors.size(), printTerm(Entry.second));
+  std::sort(Order.begin(), Order.end(), [](const auto &A, const auto &B) {
+    if (A.first != B.first)
+      return A.first > B.first;
+    return A.second < B.second;
+  });
+  std::string S;
+  for (const auto &Entry : Order) {
+    const std::string &P = Entry.second;
+    if (!S.empty() && P.front() != '-')
+      S += '+';
+    S += P;
+  }
+  return S;
+}
+
+bool onnxopt::isExporterMadeSymbol(llvm::StringRef Name) {
+  auto AllDigits = [](llvm::StringRef S) {
+    return !S.empty() &&
+           llvm::all_of(S, [](char C) { return C >= '0' && C <= '9'; });
+  };
+  if (Name.startswith("unk__") && AllDigits(Name.drop_front(5)))
+    return true;
+  if (Name.startswith("p2o.DynamicDimension.") &&
+      AllDigits(Name.drop_front(strlen("p2o.DynamicDimension."))))
+    return true;
+  if (Name.startswith("dim") && AllDigits(Name.drop_front(3)))
+    return true;
+  size_t Pos = Name.rfind("_dim_");
+  return Pos != llvm::StringRef::npos && Pos > 0 &&
+         AllDigits(Name.drop_front(Pos + 5));
+}
