@@ -64,8 +64,13 @@ bool Type::operator==(const Type &O) const {
          OpaqueName == O.OpaqueName && Denotation == O.Denotation;
 }
 
+// ONNX text spells a scalar `float` and an unknown rank `float[]`.
 static void printDims(llvm::raw_ostream &OS, const Type &T) {
-  if (!T.hasShape())
+  if (!T.hasShape()) {
+    OS << "[]";
+    return;
+  }
+  if (T.getDims().empty())
     return;
   OS << '[';
   llvm::ArrayRef<Dim> Dims = T.getDims();

@@ -48,7 +48,8 @@ TEST(IR, TypePrinting) {
                                             Dim::unknown()});
   EXPECT_EQ(T.str(), "float[N,3,?]");
   EXPECT_FALSE(T.isStatic());
-  EXPECT_EQ(Type::sequence(Type::tensor(7)).str(), "seq(int64)");
+  EXPECT_EQ(Type::sequence(Type::tensor(7)).str(), "seq(int64[])");
+  EXPECT_EQ(Type::tensor(1, std::vector<Dim>()).str(), "float");
   EXPECT_TRUE(Type::tensor(1, std::vector<Dim>{Dim::known(2)}).isStatic());
 }
 
