@@ -15,9 +15,12 @@
 // inferred 4) is an error naming the node and the value. Nodes without a
 // schema (custom domains, opsets newer than this ONNX build knows) keep
 // their declared types. An inference function that fails is a warning (the
-// node keeps its declared types), an error with strict=true.
+// node keeps its declared types), an error with strict=true. explain-dims
+// prints the classes of equal dims the dim algebra finds (unify-dims names
+// them).
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
@@ -44,6 +47,11 @@ public:
     LogicalResult R = SI.inferModel();
     if (SI.getStats().ValuesRefined)
       Ctx.Changed = true;
+    if (succeeded(R) && ExplainDims) {
+      DimAnalysis DA(M);
+      DA.run();
+      DA.explain(llvm::errs());
+    }
     return R;
   }
 
@@ -58,6 +66,11 @@ private:
   Option<bool> NameUnknownDims{
       *this, "name-unknown-dims",
       "give dims that inference leaves unknown fresh unk__N symbols", true};
+  Option<bool> ExplainDims{
+      *this, "explain-dims",
+      "print each class of equal dims with the nodes that prove it (to "
+      "stderr)",
+      false};
 };
 
 } // namespace

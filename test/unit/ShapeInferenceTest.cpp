@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Import/Import.h"
 #include "llvm/ADT/StringMap.h"
@@ -344,8 +345,8 @@ TEST(ShapeInference, LoopBodyGetsItsInputTypesFromTheLoop) {
   Graph *Body = M->getGraph().getNodes().back().getSubgraphs()[0];
   // Loop-carried shapes may change between iterations: only the element
   // type reaches the body.
-  EXPECT_EQ(Body->getInput(2)->getType().str(), "float");
-  EXPECT_EQ(findValue(*Body, "co")->getType().str(), "bool[]");
+  EXPECT_EQ(Body->getInput(2)->getType().str(), "float[]");   // rank unknown
+  EXPECT_EQ(findValue(*Body, "co")->getType().str(), "bool"); // a scalar
   // The body says nothing about s's shape, so neither does the Loop: S
   // keeps its declared dims.
   EXPECT_EQ(typeOf(*M, "S"), "float[?,4]");
@@ -395,6 +396,189 @@ TEST(ShapeInference, UnknownDimsGetStableFreshNames) {
   // unk__0 is taken by the model.
   EXPECT_EQ(typeOf(*M, "Y"), "float[?,?]");
   EXPECT_EQ(typeOf(*M, "Z"), "float[unk__1,unk__2]");
+}
+
+//===----------------------------------------------------------------------===//
+// Dim expressions
+//===----------------------------------------------------------------------===//
+
+namespace {
+DimExpr sym(llvm::StringRef S) { return DimExpr::symbol(S); }
+DimExpr num(int64_t C) { return DimExpr::constant(C); }
+} // namespace
+
+TEST(DimExpr, CanonicalForms) {
+  DimExpr H = sym("H"), W = sym("W");
+  EXPECT_EQ(H + W, W + H);
+  EXPECT_EQ((num(2) * H) * W, W * (H * num(2)));
+  EXPECT_EQ((H + W - H).str(), "W");
+  EXPECT_EQ((H * W + num(3) - num(3)).str(), "H*W");
+  EXPECT_TRUE((H - H).isConstant());
+  EXPECT_EQ((H - H).getConstant(), 0);
+  EXPECT_EQ((num(2) * W * H + num(4) + H).str(), "2*H*W+H+4");
+  EXPECT_TRUE(H.isSymbol());
+  EXPECT_FALSE((num(2) * H).isSymbol());
+}
+
+TEST(DimExpr, FloorAndCeilDivisionNormalize) {
+  DimExpr H = sym("H");
+  // Conv k=3, s=2, p=1: floor((H + 2 - 3) / 2) + 1 = ceil(H/2).
+  DimExpr Conv = (H + num(2 - 3)).floorDiv(2) + num(1);
+  EXPECT_EQ(Conv, H.ceilDiv(2));
+  EXPECT_EQ(Conv.str(), "ceil(H/2)");
+  // Stacked stride-2 layers compose.
+  EXPECT_EQ(H.ceilDiv(2).ceilDiv(2).ceilDiv(2), H.ceilDiv(8));
+  EXPECT_EQ(H.floorDiv(2).floorDiv(2).str(), "floor(H/4)");
+  // Exact parts come out of the division.
+  EXPECT_EQ((num(2) * H + num(4)).floorDiv(2), H + num(2));
+  EXPECT_EQ((num(2) * H).floorDiv(4).str(), "floor(H/2)");
+  EXPECT_EQ((H + num(5)).floorDiv(4).str(), "floor((H+1)/4)+1");
+  EXPECT_EQ(num(7).floorDiv(2).getConstant(), 3);
+  EXPECT_EQ(num(-7).floorDiv(2).getConstant(), -4);
+  EXPECT_NE(H.floorDiv(2), H.ceilDiv(2));
+}
+
+TEST(DimExpr, ExactDivision) {
+  DimExpr N = sym("N"), C = sym("C"), H = sym("H"), W = sym("W");
+  EXPECT_EQ(*(N * C * H * W).divExact(N * C), H * W);
+  EXPECT_EQ(*(num(6) * H).divExact(num(3)), num(2) * H);
+  EXPECT_EQ((*H.divExact(num(3))).str(), "H/3");
+  EXPECT_EQ((*(H * W).divExact(num(2))).str(), "(H*W)/2");
+  EXPECT_FALSE((H + W).divExact(H).has_value());
+  EXPECT_FALSE(H.divExact(W).has_value());
+  EXPECT_EQ(*H.divExact(H), num(1));
+}
+
+TEST(DimExpr, UnknownsAreOnlyEqualToThemselves) {
+  DimExpr A = DimExpr::unknown(), B = DimExpr::unknown();
+  EXPECT_NE(A, B);
+  EXPECT_EQ(A, A);
+  EXPECT_TRUE((A * sym("H")).hasUnknown());
+  EXPECT_FALSE(sym("H").hasUnknown());
+}
+
+TEST(DimExpr, ExporterMadeSymbols) {
+  for (const char *S : {"unk__12", "Concatboxes_dim_1", "dim3",
+                        "p2o.DynamicDimension.4", "Softmaxscores_dim_0"})
+    EXPECT_TRUE(isExporterMadeSymbol(S)) << S;
+  for (const char *S : {"batch", "N", "seq_len", "dim", "unk__", "dimension",
+                        "height", "_dim_2x"})
+    EXPECT_FALSE(isExporterMadeSymbol(S)) << S;
+}
+
+//===----------------------------------------------------------------------===//
+// Dim analysis
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Infers shapes, runs the dim analysis and returns the dims of \p Name.
+std::string dimsOf(DimAnalysis &DA, Model &M, llvm::StringRef Name) {
+  Value *V = findValue(M.getGraph(), Name);
+  const std::vector<DimExpr> *D = V ? DA.getDims(*V) : nullptr;
+  if (!D)
+    return "<none>";
+  std::string S = "[";
+  for (size_t I = 0; I < D->size(); ++I)
+    S += (I ? "," : "") + DA.getBest((*D)[I]).str();
+  return S + "]";
+}
+
+std::unique_ptr<Model> inferred(llvm::StringRef Text) {
+  std::unique_ptr<Model> M = parse(Text);
+  Collected C;
+  EXPECT_TRUE(succeeded(inferShapes(*M, C.Diags))) << C.text();
+  return M;
+}
+
+} // namespace
+
+TEST(DimAnalysis, ConvolutionsAndPools) {
+  auto M = inferred(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3,H,W] X, float[8,3,3,3] K) => (float[N,8,?,?] Y) {
+      C = Conv<kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]>(X, K)
+      P = MaxPool<kernel_shape=[2,2], strides=[2,2]>(C)
+      S = Conv<strides=[2,2], auto_pad="SAME_UPPER">(X, K)
+      Y = Relu(P)
+    })");
+  DimAnalysis DA(*M);
+  DA.run();
+  EXPECT_EQ(dimsOf(DA, *M, "C"), "[N,8,ceil(H/2),ceil(W/2)]");
+  EXPECT_EQ(dimsOf(DA, *M, "P"), "[N,8,floor((H+1)/4),floor((W+1)/4)]");
+  EXPECT_EQ(dimsOf(DA, *M, "S"), "[N,8,ceil(H/2),ceil(W/2)]");
+  EXPECT_EQ(dimsOf(DA, *M, "Y"), dimsOf(DA, *M, "P"));
+}
+
+TEST(DimAnalysis, ShapeArithmeticReachesReshape) {
+  // ONNX 1.12 names the last dim unk__0; the algebra knows it is C*H*W.
+  auto M = inferred(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,C,H,W] X) => (float[?,?] Y) {
+      S = Shape(X)
+      Starts = Constant<value_ints=[0]>()
+      Ends = Constant<value_ints=[1]>()
+      B = Slice(S, Starts, Ends)
+      M1 = Constant<value_ints=[-1]>()
+      Sh = Concat<axis=0>(B, M1)
+      Y = Reshape(X, Sh)
+    })");
+  EXPECT_EQ(typeOf(*M, "Y"), "float[N,unk__0]");
+  DimAnalysis DA(*M);
+  DA.run();
+  EXPECT_EQ(dimsOf(DA, *M, "Y"), "[N,C*H*W]");
+  EXPECT_TRUE(DA.provenEqual(DimExpr::symbol("unk__0"),
+                             sym("C") * sym("H") * sym("W")));
+}
+
+TEST(DimAnalysis, ConcatAndMatMulProveEqualities) {
+  auto M = inferred(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[A,4] X, float[B,4] Y, float[K,L] P, float[Q,R] S)
+        => (float[?,4] Z, float[?,?] T) {
+      Z = Concat<axis=0>(X, Y)
+      T = MatMul(P, S)
+    })");
+  DimAnalysis DA(*M);
+  DA.run();
+  EXPECT_EQ(dimsOf(DA, *M, "Z"), "[A+B,4]");
+  EXPECT_TRUE(DA.provenEqual(sym("L"), sym("Q")));
+  EXPECT_FALSE(DA.provenEqual(sym("A"), sym("B")));
+  EXPECT_EQ(dimsOf(DA, *M, "T"), "[K,R]");
+}
+
+TEST(DimAnalysis, BroadcastingProvesNothing) {
+  // N and P could each be 1: Add does not make them equal.
+  auto M = inferred(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[M,N] X, float[M,P] Y) => (float[M,?] Z) {
+      Z = Add(X, Y)
+    })");
+  DimAnalysis DA(*M);
+  DA.run();
+  EXPECT_FALSE(DA.provenEqual(sym("N"), sym("P")));
+  EXPECT_EQ(typeOf(*M, "Z"), "float[M,unk__0]");
+  EXPECT_FALSE(DA.provenEqual(sym("unk__0"), sym("N")));
+  EXPECT_FALSE(DA.provenEqual(sym("unk__0"), sym("P")));
+}
+
+TEST(DimAnalysis, DeclaredNamesAreTiedToExpressions) {
+  auto M = inferred(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,8,H,W] X) => (float[N,dim1] A, float[N,dim2] B) {
+      A = Flatten(X)
+      R = Relu(X)
+      B = Flatten(R)
+    })");
+  DimAnalysis DA(*M);
+  DA.run();
+  EXPECT_TRUE(DA.provenEqual(sym("dim1"), sym("dim2")));
+  EXPECT_EQ(DA.getBest(sym("dim1")).str(), "8*H*W");
+  std::string Explained;
+  llvm::raw_string_ostream OS(Explained);
+  DA.explain(OS);
+  EXPECT_NE(Explained.find("8*H*W: dim1 dim2"), std::string::npos) << Explained;
+  EXPECT_NE(Explained.find("(Flatten)"), std::string::npos) << Explained;
 }
 
 //===----------------------------------------------------------------------===//
