@@ -205,6 +205,7 @@ public:
   };
   std::vector<Edge> Edges;
   size_t UnionsThisSweep = 0;
+  std::vector<std::string> Conflicts;
 
   unsigned find(unsigned X) const {
     while (Parent[X] != X)
@@ -301,6 +302,13 @@ void DimAnalysis::Impl::unite(const DimExpr &A, const DimExpr &B,
                               const Node *Because) {
   if (A == B)
     return;
+  // Two different numbers: the model (or an op model here) is wrong; never
+  // merge them.
+  if (A.isConstant() && B.isConstant()) {
+    Conflicts.push_back((Because ? describe(*Because) + ": " : "") + A.str() +
+                        " vs " + B.str());
+    return;
+  }
   unsigned RA = find(idOf(A)), RB = find(idOf(B));
   if (RA == RB)
     return;
@@ -330,6 +338,7 @@ void DimAnalysis::Impl::run() {
   collectInputSymbols();
   for (unsigned Sweep = 0; Sweep < kMaxSweeps; ++Sweep) {
     UnionsThisSweep = 0;
+    Conflicts.clear();
     ValueDims.clear();
     ValueData.clear();
     sweepGraph(M.getGraph());
@@ -515,9 +524,12 @@ void DimAnalysis::Impl::transfer(Node &N,
     return;
 
   if (isShapePreserving(Op)) {
+    // Only the first output: BatchNormalization and LayerNormalization have
+    // statistics outputs of other shapes; Dropout's mask is like its output.
     if (X)
-      for (auto &O : Out)
-        O = full(*X);
+      Out[0] = full(*X);
+    if (X && Op == "Dropout" && Out.size() > 1)
+      Out[1] = full(*X);
     if ((Op == "Identity" || Op == "Cast") && data(N, 0))
       OutData[0] = *data(N, 0);
     return;
@@ -595,8 +607,13 @@ void DimAnalysis::Impl::transfer(Node &N,
     return;
   }
   if (Op == "Flatten" && X) {
-    std::optional<size_t> Axis =
-        normAxis(N.getAttrInt("axis", 1), X->size() + 1);
+    // The axis may be the rank itself: [-r, r].
+    int64_t Rank = X->size(), A = N.getAttrInt("axis", 1);
+    std::optional<size_t> Axis;
+    if (A < 0)
+      A += Rank;
+    if (A >= 0 && A <= Rank)
+      Axis = A;
     if (!Axis)
       return;
     llvm::ArrayRef<DimExpr> All(*X);
@@ -783,6 +800,8 @@ void DimAnalysis::Impl::transfer(Node &N,
       return;
     std::optional<std::vector<int64_t>> Sizes = N.getAttrInts("split");
     const Dims *SizeData = Sizes ? nullptr : data(N, 1);
+    if (!Sizes && !SizeData && N.getNumOperands() > 1 && N.getOperand(1))
+      return; // sizes computed at run time
     for (unsigned I = 0; I < Out.size(); ++I) {
       PartialDims R = full(*X);
       if (Sizes && I < Sizes->size())
@@ -1199,6 +1218,10 @@ bool DimAnalysis::provenEqual(const DimExpr &A, const DimExpr &B) const {
     return true;
   std::optional<unsigned> IA = P->lookup(A), IB = P->lookup(B);
   return IA && IB && P->find(*IA) == P->find(*IB);
+}
+
+llvm::ArrayRef<std::string> DimAnalysis::getConflicts() const {
+  return P->Conflicts;
 }
 
 const std::vector<std::string> &DimAnalysis::getInputSymbols() const {

@@ -758,7 +758,7 @@ TEST(ShapeInference, AgreesWithOnnxOnLibonnxTestdata) {
 
   auto Start = std::chrono::steady_clock::now();
   size_t Agree = 0, OnnxThrew = 0, NotLoaded = 0, Values = 0;
-  std::vector<std::string> Differences;
+  std::vector<std::string> Differences, Conflicts;
   for (const std::string &Path : Paths) {
     auto Buffer = llvm::MemoryBuffer::getFile(Path);
     ASSERT_TRUE(bool(Buffer)) << Path;
@@ -788,6 +788,12 @@ TEST(ShapeInference, AgreesWithOnnxOnLibonnxTestdata) {
       continue;
     }
     (void)inferShapes(*M, C.Diags);
+    // The dim algebra's ops must agree with ONNX wherever both know a
+    // number.
+    DimAnalysis DA(*M);
+    DA.run();
+    for (const std::string &Conflict : DA.getConflicts())
+      Conflicts.push_back(Path.substr(strlen(kTestData) + 1) + ": " + Conflict);
     TypeComparer Cmp(Original);
     Agreement A;
     compareGraph(M->getGraph(), Proto.graph(), Cmp, A);
@@ -812,6 +818,36 @@ TEST(ShapeInference, AgreesWithOnnxOnLibonnxTestdata) {
               NotLoaded, Seconds, Report.c_str());
   EXPECT_EQ(NotLoaded, 0u);
   EXPECT_TRUE(Differences.empty()) << Report;
+  std::string ConflictReport;
+  for (const std::string &C : Conflicts)
+    ConflictReport += "  " + C + "\n";
+  EXPECT_TRUE(Conflicts.empty()) << "dim algebra vs onnx:\n" << ConflictReport;
+}
+
+TEST(DimAnalysis, AgreesWithOnnxOnTheExporterMadeModels) {
+  llvm::SmallString<256> Dir(__FILE__);
+  llvm::sys::path::remove_filename(Dir);
+  llvm::sys::path::append(Dir, "..", "models");
+  std::error_code EC;
+  size_t Models = 0;
+  for (llvm::sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC;
+       It.increment(EC)) {
+    if (!llvm::StringRef(It->path()).endswith(".onnx"))
+      continue;
+    ++Models;
+    Collected C;
+    std::unique_ptr<Model> M = loadModel(It->path(), C.Diags);
+    ASSERT_TRUE(M) << It->path() << "\n" << C.text();
+    (void)inferShapes(*M, C.Diags);
+    DimAnalysis DA(*M);
+    DA.run();
+    std::string Report;
+    for (const std::string &Conflict : DA.getConflicts())
+      Report += "  " + Conflict + "\n";
+    EXPECT_TRUE(Report.empty()) << It->path() << ":\n" << Report;
+  }
+  if (!Models)
+    GTEST_SKIP() << "no models in " << Dir.str().str();
 }
 
 //===----------------------------------------------------------------------===//

@@ -17,6 +17,7 @@
 #ifndef ONNXOPT_ANALYSIS_DIMALGEBRA_H
 #define ONNXOPT_ANALYSIS_DIMALGEBRA_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdint>
@@ -120,6 +121,10 @@ public:
   DimExpr getBest(const DimExpr &E) const;
   /// True if \p A and \p B were proven equal.
   bool provenEqual(const DimExpr &A, const DimExpr &B) const;
+
+  /// Places where an op's computed dim and the recorded one are different
+  /// numbers (a wrong declared type, or a bug here); never merged.
+  llvm::ArrayRef<std::string> getConflicts() const;
 
   /// Symbols of the main graph's inputs, in order of first appearance.
   const std::vector<std::string> &getInputSymbols() const;
