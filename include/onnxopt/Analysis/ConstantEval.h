@@ -1,0 +1,67 @@
+//===- ConstantEval.h - Evaluate ONNX ops on constant inputs ---*- C++ -*-===//
+//
+// A small interpreter for the ops that shape arithmetic is made of (Shape,
+// Gather, Slice, Concat, Unsqueeze, Cast, Add, Range, Reshape, ...), used by
+// constant-fold, fold-shapes and freeze-dims. It evaluates one node of the
+// default domain whose operands are constants, following the node's opset
+// version (axes as attribute or input, Slice with attributes before opset
+// 10, numpy or legacy broadcasting, ...), and refuses with a reason instead
+// of guessing: unknown ops, unsupported element types, invalid operands and
+// results over the size budget all say why.
+//
+// This header stays free of ONNX and protobuf headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_ANALYSIS_CONSTANTEVAL_H
+#define ONNXOPT_ANALYSIS_CONSTANTEVAL_H
+
+#include "onnxopt/IR/Tensor.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onnxopt {
+
+class Node;
+class Value;
+
+struct ConstantEvalOptions {
+  /// Refuse to produce a result of more than this many bytes (0: no limit).
+  /// A folded Expand or ConstantOfShape can be megabytes. `Constant` nodes
+  /// are exempt: evaluating one only moves its tensor.
+  uint64_t MaxResultBytes = 1 << 20;
+};
+
+/// Evaluates \p N, an op of the default domain, at opset \p Opset.
+/// \p Operands holds, for each operand of \p N, its constant value or a null
+/// Tensor (not constant, or omitted). Shape and Size need no value: they read
+/// the operand's recorded type. Returns one tensor per result of \p N (a null
+/// Tensor for an omitted result), each named after its result value, or
+/// std::nullopt with the reason in \p Why (lowercase, no trailing period).
+std::optional<std::vector<Tensor>>
+evaluateNode(const Node &N, llvm::ArrayRef<Tensor> Operands, int64_t Opset,
+             const ConstantEvalOptions &Opts, std::string &Why);
+
+/// True if evaluateNode knows ops of type \p OpType (default domain).
+bool isEvaluableOp(llvm::StringRef OpType);
+
+/// True for ops whose results are not a function of their inputs (random
+/// ops, Dropout), in any domain: they are never folded.
+bool isNondeterministicOp(const Node &N);
+
+/// The constant contents of \p V, or a null Tensor: an initializer that is
+/// not a graph input (any initializer in models before IR 4, where every
+/// initializer was also an input), or the result of a `Constant` node.
+Tensor getConstantValue(const Value &V);
+
+/// The tensor a `Constant` node produces (`value`, `value_int(s)`,
+/// `value_float(s)`), named after its result; a null Tensor for strings,
+/// sparse values and malformed nodes.
+Tensor getConstantNodeValue(const Node &N);
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_ANALYSIS_CONSTANTEVAL_H

@@ -1,0 +1,508 @@
+//===- ConstantEvalTest.cpp - Constant evaluator units --------------------===//
+//
+// Each test parses a small model in ONNX text and evaluates its last node
+// with the constants of its operands (initializers and Constant nodes).
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Import/Import.h"
+#include "gtest/gtest.h"
+#include <cmath>
+
+using namespace onnxopt;
+
+namespace {
+
+constexpr int32_t kFloat = 1, kInt32 = 6, kInt64 = 7, kBool = 9, kFloat16 = 10;
+
+struct Evaluated {
+  std::unique_ptr<Model> M;
+  std::optional<std::vector<Tensor>> Results;
+  std::string Why;
+
+  bool ok() const { return Results.has_value(); }
+  const Tensor &result(unsigned I = 0) const { return (*Results)[I]; }
+  std::vector<int64_t> ints(unsigned I = 0) const {
+    return result(I).toInt64s().value_or(std::vector<int64_t>{-999});
+  }
+  std::vector<double> reals(unsigned I = 0) const {
+    return result(I).toDoubles().value_or(std::vector<double>{-999});
+  }
+  std::vector<int64_t> dims(unsigned I = 0) const {
+    return result(I).getDims();
+  }
+};
+
+/// Parses \p Body as the nodes of a graph at \p Opset (inputs and
+/// initializers in \p Signature) and evaluates its last node.
+Evaluated evalLast(llvm::StringRef Signature, llvm::StringRef Body,
+                   int64_t Opset = 17, uint64_t Limit = 1 << 20) {
+  Evaluated E;
+  std::string Text =
+      "<ir_version: 8, opset_import: [\"\" : " + std::to_string(Opset) +
+      "]>\n" + Signature.str() + " {\n" + Body.str() + "\n}\n";
+  DiagnosticEngine Diags;
+  E.M = parseTextModel(Text, Diags);
+  EXPECT_TRUE(E.M) << Text;
+  if (!E.M)
+    return E;
+  Node &Last = E.M->getGraph().getNodes().back();
+  std::vector<Tensor> Operands;
+  for (Value *V : Last.getOperands())
+    Operands.push_back(V ? getConstantValue(*V) : Tensor());
+  ConstantEvalOptions Opts;
+  Opts.MaxResultBytes = Limit;
+  E.Results = evaluateNode(Last, Operands, Opset, Opts, E.Why);
+  return E;
+}
+
+using I64 = std::vector<int64_t>;
+using F64 = std::vector<double>;
+
+TEST(ConstantEval, ShapeOfStaticAndPartialTypes) {
+  Evaluated E = evalLast("g (float[2,3,5] X) => (int64[3] Y)", "Y = Shape (X)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{2, 3, 5}));
+  EXPECT_EQ(E.dims(), (I64{3}));
+
+  E = evalLast("g (float[N,3,5] X) => (int64[3] Y)", "Y = Shape (X)");
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "dim 0 of the input is not known");
+
+  // Opset 15: only the dims in [start, end) need to be known.
+  E = evalLast("g (float[N,3,5] X) => (int64[2] Y)",
+               "Y = Shape <start = 1> (X)", 15);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{3, 5}));
+  E = evalLast("g (float[N,3,5] X) => (int64[1] Y)",
+               "Y = Shape <start = -2, end = -1> (X)", 15);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{3}));
+}
+
+TEST(ConstantEval, Size) {
+  Evaluated E = evalLast("g (float[2,3,5] X) => (int64 Y)", "Y = Size (X)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{30}));
+  EXPECT_TRUE(E.dims().empty());
+}
+
+TEST(ConstantEval, GatherScalarAndNegativeIndices) {
+  const char *Sig = "g () => (int64 Y) <int64[4] S = {7, 8, 9, 10}, "
+                    "int64 I = {-1}, int64[2] J = {0, -2}>";
+  Evaluated E = evalLast(Sig, "Y = Gather <axis = 0> (S, I)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{10}));
+  EXPECT_TRUE(E.dims().empty());
+
+  E = evalLast(Sig, "Y = Gather (S, J)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{7, 9}));
+
+  E = evalLast("g () => (int64[2,2] Y) <int64[2,3] D = {1, 2, 3, 4, 5, 6}, "
+               "int32[2] K = {2, 0}>",
+               "Y = Gather <axis = 1> (D, K)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{3, 1, 6, 4}));
+  EXPECT_EQ(E.dims(), (I64{2, 2}));
+
+  E = evalLast("g () => (int64 Y) <int64[2] S = {1, 2}, int64 I = {2}>",
+               "Y = Gather (S, I)");
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "index 2 is out of range for dim 2");
+}
+
+TEST(ConstantEval, SliceWithAttributesBeforeOpset10) {
+  Evaluated E = evalLast("g () => (int64[2] Y) <int64[4] S = {1, 2, 3, 4}>",
+                         "Y = Slice <starts = [1], ends = [1000]> (S)", 9);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{2, 3, 4}));
+}
+
+TEST(ConstantEval, SliceWithInputs) {
+  const char *Sig = "g () => (int64[2] Y) <int64[5] S = {0, 1, 2, 3, 4}, "
+                    "int64[1] B = {-1}, int64[1] E = {-9223372036854775807}, "
+                    "int64[1] A = {0}, int64[1] T = {-2}, "
+                    "int64[1] B2 = {2}, int64[1] E2 = {9223372036854775807}>";
+  Evaluated E = evalLast(Sig, "Y = Slice (S, B, E, A, T)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{4, 2, 0}));
+  E = evalLast(Sig, "Y = Slice (S, B2, E2)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{2, 3, 4}));
+
+  // Two axes of a matrix, the second backwards.
+  E = evalLast("g () => (int64[1,2] Y) <int64[2,3] D = {1, 2, 3, 4, 5, 6}, "
+               "int64[2] B = {1, 2}, int64[2] E = {2, 0}, "
+               "int64[2] A = {0, -1}, int64[2] T = {1, -1}>",
+               "Y = Slice (D, B, E, A, T)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{6, 5}));
+  EXPECT_EQ(E.dims(), (I64{1, 2}));
+}
+
+TEST(ConstantEval, ConcatAxes) {
+  Evaluated E = evalLast("g () => (int64[2,3] Y) <int64[2,1] A = {1, 2}, "
+                         "int64[2,2] B = {3, 4, 5, 6}>",
+                         "Y = Concat <axis = -1> (A, B)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{1, 3, 4, 2, 5, 6}));
+  EXPECT_EQ(E.dims(), (I64{2, 3}));
+
+  E = evalLast("g () => (int64[2,3] Y) <int64[2,1] A = {1, 2}, "
+               "int64[1,1] B = {3}>",
+               "Y = Concat <axis = 1> (A, B)");
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "operands differ in dim 0");
+}
+
+TEST(ConstantEval, UnsqueezeAndSqueezeAcrossOpsets) {
+  const char *Sig = "g () => (int64[1] Y) <int64 S = {5}, int64[1] Z = {0}, "
+                    "int64[1,3,1] T = {1, 2, 3}>";
+  Evaluated E = evalLast(Sig, "Y = Unsqueeze <axes = [0]> (S)", 11);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{1}));
+  E = evalLast(Sig, "Y = Unsqueeze (S, Z)", 13);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{1}));
+  EXPECT_EQ(E.ints(), (I64{5}));
+  // At opset 13 the attribute is gone: axes must be an input.
+  E = evalLast(Sig, "Y = Unsqueeze <axes = [0]> (S)", 13);
+  EXPECT_FALSE(E.ok());
+
+  E = evalLast(Sig, "Y = Squeeze (T)", 13);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{3}));
+  E = evalLast(Sig, "Y = Squeeze <axes = [-1]> (T)", 11);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{1, 3}));
+  E = evalLast(Sig, "Y = Squeeze (T, Z)", 13);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{3, 1}));
+  E = evalLast("g () => (int64[1] Y) <int64[2] T = {1, 2}, int64[1] Z = {0}>",
+               "Y = Squeeze (T, Z)", 13);
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "cannot squeeze dim 0 of size 2");
+}
+
+TEST(ConstantEval, Reshape) {
+  const char *Sig = "g () => (int64[3,2] Y) <int64[2,3] D = {1, 2, 3, 4, 5, 6},"
+                    " int64[2] S = {-1, 2}, int64[2] Z = {0, -1},"
+                    " int64[3] W = {0, 3, 2}>";
+  Evaluated E = evalLast(Sig, "Y = Reshape (D, S)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{3, 2}));
+  EXPECT_EQ(E.ints(), (I64{1, 2, 3, 4, 5, 6}));
+  E = evalLast(Sig, "Y = Reshape (D, Z)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{2, 3}));
+  // allowzero: 0 is a real zero, and 6 elements do not fit [0,3,2].
+  E = evalLast(Sig, "Y = Reshape <allowzero = 1> (D, W)", 14);
+  EXPECT_FALSE(E.ok());
+  E = evalLast(Sig, "Y = Reshape <shape = [3, -1]> (D)", 4);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{3, 2}));
+}
+
+TEST(ConstantEval, FlattenAndTranspose) {
+  const char *Sig =
+      "g () => (int64[3,2] Y) <int64[2,3,1] D = {1, 2, 3, 4, 5, 6}>";
+  Evaluated E = evalLast(Sig, "Y = Flatten <axis = 0> (D)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{1, 6}));
+  E = evalLast(Sig, "Y = Transpose <perm = [1, 0, 2]> (D)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{3, 2, 1}));
+  EXPECT_EQ(E.ints(), (I64{1, 4, 2, 5, 3, 6}));
+  E = evalLast(Sig, "Y = Transpose (D)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{1, 3, 2}));
+  EXPECT_EQ(E.ints(), (I64{1, 4, 2, 5, 3, 6}));
+}
+
+TEST(ConstantEval, BroadcastingArithmetic) {
+  Evaluated E = evalLast("g () => (int64[2,3] Y) <int64[2,1] A = {10, 20}, "
+                         "int64[3] B = {1, 2, 3}>",
+                         "Y = Add (A, B)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{2, 3}));
+  EXPECT_EQ(E.ints(), (I64{11, 12, 13, 21, 22, 23}));
+
+  E = evalLast("g () => (int32[1] Y) <int32[1] A = {2147483647}, "
+               "int32[1] B = {1}>",
+               "Y = Add (A, B)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.result().getElemType(), kInt32);
+  EXPECT_EQ(E.ints(), (I64{-2147483648}));
+
+  const char *Div = "g () => (int64[2] Y) <int64[2] A = {7, -7}, "
+                    "int64 B = {2}, int64 Z = {0}, int64 M = {-3}>";
+  E = evalLast(Div, "Y = Div (A, B)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{3, -3}));
+  E = evalLast(Div, "Y = Div (A, Z)");
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "integer division by zero");
+  E = evalLast(Div, "Y = Mod (A, M)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{-2, -1}));
+  E = evalLast(Div, "Y = Mod <fmod = 1> (A, M)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{1, -1}));
+
+  E = evalLast("g () => (float[2] Y) <float[2] A = {1.5, -2.0}, "
+               "float B = {0.5}>",
+               "Y = Mul (A, B)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.result().getElemType(), kFloat);
+  EXPECT_EQ(E.reals(), (F64{0.75, -1.0}));
+
+  E = evalLast("g () => (int64[2] Y) <int64[2] A = {1, 2}, float B = {1.0}>",
+               "Y = Add (A, B)");
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "operands differ in element type");
+}
+
+TEST(ConstantEval, LegacyBroadcastBeforeOpset7) {
+  const char *Sig =
+      "g () => (int64[2,3] Y) <int64[2,3] A = {1, 2, 3, 4, 5, 6}, "
+      "int64[2] B = {10, 20}, int64[3] C = {1, 1, 1}>";
+  Evaluated E = evalLast(Sig, "Y = Add <broadcast = 1, axis = 0> (A, B)", 6);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{11, 12, 13, 24, 25, 26}));
+  E = evalLast(Sig, "Y = Sub <broadcast = 1> (A, C)", 6);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{0, 1, 2, 3, 4, 5}));
+  E = evalLast(Sig, "Y = Sub (A, C)", 6);
+  EXPECT_FALSE(E.ok());
+}
+
+TEST(ConstantEval, ComparisonLogicAndWhere) {
+  const char *Sig = "g () => (bool[3] Y) <int64[3] A = {1, 5, 3}, "
+                    "int64 B = {3}, bool[3] C = {1, 0, 1}, "
+                    "int64[3] X = {7, 8, 9}>";
+  Evaluated E = evalLast(Sig, "Y = Less (A, B)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.result().getElemType(), kBool);
+  EXPECT_EQ(E.ints(), (I64{1, 0, 0}));
+  E = evalLast(Sig, "Y = Equal (A, B)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{0, 0, 1}));
+  E = evalLast(Sig, "Y = Not (C)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{0, 1, 0}));
+  E = evalLast(Sig, "Y = Where (C, X, B)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{7, 3, 9}));
+  E = evalLast(Sig, "Y = Not (A)");
+  EXPECT_FALSE(E.ok());
+}
+
+TEST(ConstantEval, VariadicMinMaxSum) {
+  const char *Sig = "g () => (int64[3] Y) <int64[3] A = {1, 5, 3}, "
+                    "int64 B = {3}, int64[1] C = {4}>";
+  Evaluated E = evalLast(Sig, "Y = Max (A, B, C)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{4, 5, 4}));
+  E = evalLast(Sig, "Y = Min (A, B)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{1, 3, 3}));
+  E = evalLast(Sig, "Y = Sum (A, B, C)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{8, 12, 10}));
+}
+
+TEST(ConstantEval, CastRoundsAndRefuses) {
+  const char *Sig = "g () => (int64[3] Y) <float[3] A = {2.7, -2.7, 0.0}, "
+                    "float[1] Big = {1e20}, int64[2] I = {3, -1}, "
+                    "float[1] H = {1.0009765625}>";
+  Evaluated E = evalLast(Sig, "Y = Cast <to = 7> (A)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.result().getElemType(), kInt64);
+  EXPECT_EQ(E.ints(), (I64{2, -2, 0}));
+  E = evalLast(Sig, "Y = Cast <to = 9> (A)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{1, 1, 0}));
+  E = evalLast(Sig, "Y = Cast <to = 6> (Big)");
+  EXPECT_FALSE(E.ok());
+  E = evalLast(Sig, "Y = Cast <to = 2> (I)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{3, 255}));
+  // Cast-1 names the type with a string.
+  E = evalLast(Sig, "Y = Cast <to = \"FLOAT\"> (I)", 1);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.result().getElemType(), kFloat);
+  EXPECT_EQ(E.reals(), (F64{3.0, -1.0}));
+  // 1 + 2^-10 is exact in half precision; 1 + 2^-11 rounds to even (1.0).
+  E = evalLast(Sig, "Y = Cast <to = 10> (H)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.result().getElemType(), kFloat16);
+  EXPECT_EQ(E.reals(), (F64{1.0009765625}));
+  E = evalLast("g () => (float16[1] Y) <float[1] H = {1.00048828125}>",
+               "Y = Cast <to = 10> (H)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.reals(), (F64{1.0}));
+}
+
+TEST(ConstantEval, Range) {
+  Evaluated E = evalLast("g () => (int64[3] Y) <int64 S = {10}, int64 L = {3}, "
+                         "int64 D = {-3}>",
+                         "Y = Range (S, L, D)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{10, 7, 4}));
+  E = evalLast("g () => (float[3] Y) <float S = {0.0}, float L = {1.0}, "
+               "float D = {0.25}>",
+               "Y = Range (S, L, D)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.reals(), (F64{0.0, 0.25, 0.5, 0.75}));
+  E = evalLast("g () => (int64[3] Y) <int64 S = {0}, int64 L = {5}, "
+               "int64 D = {-1}>",
+               "Y = Range (S, L, D)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{0}));
+}
+
+TEST(ConstantEval, ConstantOfShapeExpandTile) {
+  Evaluated E = evalLast("g () => (int32[2,2] Y) <int64[2] S = {2, 2}>",
+                         "Y = ConstantOfShape <value = int32[1] {7}> (S)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.result().getElemType(), kInt32);
+  EXPECT_EQ(E.ints(), (I64{7, 7, 7, 7}));
+  E = evalLast("g () => (float[2] Y) <int64[1] S = {2}>",
+               "Y = ConstantOfShape (S)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.reals(), (F64{0.0, 0.0}));
+
+  E = evalLast("g () => (int64[2,3] Y) <int64[2,1] A = {1, 2}, "
+               "int64[2] S = {1, 3}>",
+               "Y = Expand (A, S)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{2, 3}));
+  EXPECT_EQ(E.ints(), (I64{1, 1, 1, 2, 2, 2}));
+
+  E = evalLast("g () => (int64[2,4] Y) <int64[1,2] A = {1, 2}, "
+               "int64[2] R = {2, 2}>",
+               "Y = Tile (A, R)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{2, 4}));
+  EXPECT_EQ(E.ints(), (I64{1, 2, 1, 2, 1, 2, 1, 2}));
+  // Tile-1: (input, tiles, axis).
+  E = evalLast("g () => (int64[3] Y) <int64[1,2] A = {1, 2}, int64 T = {3}, "
+               "int64 X = {0}>",
+               "Y = Tile (A, T, X)", 5);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{3, 2}));
+}
+
+TEST(ConstantEval, SizeBudget) {
+  // 1024 floats are 4096 bytes: over a 4000-byte budget.
+  const char *Sig = "g () => (float[1024] Y) <int64[1] S = {1024}, "
+                    "int64[1] T = {1000}>";
+  Evaluated E = evalLast(Sig, "Y = ConstantOfShape (S)", 17, 4000);
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why,
+            "result of 1024 x 4 bytes exceeds the size limit of 4000 bytes");
+  E = evalLast(Sig, "Y = ConstantOfShape (S)", 17, 4096);
+  EXPECT_TRUE(E.ok()) << E.Why;
+  E = evalLast(Sig, "Y = ConstantOfShape (T)", 17, 4000);
+  EXPECT_TRUE(E.ok()) << E.Why;
+  // A Constant node only moves its tensor: no budget.
+  E = evalLast("g () => (int64[4] Y)",
+               "Y = Constant <value = int64[4] {1, 2, 3, 4}> ()", 17, 8);
+  EXPECT_TRUE(E.ok()) << E.Why;
+}
+
+TEST(ConstantEval, Reductions) {
+  const char *Sig = "g () => (int64[2] Y) <int64[2,3] D = {1, 2, 3, 4, 5, 6}, "
+                    "int64[1] A = {1}>";
+  Evaluated E = evalLast(Sig, "Y = ReduceProd <axes = [1], keepdims = 0> (D)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{2}));
+  EXPECT_EQ(E.ints(), (I64{6, 120}));
+  E = evalLast(Sig, "Y = ReduceProd (D)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{1, 1}));
+  EXPECT_EQ(E.ints(), (I64{720}));
+  E = evalLast(Sig, "Y = ReduceSum <keepdims = 0> (D, A)", 13);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{6, 15}));
+  E = evalLast(Sig, "Y = ReduceSum <axes = [0]> (D)", 11);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{1, 3}));
+  EXPECT_EQ(E.ints(), (I64{5, 7, 9}));
+  E = evalLast(Sig, "Y = ReduceSum <noop_with_empty_axes = 1> (D)", 13);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{2, 3}));
+  E = evalLast(Sig, "Y = ReduceMax <axes = [0, 1], keepdims = 0> (D)");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{6}));
+}
+
+TEST(ConstantEval, SplitOutputs) {
+  Evaluated E = evalLast("g () => (int64[2] Y, int64[3] Z) "
+                         "<int64[5] D = {1, 2, 3, 4, 5}, int64[2] S = {2, 3}>",
+                         "Y, Z = Split <axis = 0> (D, S)", 13);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(0), (I64{1, 2}));
+  EXPECT_EQ(E.ints(1), (I64{3, 4, 5}));
+  E = evalLast("g () => (int64[2] Y, int64[2] Z) <int64[2,2] D = {1, 2, 3, 4}>",
+               "Y, Z = Split <axis = 1> (D)", 11);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(0), (I64{1, 3}));
+  EXPECT_EQ(E.ints(1), (I64{2, 4}));
+}
+
+TEST(ConstantEval, RefusalsSayWhy) {
+  Evaluated E = evalLast("g (int64[2] X) => (int64[2] Y) <int64[2] C = {1, 2}>",
+                         "Y = Add (X, C)");
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "operand 0 ('X') is not a constant");
+  E = evalLast("g () => (float[2] Y) <float[2] C = {1.0, 2.0}>",
+               "Y = Relu (C)");
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "op Relu is not supported");
+  E = evalLast("g () => (float[2] Y) <float[2] C = {1.0, 2.0}>",
+               "Y = Mod (C, C)");
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "Mod of floating types requires fmod=1");
+}
+
+TEST(ConstantEval, ConstantNodesAndDefaults) {
+  Evaluated E =
+      evalLast("g () => (int64[2] Y)", "Y = Constant <value_ints = [4, 5]> ()");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{4, 5}));
+  E = evalLast("g () => (float Y)", "Y = Constant <value_float = 2.5> ()");
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.reals(), (F64{2.5}));
+  EXPECT_TRUE(E.dims().empty());
+
+  // An initializer that is also a graph input is a default, not a constant.
+  DiagnosticEngine Diags;
+  std::unique_ptr<Model> M = parseTextModel(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "g (int64[1] D) => (int64[1] Y) <int64[1] D = {1}, int64[1] C = {2}> {\n"
+      "  Y = Add (D, C)\n}\n",
+      Diags);
+  ASSERT_TRUE(M);
+  Node &Add = M->getGraph().getNodes().front();
+  EXPECT_TRUE(getConstantValue(*Add.getOperand(0)).isNull());
+  EXPECT_FALSE(getConstantValue(*Add.getOperand(1)).isNull());
+}
+
+TEST(ConstantEval, NondeterministicOps) {
+  DiagnosticEngine Diags;
+  std::unique_ptr<Model> M =
+      parseTextModel("<ir_version: 8, opset_import: [\"\" : 17]>\n"
+                     "g (float[2] X) => (float[2] Y) {\n"
+                     "  R = RandomUniformLike (X)\n  Y = Dropout (R)\n}\n",
+                     Diags);
+  ASSERT_TRUE(M);
+  for (Node &N : M->getGraph().getNodes())
+    EXPECT_TRUE(isNondeterministicOp(N)) << N.getOpType().str();
+  EXPECT_FALSE(isEvaluableOp("RandomUniformLike"));
+  EXPECT_TRUE(isEvaluableOp("Gather"));
+}
+
+} // namespace
