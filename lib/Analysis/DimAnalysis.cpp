@@ -80,6 +80,7 @@ bool isShapePreserving(llvm::StringRef Op) {
                                         "MeanVarianceNormalization",
                                         "Mish",
                                         "Neg",
+                                        "PRelu",
                                         "Not",
                                         "QuantizeLinear",
                                         "Reciprocal",
@@ -109,29 +110,34 @@ bool isBroadcasting(llvm::StringRef Op) {
       "Add",        "And",         "BitShift", "BitwiseAnd", "BitwiseOr",
       "BitwiseXor", "Div",         "Equal",    "Greater",    "GreaterOrEqual",
       "Less",       "LessOrEqual", "Max",      "Mean",       "Min",
-      "Mod",        "Mul",         "Or",       "PRelu",      "Pow",
-      "Sub",        "Sum",         "Where",    "Xor"};
+      "Mod",        "Mul",         "Or",       "Pow",        "Sub",
+      "Sum",        "Where",       "Xor"};
   return Ops.count(Op);
 }
 
 /// numpy broadcasting of one aligned position; std::nullopt when the result
 /// depends on which of two different expressions is 1.
 std::optional<DimExpr> broadcastDim(llvm::ArrayRef<DimExpr> In) {
-  std::optional<DimExpr> Result;
-  bool Conflict = false;
+  std::optional<DimExpr> Number, Other;
+  bool NumbersDiffer = false, OthersDiffer = false;
   for (const DimExpr &D : In) {
     if (D.isConstant() && D.getConstant() == 1)
       continue;
-    if (D.isConstant())
-      return D; // every other dim is this one or 1
-    if (!Result)
-      Result = D;
-    else if (*Result != D)
-      Conflict = true;
+    if (D.isConstant()) {
+      NumbersDiffer |= Number && *Number != D;
+      Number = D;
+    } else {
+      OthersDiffer |= Other && *Other != D;
+      Other = D;
+    }
   }
-  if (Conflict)
+  // A number other than 1 decides: every other dim is it or 1. Two
+  // different numbers do not broadcast (legacy ops do not follow numpy).
+  if (Number)
+    return NumbersDiffer ? std::nullopt : Number;
+  if (OthersDiffer)
     return std::nullopt;
-  return Result ? *Result : DimExpr::constant(1);
+  return Other ? *Other : DimExpr::constant(1);
 }
 
 PartialDims broadcast(llvm::ArrayRef<const Dims *> Inputs) {

@@ -389,6 +389,40 @@ std::optional<DimExpr> DimExpr::divExact(const DimExpr &D) const {
   return Quotient.exactDivConstant(DT.Coef);
 }
 
+std::optional<int64_t> DimExpr::evaluate(
+    const std::function<std::optional<int64_t>(llvm::StringRef)> &Lookup)
+    const {
+  int64_t Sum = 0;
+  for (const auto &Entry : Terms) {
+    int64_t Product = Entry.second.Coef;
+    for (const AtomRef &A : Entry.second.Factors) {
+      std::optional<int64_t> V;
+      switch (A->K) {
+      case Atom::Symbol:
+        V = Lookup(A->Name);
+        break;
+      case Atom::Unknown:
+        break;
+      case Atom::FloorDiv:
+        if ((V = A->Num.evaluate(Lookup)))
+          V = floorDivInt(*V, A->Den);
+        break;
+      case Atom::ExactDiv:
+        if ((V = A->Num.evaluate(Lookup)) && *V % A->Den != 0)
+          V.reset();
+        else if (V)
+          V = *V / A->Den;
+        break;
+      }
+      if (!V)
+        return std::nullopt;
+      Product *= *V;
+    }
+    Sum += Product;
+  }
+  return Sum;
+}
+
 std::string DimExpr::str() const {
   if (Terms.empty())
     return "0";

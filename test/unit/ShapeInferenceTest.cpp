@@ -824,6 +824,90 @@ TEST(ShapeInference, AgreesWithOnnxOnLibonnxTestdata) {
   EXPECT_TRUE(Conflicts.empty()) << "dim algebra vs onnx:\n" << ConflictReport;
 }
 
+/// Soundness of the symbolic ops: every model of libonnx-testdata is loaded
+/// twice, once as is and once with its inputs' dims replaced by symbols.
+/// Each dim the algebra expresses in the symbolic copy, evaluated at the
+/// original input dims, must equal what ONNX infers for the static model.
+TEST(DimAnalysis, SymbolicDimsEvaluateToOnnxsStaticDims) {
+  if (!llvm::sys::fs::is_directory(kTestData))
+    GTEST_SKIP() << "libonnx-testdata is not installed";
+  std::vector<std::string> Paths;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator Suite(kTestData, EC), End;
+       Suite != End && !EC; Suite.increment(EC))
+    for (llvm::sys::fs::directory_iterator Case(Suite->path(), EC), CEnd;
+         Case != CEnd && !EC; Case.increment(EC))
+      if (llvm::sys::fs::exists(Case->path() + "/model.onnx"))
+        Paths.push_back(Case->path() + "/model.onnx");
+  std::sort(Paths.begin(), Paths.end());
+
+  size_t Checked = 0, Symbolic = 0;
+  std::string Report;
+  for (const std::string &Path : Paths) {
+    Collected C;
+    std::unique_ptr<Model> Static = loadModel(Path, C.Diags);
+    std::unique_ptr<Model> Sym = loadModel(Path, C.Diags);
+    ASSERT_TRUE(Static && Sym) << Path;
+    (void)inferShapes(*Static, C.Diags);
+    std::map<std::string, int64_t> Values;
+    for (const std::unique_ptr<Value> &In : Sym->getGraph().getInputs()) {
+      if (In->hasInitializer() || !In->getType().isTensor() ||
+          !In->getType().hasShape())
+        continue;
+      std::vector<Dim> &Dims = In->getMutableType().getMutableDims();
+      for (size_t K = 0; K < Dims.size(); ++K) {
+        if (!Dims[K].isKnown())
+          continue;
+        std::string Name =
+            "in_" + In->getName().str() + "_" + std::to_string(K);
+        Values[Name] = Dims[K].getValue();
+        Dims[K] = Dim::symbol(Name);
+      }
+    }
+    ShapeInferenceOptions Opts;
+    Opts.NameUnknownDims = true;
+    (void)inferShapes(*Sym, C.Diags, Opts);
+    DimAnalysis DA(*Sym);
+    DA.run();
+    auto Lookup = [&](llvm::StringRef S) -> std::optional<int64_t> {
+      auto It = Values.find(S.str());
+      if (It == Values.end())
+        return std::nullopt;
+      return It->second;
+    };
+    Graph &SG = Sym->getGraph();
+    for (Node &N : SG.getNodes())
+      for (unsigned I = 0; I < N.getNumResults(); ++I) {
+        Value *V = N.getResult(I);
+        const std::vector<DimExpr> *D = V ? DA.getDims(*V) : nullptr;
+        Value *SV = V ? findValue(Static->getGraph(), V->getName()) : nullptr;
+        if (!D || !SV || !SV->getType().hasShape() ||
+            SV->getType().getRank() != D->size())
+          continue;
+        for (size_t K = 0; K < D->size(); ++K) {
+          DimExpr E = DA.getBest((*D)[K]);
+          std::optional<int64_t> Got = E.evaluate(Lookup);
+          const Dim &Want = SV->getType().getDims()[K];
+          if (!Got || !Want.isKnown())
+            continue;
+          ++Checked;
+          if (!E.isConstant())
+            ++Symbolic;
+          if (*Got != Want.getValue())
+            Report += "  " + Path.substr(strlen(kTestData) + 1) + ": '" +
+                      V->getName().str() + "' dim " + std::to_string(K) +
+                      " = " + E.str() + " = " + std::to_string(*Got) +
+                      ", onnx " + std::to_string(Want.getValue()) + "\n";
+        }
+      }
+  }
+  std::printf("dim algebra: %zu dims checked against onnx, %zu of them "
+              "symbolic\n",
+              Checked, Symbolic);
+  EXPECT_GT(Symbolic, 500u);
+  EXPECT_TRUE(Report.empty()) << Report;
+}
+
 TEST(DimAnalysis, AgreesWithOnnxOnTheExporterMadeModels) {
   llvm::SmallString<256> Dir(__FILE__);
   llvm::sys::path::remove_filename(Dir);

@@ -74,6 +74,13 @@ public:
   /// an equal Split). std::nullopt when it cannot be expressed (D is a sum).
   std::optional<DimExpr> divExact(const DimExpr &D) const;
 
+  /// The value of the expression when every symbol has the value \p Lookup
+  /// gives; std::nullopt when a symbol has none, for unknowns, and for an
+  /// "exact" division that does not divide.
+  std::optional<int64_t>
+  evaluate(const std::function<std::optional<int64_t>(llvm::StringRef)> &Lookup)
+      const;
+
   /// The canonical key: equal keys mean equal expressions.
   const std::string &key() const { return Key; }
   bool operator==(const DimExpr &O) const { return Key == O.Key; }
