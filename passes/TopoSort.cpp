@@ -23,6 +23,7 @@
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
+#include <cassert>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -108,8 +109,10 @@ private:
       for (unsigned R = 0; R < Nodes[P]->getNumResults(); ++R)
         if (Value *V = Nodes[P]->getResult(R))
           for (const Use &U : V->getUses())
-            if (Node *Holder = getHolderIn(U, G))
+            if (Node *Holder = getHolderIn(U, G)) {
+              assert(Index.count(Holder) && "holder is not a node of G");
               Deps[Index.lookup(Holder)].push_back(P);
+            }
 
     std::vector<unsigned> Order;
     if (std::optional<unsigned> OnCycle = stableOrder(Deps, Order))
