@@ -1,0 +1,260 @@
+//===- ConstantFold.cpp - Fold nodes whose inputs are all constants -------===//
+//
+// Before:  (float[2,3] X) => (float[6] Y) {
+//            S = Shape(X)                     # X is static: S = [2,3]
+//            P = ReduceProd<keepdims=1>(S)    # [6]
+//            Y = Reshape(X, P)
+//          }
+// After:   (float[2,3] X) => (float[6] Y) <int64[1] P = {6}> {
+//            Y = Reshape(X, P)
+//          }
+//
+// Evaluates, in every graph and in topological order, each node of the
+// default domain whose operands are all constants (initializers that are
+// not graph inputs, `Constant` nodes, results folded before), plus Shape and
+// Size of values whose recorded type is static, and replaces its results by
+// initializers named like them. A result that is a graph output cannot become
+// an initializer without changing the interface: it becomes a `Constant`
+// node with the same name instead. Results over `size-limit` bytes, random
+// ops, ops with subgraphs and ops the evaluator does not know stay as they
+// are. `Constant` nodes become initializers too (`keep-constant-nodes`
+// keeps them). The folded nodes and what only they used (producers, Constant
+// nodes, initializers) are erased; other dead code is left to dce.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
+#include "onnxopt/Pass/Pass.h"
+#include "onnxopt/Passes.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Debug.h"
+#include <memory>
+#include <vector>
+
+#define DEBUG_TYPE "constant-fold"
+
+using namespace onnxopt;
+
+namespace {
+
+class ConstantFolder {
+public:
+  ConstantFolder(Model &M, DiagnosticEngine &Diags, ConstantEvalOptions Opts,
+                 bool KeepConstantNodes)
+      : M(M), Diags(Diags), R(M, Diags), Opts(Opts),
+        KeepConstantNodes(KeepConstantNodes) {}
+
+  void run() {
+    foldGraph(M.getGraph());
+    eraseDeadChains();
+  }
+  unsigned getNumFolded() const { return NumFolded; }
+  unsigned getNumOverBudget() const { return NumOverBudget; }
+
+private:
+  void foldGraph(Graph &G);
+  bool foldNode(Node &N);
+  /// Checks a folded value against the declared type of its result.
+  bool agreesWithDeclared(const Node &N, const Value &V, const Tensor &T);
+  bool replaceResult(Node &N, Value *Result, Tensor T);
+  void eraseDeadChains();
+
+  Model &M;
+  DiagnosticEngine &Diags;
+  Rewriter R;
+  ConstantEvalOptions Opts;
+  bool KeepConstantNodes;
+  unsigned NumFolded = 0, NumOverBudget = 0;
+  /// Folded nodes, in folding order; erased at the end when dead.
+  std::vector<Node *> Folded;
+  /// A new initializer, the name of the value it replaced and that value's
+  /// node.
+  struct Rename {
+    Value *Constant;
+    std::string Name;
+    const Node *Def;
+  };
+  std::vector<Rename> Renames;
+};
+
+bool hasUsedResult(const Node &N) {
+  for (unsigned I = 0; I < N.getNumResults(); ++I)
+    if (const Value *V = N.getResult(I))
+      if (!V->use_empty())
+        return true;
+  return false;
+}
+
+void ConstantFolder::foldGraph(Graph &G) {
+  std::vector<Node *> Nodes;
+  for (Node &N : G.getNodes())
+    Nodes.push_back(&N);
+  for (Node *N : Nodes) {
+    for (Graph *Sub : N->getSubgraphs())
+      foldGraph(*Sub);
+    if (foldNode(*N)) {
+      ++NumFolded;
+      Folded.push_back(N);
+    }
+  }
+}
+
+bool ConstantFolder::foldNode(Node &N) {
+  if (!N.isOnnxDomain() || !isEvaluableOp(N.getOpType()) ||
+      isNondeterministicOp(N) || !N.getSubgraphs().empty() || !hasUsedResult(N))
+    return false;
+  bool IsConstant = N.is("Constant");
+  if (IsConstant && (KeepConstantNodes || N.getResult(0)->isGraphOutput()))
+    return false;
+
+  // Shape and Size read only the type of their operand.
+  bool TypeOnly = N.is("Shape") || N.is("Size");
+  std::vector<Tensor> Operands;
+  for (Value *V : N.getOperands()) {
+    Operands.push_back(V ? getConstantValue(*V) : Tensor());
+    if (V && Operands.back().isNull() && !TypeOnly)
+      return false;
+  }
+  std::string Why;
+  std::optional<std::vector<Tensor>> Results =
+      evaluateNode(N, Operands, M.getOpsetVersion(N.getDomain()), Opts, Why);
+  if (!Results) {
+    LLVM_DEBUG(llvm::dbgs() << describe(N) << ": not folded: " << Why << "\n");
+    if (llvm::StringRef(Why).contains("exceeds the size limit"))
+      ++NumOverBudget;
+    return false;
+  }
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    Value *V = N.getResult(I);
+    if (V && !V->use_empty() && !agreesWithDeclared(N, *V, (*Results)[I]))
+      return false;
+  }
+  bool Changed = false;
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    Value *V = N.getResult(I);
+    if (V && !V->use_empty())
+      Changed |= replaceResult(N, V, std::move((*Results)[I]));
+  }
+  return Changed;
+}
+
+bool ConstantFolder::agreesWithDeclared(const Node &N, const Value &V,
+                                        const Tensor &T) {
+  const Type &Declared = V.getType();
+  if (Declared.isNone())
+    return true;
+  std::vector<Dim> Dims;
+  for (int64_t D : T.getDims())
+    Dims.push_back(Dim::known(D));
+  Type Folded = Type::tensor(T.getElemType(), Dims);
+  Type Merged = Declared;
+  std::string Why;
+  if (mergeInferredType(Merged, Folded, Why))
+    return true;
+  emitWarning(Diags, N) << "not folded: the value of '" << V.getName()
+                        << "' is " << Folded.str()
+                        << ", which contradicts its declared type "
+                        << Declared.str() << " (" << Why << ")";
+  return false;
+}
+
+bool ConstantFolder::replaceResult(Node &N, Value *Result, Tensor T) {
+  Graph &G = *N.getParentGraph();
+  if (Result->isGraphOutput()) {
+    // An initializer cannot take over an output's name: a Constant node can.
+    R.setInsertionPointBefore(&N);
+    Node *C = R.createNode("Constant", {}, 1, "", N.getName());
+    C->setAttr(Attribute::getTensor("value", T.withName("")));
+    C->getResult(0)->setType(Result->getType());
+    if (succeeded(R.replaceAllUsesWith(Result, C->getResult(0))))
+      return true;
+    R.eraseNode(C);
+    return false;
+  }
+  Value *C = R.createConstant(G, std::move(T));
+  if (failed(R.replaceAllUsesWith(Result, C))) {
+    G.eraseConstant(C);
+    return false;
+  }
+  Renames.push_back({C, Result->getName().str(), &N});
+  return true;
+}
+
+void ConstantFolder::eraseDeadChains() {
+  // Erase folded nodes, then whatever only they kept alive: producers of the
+  // default domain without subgraphs, and constant initializers.
+  llvm::DenseSet<const Node *> Erased;
+  llvm::DenseSet<const Value *> ErasedConstants;
+  std::vector<Node *> Work(Folded.rbegin(), Folded.rend());
+  while (!Work.empty()) {
+    Node *N = Work.back();
+    Work.pop_back();
+    if (Erased.count(N) || hasUsedResult(*N))
+      continue;
+    std::vector<Value *> Operands(N->getOperands().begin(),
+                                  N->getOperands().end());
+    Erased.insert(N);
+    R.eraseNode(N);
+    for (Value *V : Operands) {
+      if (!V || !V->use_empty())
+        continue;
+      if (V->isConstant() && !V->isGraphOutput()) {
+        ErasedConstants.insert(V);
+        V->getOwningGraph()->eraseConstant(V);
+        continue;
+      }
+      Node *Def = V->getDefiningNode();
+      if (Def && Def->isOnnxDomain() && Def->getSubgraphs().empty() &&
+          !Erased.count(Def))
+        Work.push_back(Def);
+    }
+  }
+  // The values folding replaced are gone with their nodes: their constants
+  // (those still alive) take over their names.
+  for (const Rename &Ren : Renames)
+    if (Erased.count(Ren.Def) && !ErasedConstants.count(Ren.Constant))
+      Ren.Constant->setName(Ren.Name);
+}
+
+class ConstantFoldPass : public Pass {
+public:
+  llvm::StringRef getArgument() const override { return "constant-fold"; }
+  llvm::StringRef getDescription() const override {
+    return "evaluate nodes whose inputs are all constants and replace their "
+           "results by initializers, in every graph";
+  }
+
+  LogicalResult run(Model &M, PassContext &Ctx) override {
+    if (SizeLimit < 0)
+      return emitError(Ctx.getDiags()) << "size-limit must not be negative";
+    ConstantEvalOptions Opts;
+    Opts.MaxResultBytes = static_cast<uint64_t>(SizeLimit.getValue());
+    ConstantFolder Folder(M, Ctx.getDiags(), Opts, KeepConstantNodes);
+    Folder.run();
+    if (Folder.getNumFolded())
+      Ctx.Changed = true;
+    if (unsigned Kept = Folder.getNumOverBudget())
+      emitRemark(Ctx.getDiags())
+          << "constant-fold: " << Kept
+          << " node(s) not folded: result over size-limit (" << SizeLimit
+          << " bytes)";
+    return success();
+  }
+
+private:
+  Option<int64_t> SizeLimit{*this, "size-limit",
+                            "largest result to fold, in bytes (0: no limit)",
+                            1 << 20};
+  Option<bool> KeepConstantNodes{
+      *this, "keep-constant-nodes",
+      "leave Constant nodes as they are instead of making them initializers",
+      false};
+};
+
+} // namespace
+
+std::unique_ptr<Pass> onnxopt::createConstantFoldPass() {
+  return std::make_unique<ConstantFoldPass>();
+}
