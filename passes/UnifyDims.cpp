@@ -20,7 +20,9 @@
 // Symbols that exporters make up (unk__N, <Op><output>_dim_K, dimK,
 // p2o.DynamicDimension.K) therefore disappear wherever the graph determines
 // them; unknown dims that the algebra can express get named too. Output is
-// deterministic and a second run changes nothing.
+// deterministic and a second run changes nothing. Dims that contradict each
+// other (declared S where one node implies 4 and another 5) are reported as
+// warnings and left as they are.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimAlgebra.h"
@@ -56,6 +58,8 @@ public:
       return failure();
     DimAnalysis DA(M);
     DA.run();
+    for (const std::string &Conflict : DA.getConflicts())
+      emitWarning(Ctx.getDiags()) << "dims contradict each other: " << Conflict;
     if (Explain)
       DA.explain(llvm::errs());
 
@@ -99,6 +103,9 @@ private:
 
     std::optional<Dim> rename(const Dim &D, const Value *V, unsigned Index) {
       if (D.isKnown())
+        return std::nullopt;
+      // A symbol that a contradiction involves stays as it is.
+      if (D.isSymbol() && DA.isConflicted(DimExpr::symbol(D.getSymbol())))
         return std::nullopt;
       if (D.isSymbol())
         return nameOf(DimExpr::symbol(D.getSymbol()), D.getSymbol());

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <set>
 
 using namespace onnxopt;
 
@@ -212,6 +213,10 @@ public:
   std::vector<Edge> Edges;
   size_t UnionsThisSweep = 0;
   std::vector<std::string> Conflicts;
+  /// Roots of classes involved in a conflict.
+  std::set<unsigned> Conflicted;
+  /// Root -> the node whose equality gave the class its number.
+  llvm::DenseMap<unsigned, const Node *> NumberFrom;
 
   unsigned find(unsigned X) const {
     while (Parent[X] != X)
@@ -308,21 +313,36 @@ void DimAnalysis::Impl::unite(const DimExpr &A, const DimExpr &B,
                               const Node *Because) {
   if (A == B)
     return;
-  // Two different numbers: the model (or an op model here) is wrong; never
-  // merge them.
-  if (A.isConstant() && B.isConstant()) {
-    Conflicts.push_back((Because ? describe(*Because) + ": " : "") + A.str() +
-                        " vs " + B.str());
-    return;
-  }
   unsigned RA = find(idOf(A)), RB = find(idOf(B));
   if (RA == RB)
     return;
+  // Two different numbers: the model (a declared type) or an op model here
+  // is wrong; never merge them.
+  const DimExpr &CA = Best[RA], &CB = Best[RB];
+  if (CA.isConstant() && CB.isConstant()) {
+    std::string Msg = (Because ? describe(*Because) : "the model") +
+                      " implies " + CA.str() + " = " + CB.str();
+    for (unsigned R : {RA, RB})
+      if (const Node *From = NumberFrom.lookup(R))
+        Msg += "; " + Best[R].str() + " comes from " + describe(*From);
+    if (std::find(Conflicts.begin(), Conflicts.end(), Msg) == Conflicts.end())
+      Conflicts.push_back(std::move(Msg));
+    Conflicted.insert(RA);
+    Conflicted.insert(RB);
+    return;
+  }
   // Keep the smaller id as root so that the result does not depend on
   // the order of unions more than necessary.
   if (RB < RA)
     std::swap(RA, RB);
   Parent[RB] = RA;
+  if (Conflicted.count(RB))
+    Conflicted.insert(RA);
+  // Remember which node tied a class to a number, to explain conflicts.
+  if (CB.isConstant() || CA.isConstant()) {
+    const Node *From = NumberFrom.lookup(CA.isConstant() ? RA : RB);
+    NumberFrom[RA] = From ? From : Because;
+  }
   if (better(Best[RB], Best[RA]))
     Best[RA] = Best[RB];
   Edges.push_back(Edge{idOf(A), idOf(B), Because});
@@ -1228,6 +1248,11 @@ bool DimAnalysis::provenEqual(const DimExpr &A, const DimExpr &B) const {
 
 llvm::ArrayRef<std::string> DimAnalysis::getConflicts() const {
   return P->Conflicts;
+}
+
+bool DimAnalysis::isConflicted(const DimExpr &E) const {
+  std::optional<unsigned> Id = P->lookup(E);
+  return Id && P->Conflicted.count(P->find(*Id));
 }
 
 const std::vector<std::string> &DimAnalysis::getInputSymbols() const {

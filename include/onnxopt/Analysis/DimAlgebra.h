@@ -132,6 +132,8 @@ public:
   /// Places where an op's computed dim and the recorded one are different
   /// numbers (a wrong declared type, or a bug here); never merged.
   llvm::ArrayRef<std::string> getConflicts() const;
+  /// True if \p E's class took part in a conflict.
+  bool isConflicted(const DimExpr &E) const;
 
   /// Symbols of the main graph's inputs, in order of first appearance.
   const std::vector<std::string> &getInputSymbols() const;
