@@ -1,0 +1,290 @@
+//===- CheckStatic.cpp - Certify that a model is fully static -------------===//
+//
+// Before:  (float[N,3] X) => (float[N,6] Y) {
+//            S = Shape(X)
+//            Y = Reshape(Z, S)
+//          }
+// After:   unchanged; fails with one diagnostic per blocker:
+//   error: value 'X' in graph 'main': type float[N,3] is not static
+//   error: node producing 'S' (Shape) in graph 'main': computes a shape at
+//          run time
+//   error: node producing 'Y' (Reshape) in graph 'main': its shape input
+//          'S' is computed at run time
+//   error: model is not static: 3 blocker(s)
+//
+// The certificate an accelerator toolchain that accepts only static graphs
+// wants. Infers types first (ONNX's inference through the op schemas) so
+// that values without value_info are judged by what they are; the model is
+// left as it was. A model passes when
+//  - every value (graph inputs and node results, in every graph) is a tensor
+//    whose dims are all known;
+//  - no node computes a shape at run time: no Shape or Size, no shape-like
+//    operand (Reshape's shape, Expand's shape, Tile's repeats, Slice's
+//    starts/ends/axes/steps, Resize's scales/sizes, ConstantOfShape, Range,
+//    Pad's pads, TopK's k, OneHot's depth, Squeeze/Unsqueeze/ReduceSum axes,
+//    Split's split, ...) that is not a constant;
+//  - no node has a data-dependent output size (NonZero, NonMaxSuppression,
+//    Unique, Compress), picks a branch at run time (If on a condition that
+//    is not constant), or loops a run-time number of times (Loop without a
+//    constant trip count, or with scan outputs and a way to exit early).
+// With report-only=true the blockers are warnings and the pass succeeds.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Pass/Pass.h"
+#include "onnxopt/Passes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/Twine.h"
+#include <memory>
+#include <vector>
+
+using namespace onnxopt;
+
+namespace {
+
+/// An operand whose value decides the shape of a result.
+struct ShapeOperand {
+  unsigned Index;
+  const char *Name;
+};
+
+/// The shape-deciding operands of an op of the default domain at \p Opset.
+std::vector<ShapeOperand> getShapeOperands(const Node &N, int64_t Opset) {
+  llvm::StringRef Op = N.getOpType();
+  if (Op == "Reshape" && Opset >= 5)
+    return {{1, "shape"}};
+  if (Op == "Expand")
+    return {{1, "shape"}};
+  if (Op == "Tile")
+    return Opset >= 6 ? std::vector<ShapeOperand>{{1, "repeats"}}
+                      : std::vector<ShapeOperand>{{1, "tiles"}, {2, "axis"}};
+  if (Op == "Slice" && Opset >= 10)
+    return {{1, "starts"}, {2, "ends"}, {3, "axes"}, {4, "steps"}};
+  if (Op == "Resize")
+    return Opset >= 11 ? std::vector<ShapeOperand>{{2, "scales"}, {3, "sizes"}}
+                       : std::vector<ShapeOperand>{{1, "scales"}};
+  if (Op == "Upsample" && Opset >= 9)
+    return {{1, "scales"}};
+  if (Op == "ConstantOfShape")
+    return {{0, "shape"}};
+  if (Op == "Range")
+    return {{0, "start"}, {1, "limit"}, {2, "delta"}};
+  if (Op == "Pad" && Opset >= 11)
+    return {{1, "pads"}, {3, "axes"}};
+  if (Op == "TopK" && Opset >= 10)
+    return {{1, "k"}};
+  if (Op == "OneHot")
+    return {{1, "depth"}};
+  if ((Op == "Squeeze" || Op == "Unsqueeze") && Opset >= 13)
+    return {{1, "axes"}};
+  if (Op == "ReduceSum" && Opset >= 13)
+    return {{1, "axes"}};
+  if (Op.startswith("Reduce") && Opset >= 18)
+    return {{1, "axes"}};
+  if (Op == "Split" && (Opset >= 13 || Opset < 2))
+    return {{1, "split"}};
+  if (Op == "CenterCropPad")
+    return {{1, "shape"}};
+  if (Op == "MaxUnpool")
+    return {{2, "output_shape"}};
+  return {};
+}
+
+bool isDataDependentOp(llvm::StringRef Op) {
+  return llvm::StringSwitch<bool>(Op)
+      .Cases("NonZero", "NonMaxSuppression", "Unique", "Compress", true)
+      .Default(false);
+}
+
+bool isConstantValue(const Value *V) {
+  return V && !getConstantValue(*V).isNull();
+}
+
+/// True if \p V is a constant holding the single value true.
+bool isConstantTrue(const Value *V) {
+  if (!V)
+    return false;
+  std::optional<std::vector<int64_t>> B = getConstantValue(*V).toInt64s();
+  return B && B->size() == 1 && B->front() != 0;
+}
+
+/// Why a Loop's result shapes are known only at run time, or empty.
+std::string checkLoop(const Node &N) {
+  if (N.getNumOperands() == 0 || !isConstantValue(N.getOperand(0)))
+    return "its trip count is not a constant";
+  unsigned Carried = N.getNumOperands() > 2 ? N.getNumOperands() - 2 : 0;
+  if (N.getNumResults() <= Carried)
+    return "";
+  // Scan outputs grow per iteration: the loop must not be able to exit
+  // before its trip count.
+  std::vector<Graph *> Bodies = N.getSubgraphs();
+  if (Bodies.size() != 1 || Bodies[0]->getNumOutputs() == 0)
+    return "its body is malformed";
+  Graph &Body = *Bodies[0];
+  const Value *CondOut = Body.getOutput(0);
+  while (CondOut && CondOut->getDefiningNode() &&
+         CondOut->getDefiningNode()->is("Identity"))
+    CondOut = CondOut->getDefiningNode()->getOperand(0);
+  if (isConstantTrue(CondOut))
+    return "";
+  bool OuterCondTrue = N.getNumOperands() < 2 || !N.getOperand(1) ||
+                       isConstantTrue(N.getOperand(1));
+  if (Body.getNumInputs() >= 2 && CondOut == Body.getInput(1) && OuterCondTrue)
+    return "";
+  return "it may exit early: the length of its scan outputs is known only at "
+         "run time";
+}
+
+class CheckStaticPass : public Pass {
+public:
+  llvm::StringRef getArgument() const override { return "check-static"; }
+  llvm::StringRef getDescription() const override {
+    return "succeed only if every value has a static shape and no node "
+           "computes a shape at run time; list the blockers";
+  }
+
+  LogicalResult run(Model &M, PassContext &Ctx) override;
+
+private:
+  void checkGraph(Graph &G);
+  void checkValue(const Value &V);
+  void checkNode(const Node &N);
+  void block(const Node &N, const llvm::Twine &Why);
+
+  Option<bool> ReportOnly{*this, "report-only",
+                          "list the blockers as warnings and succeed", false};
+
+  DiagnosticEngine *Diags = nullptr;
+  Model *TheModel = nullptr;
+  unsigned NumBlockers = 0, NumValues = 0, NumNodes = 0;
+};
+
+void CheckStaticPass::block(const Node &N, const llvm::Twine &Why) {
+  ++NumBlockers;
+  if (ReportOnly)
+    emitWarning(*Diags, N) << Why.str();
+  else
+    emitError(*Diags, N) << Why.str();
+}
+
+void CheckStaticPass::checkValue(const Value &V) {
+  ++NumValues;
+  const Type &T = V.getType();
+  if (T.isStatic())
+    return;
+  std::string Why = T.isNone()      ? std::string("type is unknown")
+                    : !T.isTensor() ? "type " + T.str() + " is not a tensor"
+                    : !T.hasShape() ? "type " + T.str() + " has an unknown rank"
+                                    : "type " + T.str() + " is not static";
+  ++NumBlockers;
+  if (ReportOnly) {
+    if (const Node *Def = V.getDefiningNode())
+      emitWarning(*Diags, *Def) << "result '" << V.getName() << "': " << Why;
+    else
+      emitWarning(*Diags) << describe(V) << ": " << Why;
+    return;
+  }
+  if (const Node *Def = V.getDefiningNode())
+    emitError(*Diags, *Def) << "result '" << V.getName() << "': " << Why;
+  else
+    emitError(*Diags, V) << Why;
+}
+
+void CheckStaticPass::checkNode(const Node &N) {
+  ++NumNodes;
+  for (unsigned I = 0; I < N.getNumResults(); ++I)
+    if (const Value *V = N.getResult(I))
+      checkValue(*V);
+  if (!N.isOnnxDomain())
+    return;
+  llvm::StringRef Op = N.getOpType();
+  if (Op == "Shape" || Op == "Size") {
+    block(N, "computes a shape at run time");
+    return;
+  }
+  if (isDataDependentOp(Op)) {
+    block(N, "the size of its output depends on the data");
+    return;
+  }
+  if (Op == "If" &&
+      !isConstantValue(N.getNumOperands() ? N.getOperand(0) : nullptr)) {
+    block(N, "its branch is chosen at run time");
+    return;
+  }
+  if (Op == "Loop") {
+    std::string Why = checkLoop(N);
+    if (!Why.empty())
+      block(N, Why);
+    return;
+  }
+  int64_t Opset = TheModel->getOpsetVersion(N.getDomain());
+  for (const ShapeOperand &S : getShapeOperands(N, Opset)) {
+    if (S.Index >= N.getNumOperands() || !N.getOperand(S.Index))
+      continue;
+    const Value *V = N.getOperand(S.Index);
+    if (!isConstantValue(V))
+      block(N, llvm::Twine("its ") + S.Name + " input '" + V->getName() +
+                   "' is computed at run time");
+  }
+}
+
+void CheckStaticPass::checkGraph(Graph &G) {
+  for (const std::unique_ptr<Value> &V : G.getInputs())
+    checkValue(*V);
+  for (Node &N : G.getNodes()) {
+    checkNode(N);
+    for (Graph *Sub : N.getSubgraphs())
+      checkGraph(*Sub);
+  }
+}
+
+LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
+  Diags = &Ctx.getDiags();
+  TheModel = &M;
+  NumBlockers = NumValues = NumNodes = 0;
+
+  // Judge values by their inferred types, then leave the model as it was.
+  llvm::DenseMap<Value *, Type> Saved;
+  auto SaveGraph = [&](Graph &G) {
+    for (const std::unique_ptr<Value> &V : G.getInputs())
+      Saved[V.get()] = V->getType();
+    for (Node &N : G.getNodes())
+      for (unsigned I = 0; I < N.getNumResults(); ++I)
+        if (Value *V = N.getResult(I))
+          Saved[V] = V->getType();
+  };
+  SaveGraph(M.getGraph());
+  M.getGraph().walk([&](Node &N) {
+    for (Graph *Sub : N.getSubgraphs())
+      SaveGraph(*Sub);
+  });
+  LogicalResult Inferred = inferShapes(M, *Diags);
+
+  checkGraph(M.getGraph());
+
+  for (auto &Entry : Saved)
+    Entry.first->setType(std::move(Entry.second));
+  if (failed(Inferred))
+    return emitError(*Diags) << "check-static: shape inference failed";
+
+  if (NumBlockers == 0) {
+    emitRemark(*Diags) << "check-static: the model is static (" << NumValues
+                       << " values, " << NumNodes << " nodes)";
+    return success();
+  }
+  if (ReportOnly) {
+    emitRemark(*Diags) << "check-static: " << NumBlockers << " blocker(s)";
+    return success();
+  }
+  return emitError(*Diags) << "model is not static: " << NumBlockers
+                           << " blocker(s)";
+}
+
+} // namespace
+
+std::unique_ptr<Pass> onnxopt::createCheckStaticPass() {
+  return std::make_unique<CheckStaticPass>();
+}
