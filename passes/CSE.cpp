@@ -30,6 +30,7 @@
 #include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/Hashing.h"
@@ -240,8 +241,10 @@ private:
       if (succeeded(R.replaceAllUsesWith(C.get(), Rep)) && C->use_empty())
         Merged.push_back(C.get());
     }
-    for (Value *C : Merged)
-      G.eraseConstant(C);
+    llvm::SmallPtrSet<const Value *, 16> MergedSet(Merged.begin(),
+                                                    Merged.end());
+    G.eraseUnusedConstants(
+        [&](const Value &V) { return MergedSet.count(&V) != 0; });
     if (!Merged.empty())
       Changed = true;
   }

@@ -135,13 +135,8 @@ private:
   /// Removes unused constants and orphan value-infos from \p G and its
   /// subgraphs (only live nodes remain at this point).
   void sweepGraphs(Graph &G, bool &Changed) {
-    llvm::SmallVector<Value *, 8> Unused;
-    for (const std::unique_ptr<Value> &C : G.getConstants())
-      if (C->use_empty())
-        Unused.push_back(C.get());
-    for (Value *C : Unused)
-      G.eraseConstant(C);
-    if (!Unused.empty() || !G.OrphanValueInfos.empty())
+    size_t Removed = G.eraseUnusedConstants();
+    if (Removed || !G.OrphanValueInfos.empty())
       Changed = true;
     G.OrphanValueInfos.clear();
 

@@ -1,6 +1,7 @@
 //===- Graph.cpp - Graphs and subgraphs -----------------------------------===//
 #include "onnxopt/IR/Graph.h"
 #include "onnxopt/IR/Model.h"
+#include "llvm/ADT/STLExtras.h"
 #include <cassert>
 
 using namespace onnxopt;
@@ -73,6 +74,15 @@ void Graph::eraseConstant(Value *V) {
     }
   }
   assert(false && "not a constant of this graph");
+}
+
+size_t Graph::eraseUnusedConstants(
+    const std::function<bool(const Value &)> &Pred) {
+  size_t Before = Constants.size();
+  llvm::erase_if(Constants, [&](const std::unique_ptr<Value> &V) {
+    return V->use_empty() && (!Pred || Pred(*V));
+  });
+  return Before - Constants.size();
 }
 
 void Graph::addOutput(Value *V) {

@@ -10,7 +10,10 @@ std::string onnxopt::describe(const Graph &G) {
 }
 
 std::string onnxopt::describe(const Node &N) {
+  // Text models cannot name nodes; an unnamed node is known by its output.
   std::string S = "node '" + N.getName().str() + "' (";
+  if (N.getName().empty() && N.getNumResults() && N.getResult(0))
+    S = "node producing '" + N.getResult(0)->getName().str() + "' (";
   if (!N.isOnnxDomain())
     S += N.getDomain().str() + ".";
   S += N.getOpType().str() + ")";

@@ -51,8 +51,13 @@ public:
     return Constants;
   }
   Value *addConstant(llvm::StringRef Name, Tensor T);
-  /// Removes an unused constant. Asserts if it has uses.
+  /// Removes an unused constant. Asserts if it has uses. Linear in the
+  /// number of constants: to remove many, use eraseUnusedConstants.
   void eraseConstant(Value *V);
+  /// Removes, in one sweep, every unused constant for which \p Pred holds
+  /// (all unused ones without a predicate). Returns how many were removed.
+  size_t eraseUnusedConstants(
+      const std::function<bool(const Value &)> &Pred = nullptr);
 
   // Outputs.
   llvm::ArrayRef<Value *> getOutputs() const { return Outputs; }
