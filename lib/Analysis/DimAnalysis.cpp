@@ -39,6 +39,9 @@ using PartialDims = std::vector<std::optional<DimExpr>>;
 
 constexpr unsigned kMaxSweeps = 4;
 constexpr size_t kMaxDataLength = 64;
+/// Expressions longer than this (in key characters) are dropped: a guard
+/// against blow-ups such as products of long sums.
+constexpr size_t kMaxExprSize = 2048;
 
 /// Operators whose (first) output has the shape of their first input.
 bool isShapePreserving(llvm::StringRef Op) {
@@ -499,6 +502,8 @@ void DimAnalysis::Impl::setResult(Node &N, unsigned I,
   Dims Result;
   for (unsigned K = 0; K < Rank; ++K) {
     std::optional<DimExpr> C = Computed ? (*Computed)[K] : std::nullopt;
+    if (C && C->key().size() > kMaxExprSize)
+      C.reset();
     if (!Recorded) {
       Result.push_back(C ? *C : stableUnknown(*V, K));
       continue;
@@ -521,7 +526,10 @@ void DimAnalysis::Impl::visitNode(Node &N) {
     transfer(N, Out, OutData);
   for (unsigned I = 0; I < N.getNumResults(); ++I) {
     setResult(N, I, std::move(Out[I]));
-    if (OutData[I] && N.getResult(I) && OutData[I]->size() <= kMaxDataLength) {
+    if (OutData[I] && N.getResult(I) && OutData[I]->size() <= kMaxDataLength &&
+        llvm::all_of(*OutData[I], [](const DimExpr &E) {
+          return E.key().size() <= kMaxExprSize;
+        })) {
       Dims D;
       for (const DimExpr &E : *OutData[I])
         D.push_back(best(E));

@@ -352,6 +352,24 @@ TEST(ShapeInference, LoopBodyGetsItsInputTypesFromTheLoop) {
   EXPECT_EQ(typeOf(*M, "S"), "float[?,4]");
 }
 
+TEST(ShapeInference, BodiesOfCustomOpsAreInferredFromTheirDeclaredInputs) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17, "com.example" : 1]>
+    g (float[N,3] X) => (float[N,3] Y) {
+      Y = com.example.Wrap<body = b (float[K,2] a) => (float[K,2] c) {
+        t = Relu(a)
+        c = Neg(t)
+      }>(X)
+    })");
+  Collected C;
+  ShapeInference SI(*M, C.Diags);
+  ASSERT_TRUE(succeeded(SI.inferModel())) << C.text();
+  Graph *Body = M->getGraph().getNodes().front().getSubgraphs()[0];
+  EXPECT_EQ(findValue(*Body, "t")->getType().str(), "float[K,2]");
+  EXPECT_EQ(SI.getStats().NodesWithoutSchema, 1u);
+  EXPECT_EQ(SI.getStats().NodesInferred, 2u);
+}
+
 TEST(ShapeInference, InferNodeAfterARewrite) {
   auto M = parse(R"(
     <ir_version: 8, opset_import: ["" : 17]>
