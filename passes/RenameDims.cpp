@@ -11,11 +11,13 @@
 // `map=A:B,B:A` swaps two symbols.
 //
 // Renaming a symbol to a name that another symbol of the model already uses
-// would assert that the two dims are equal; that is refused (until
-// unify-dims can prove such equalities), as is renaming two symbols to one
-// name. Renaming to a number is freeze-dims' job.
+// asserts that the two dims are equal; that is refused, as is renaming two
+// symbols to one name, unless the dim algebra proves them equal (a MatMul's
+// contracted dims, Concat's other dims, a declared name tied to an
+// expression). Renaming to a number is freeze-dims' job.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
@@ -43,7 +45,7 @@ public:
   llvm::StringRef getArgument() const override { return "rename-dims"; }
   llvm::StringRef getDescription() const override {
     return "rename symbolic dims everywhere (inputs, outputs, value_info, "
-           "subgraphs); refuses renames that would merge two symbols";
+           "subgraphs); refuses to merge symbols not proven equal";
   }
 
   LogicalResult run(Model &M, PassContext &Ctx) override {
@@ -52,7 +54,7 @@ public:
     if (failed(parseMap(Diags, Renames)))
       return failure();
     std::set<std::string> Symbols = collectSymbols(M);
-    if (failed(checkRenames(Diags, Renames, Symbols)))
+    if (failed(checkRenames(M, Diags, Renames, Symbols)))
       return failure();
 
     size_t Count = 0;
@@ -111,10 +113,10 @@ private:
     return Symbols;
   }
 
-  /// Refuses unknown symbols and renames that would make two different
-  /// symbols one.
+  /// Refuses unknown symbols and renames that would make two symbols one,
+  /// unless the dim algebra proves them equal.
   static LogicalResult
-  checkRenames(DiagnosticEngine &Diags,
+  checkRenames(Model &M, DiagnosticEngine &Diags,
                const std::map<std::string, std::string> &Renames,
                const std::set<std::string> &Symbols) {
     for (const auto &[Old, New] : Renames) {
@@ -129,21 +131,27 @@ private:
     }
     // The name each symbol has after the renames, to find merges.
     std::map<std::string, std::string> Owner;
+    std::unique_ptr<DimAnalysis> DA;
     for (const std::string &S : Symbols) {
       auto It = Renames.find(S);
       const std::string &Final = It == Renames.end() ? S : It->second;
       auto [Prev, Inserted] = Owner.emplace(Final, S);
       if (Inserted)
         continue;
+      // Merging is sound when the graph forces the two dims to be equal.
+      if (!DA) {
+        DA = std::make_unique<DimAnalysis>(M);
+        DA->run();
+      }
+      if (DA->provenEqual(DimExpr::symbol(Prev->second), DimExpr::symbol(S)))
+        continue;
       // Name the symbol that is renamed first, then the other one.
       std::string A = Prev->second, B = S;
       if (!Renames.count(A))
         std::swap(A, B);
-      return emitError(Diags)
-             << "rename-dims: renaming '" << A << "' to '" << Final
-             << "' would merge it with '" << B
-             << "', a different symbol (unify-dims merges symbols it proves "
-                "equal)";
+      return emitError(Diags) << "rename-dims: renaming '" << A << "' to '"
+                              << Final << "' would merge it with '" << B
+                              << "', a symbol not proven equal to it";
     }
     return success();
   }
