@@ -87,26 +87,29 @@ size_t Graph::eraseUnusedConstants(
 
 void Graph::addOutput(Value *V) {
   Outputs.push_back(V);
-  V->addUse(Use{nullptr, this, unsigned(Outputs.size() - 1)});
+  OutputUseSlots.push_back(
+      V->addUse(Use{nullptr, this, unsigned(Outputs.size() - 1)}));
 }
 
 void Graph::setOutput(unsigned I, Value *V) {
   assert(I < Outputs.size() && "output index out of range");
   if (Outputs[I] == V)
     return;
-  Outputs[I]->removeUse(Use{nullptr, this, I});
+  Outputs[I]->removeUseAt(OutputUseSlots[I]);
   Outputs[I] = V;
-  V->addUse(Use{nullptr, this, I});
+  OutputUseSlots[I] = V->addUse(Use{nullptr, this, I});
 }
 
 void Graph::eraseOutput(unsigned I) {
   assert(I < Outputs.size() && "output index out of range");
-  // Later outputs shift down by one; their recorded uses follow.
-  for (unsigned K = I; K < Outputs.size(); ++K)
-    Outputs[K]->removeUse(Use{nullptr, this, K});
+  // Later outputs shift down by one; their recorded uses follow. Removing
+  // from the back keeps each removal O(1) and the slots valid.
+  for (unsigned K = Outputs.size(); K-- > I;)
+    Outputs[K]->removeUseAt(OutputUseSlots[K]);
   Outputs.erase(Outputs.begin() + I);
+  OutputUseSlots.resize(Outputs.size());
   for (unsigned K = I; K < Outputs.size(); ++K)
-    Outputs[K]->addUse(Use{nullptr, this, K});
+    OutputUseSlots[K] = Outputs[K]->addUse(Use{nullptr, this, K});
 }
 
 Node *Graph::createNode(llvm::StringRef OpType, llvm::StringRef Domain,

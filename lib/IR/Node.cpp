@@ -16,14 +16,15 @@ void Node::setOperand(unsigned I, Value *V) {
   if (Operands[I] == V)
     return;
   if (Operands[I])
-    Operands[I]->removeUse(Use{this, nullptr, I});
+    Operands[I]->removeUseAt(OperandUseSlots[I]);
   Operands[I] = V;
   if (V)
-    V->addUse(Use{this, nullptr, I});
+    OperandUseSlots[I] = V->addUse(Use{this, nullptr, I});
 }
 
 void Node::addOperand(Value *V) {
   Operands.push_back(nullptr);
+  OperandUseSlots.push_back(0);
   setOperand(Operands.size() - 1, V);
 }
 
@@ -31,6 +32,7 @@ void Node::truncateOperands(unsigned N) {
   while (Operands.size() > N) {
     setOperand(Operands.size() - 1, nullptr);
     Operands.pop_back();
+    OperandUseSlots.pop_back();
   }
 }
 

@@ -1,19 +1,23 @@
 //===- Value.cpp - SSA values and their uses ------------------------------===//
 #include "onnxopt/IR/Value.h"
+#include "onnxopt/IR/Graph.h"
+#include "onnxopt/IR/Node.h"
 #include <cassert>
 
 using namespace onnxopt;
 
-void Value::removeUse(Use U) {
-  // Search from the back: the most recent use is the likeliest to go first
-  // when a rewrite replaces a node it just created.
-  for (size_t I = Uses.size(); I-- > 0;) {
-    if (Uses[I] == U) {
-      Uses.erase(Uses.begin() + I);
-      return;
-    }
+void Value::removeUseAt(unsigned Slot) {
+  assert(Slot < Uses.size() && "use slot out of range");
+  unsigned Last = Uses.size() - 1;
+  if (Slot != Last) {
+    Uses[Slot] = Uses[Last];
+    const Use &Moved = Uses[Slot];
+    if (Moved.isGraphOutput())
+      Moved.OutputOf->OutputUseSlots[Moved.Index] = Slot;
+    else
+      Moved.User->OperandUseSlots[Moved.Index] = Slot;
   }
-  assert(false && "removing a use that is not recorded");
+  Uses.pop_back();
 }
 
 bool Value::isGraphOutput() const {

@@ -95,12 +95,15 @@ public:
   void walk(const std::function<void(Node &)> &F);
 
 private:
+  friend class Value;
   Model *M;
   std::string Name;
   Node *ParentNode;
   std::vector<std::unique_ptr<Value>> Inputs;
   std::vector<std::unique_ptr<Value>> Constants;
   std::vector<Value *> Outputs;
+  /// For each output, the slot of its Use in the value's use list.
+  std::vector<unsigned> OutputUseSlots;
   NodeList Nodes;
 };
 

@@ -78,6 +78,7 @@ public:
 
 private:
   friend class Graph;
+  friend class Value;
   Node(std::string OpType, std::string Domain, std::string Name, Graph *G)
       : OpType(std::move(OpType)), Domain(std::move(Domain)),
         Name(std::move(Name)), Parent(G) {}
@@ -85,6 +86,8 @@ private:
   std::string OpType, Domain, Name;
   Graph *Parent;
   std::vector<Value *> Operands;
+  /// For each operand, the slot of its Use in the operand's use list.
+  std::vector<unsigned> OperandUseSlots;
   std::vector<std::unique_ptr<Value>> Results;
   std::vector<Attribute> Attrs;
 };

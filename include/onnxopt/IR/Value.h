@@ -79,8 +79,13 @@ private:
   friend class Graph;
   Value(std::string Name, Origin O, Graph *Owner)
       : Name(std::move(Name)), Orig(O), Owner(Owner) {}
-  void addUse(Use U) { Uses.push_back(U); }
-  void removeUse(Use U);
+  /// Appends a use; returns its slot, which the user remembers so that
+  /// removal is O(1) (swap with the last use, then fix that use's slot).
+  unsigned addUse(Use U) {
+    Uses.push_back(U);
+    return Uses.size() - 1;
+  }
+  void removeUseAt(unsigned Slot);
 
   std::string Name;
   Type Ty;
