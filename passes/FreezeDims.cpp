@@ -1,0 +1,298 @@
+//===- FreezeDims.cpp - Fix symbolic dims and fold what becomes static ----===//
+//
+// Before:  (float[N,3,H,W] input) => (float[N,A,4] boxes) {
+//            S = Shape(T)  ...  R = Reshape(T, Concat(Unsqueeze(Gather(S, 0)),
+//                                                     [-1], [4]))
+//          }
+// After --freeze-dims='shapes=input[1,3,640,640]':
+//          (float[1,3,640,640] input) => (float[1,16800,4] boxes)
+//          <int64[3] C = {1, -1, 4}> { ... R = Reshape(T, C) ... }
+//
+// Fixes symbols by name (`dims=N:1,H:640`) or through the shape of a main
+// graph input (`shapes=input[1,3,640,640]`: each symbol of the input takes
+// the given value everywhere; an unknown dim of that input is set there
+// only; `?` leaves a dim as it is). The values replace the symbols in every
+// recorded type: graph inputs and outputs, value-infos, subgraphs. Then
+// types are inferred again and constant-fold and fold-shapes run, with
+// inference in between, until nothing changes.
+//
+// Refused, with nothing changed: a value that is not a positive integer; a
+// symbol given two values; a shape that contradicts a known dim of its input
+// or its rank; a symbol or input the model does not have (the error lists
+// those it has). After freezing, an inferred type that contradicts a
+// declared one is an error naming the node.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/Analysis/TypeWalk.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Pass/Pass.h"
+#include "onnxopt/Passes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+using namespace onnxopt;
+
+namespace {
+
+/// Where a symbol's value came from, for error messages.
+struct Binding {
+  int64_t Value = 0;
+  std::string Source;
+};
+
+/// Parses a positive dim value.
+bool parseDimValue(llvm::StringRef Text, int64_t &Out) {
+  return !Text.trim().getAsInteger(10, Out) && Out > 0;
+}
+
+std::string joinSorted(const std::set<std::string> &Names) {
+  std::string S;
+  for (const std::string &N : Names)
+    S += (S.empty() ? "" : ", ") + N;
+  return S;
+}
+
+/// A diagnostic engine for the passes freeze-dims runs: forwards errors and
+/// warnings once each and drops remarks (they would repeat every round).
+class InnerDiagnostics {
+public:
+  explicit InnerDiagnostics(DiagnosticEngine &Outer) {
+    Engine.setFileName(Outer.getFileName());
+    Engine.setHandler([&Outer, this](const Diagnostic &D) {
+      if (D.Sev == Severity::Remark || D.Sev == Severity::Note)
+        return;
+      if (Seen.insert(D.Location + "\n" + D.Message).second)
+        Outer.emit(D);
+    });
+  }
+  DiagnosticEngine &get() { return Engine; }
+
+private:
+  DiagnosticEngine Engine;
+  std::set<std::string> Seen;
+};
+
+class FreezeDimsPass : public Pass {
+public:
+  llvm::StringRef getArgument() const override { return "freeze-dims"; }
+  llvm::StringRef getDescription() const override {
+    return "fix symbolic dims by name or by input shape everywhere, then "
+           "infer and fold until the model stops changing";
+  }
+
+  LogicalResult run(Model &M, PassContext &Ctx) override;
+
+private:
+  LogicalResult collectBindings(Model &M, DiagnosticEngine &Diags);
+  LogicalResult bind(llvm::StringRef Symbol, int64_t Value,
+                     const std::string &Source, DiagnosticEngine &Diags);
+  LogicalResult applyShape(Model &M, const ShapeSpec &Spec,
+                           DiagnosticEngine &Diags);
+  LogicalResult foldUntilStable(Model &M, PassContext &Ctx);
+
+  ListOption<std::string> Dims{*this, "dims",
+                               "symbols to fix, as name:value pairs"};
+  ListOption<ShapeSpec> Shapes{
+      *this, "shapes",
+      "shapes of main graph inputs, e.g. input[1,3,640,640] ('?' keeps a dim)"};
+  Option<bool> Fold{*this, "fold",
+                    "fold (constant-fold, fold-shapes) after freezing and "
+                    "inference",
+                    true};
+  Option<int64_t> SizeLimit{*this, "size-limit",
+                            "largest constant folding may create, in bytes",
+                            1 << 20};
+  Option<int64_t> MaxRounds{*this, "max-rounds",
+                            "rounds of inference and folding before giving up",
+                            16};
+
+  std::map<std::string, Binding> Bindings;
+  /// Unknown dims of inputs set directly: (input, dim index) -> value.
+  std::vector<std::tuple<Value *, unsigned, int64_t>> Direct;
+  std::set<std::string> Symbols;
+};
+
+LogicalResult FreezeDimsPass::bind(llvm::StringRef Symbol, int64_t Value,
+                                   const std::string &Source,
+                                   DiagnosticEngine &Diags) {
+  auto [It, Inserted] =
+      Bindings.try_emplace(Symbol.str(), Binding{Value, Source});
+  if (Inserted || It->second.Value == Value)
+    return success();
+  return emitError(Diags) << "freeze-dims: symbol '" << Symbol
+                          << "' is given two values: " << It->second.Value
+                          << " (" << It->second.Source << ") and " << Value
+                          << " (" << Source << ")";
+}
+
+LogicalResult FreezeDimsPass::applyShape(Model &M, const ShapeSpec &Spec,
+                                         DiagnosticEngine &Diags) {
+  Graph &G = M.getGraph();
+  Value *In = nullptr;
+  std::set<std::string> Names;
+  for (const std::unique_ptr<Value> &V : G.getInputs()) {
+    Names.insert(V->getName().str());
+    if (V->getName() == Spec.Name)
+      In = V.get();
+  }
+  if (!In)
+    return emitError(Diags)
+           << "freeze-dims: unknown input '" << Spec.Name
+           << "'; the main graph's inputs are: " << joinSorted(Names);
+  Type &T = In->getMutableType();
+  if (!T.isTensor())
+    return emitError(Diags, *In)
+           << "freeze-dims: input is not a tensor: " << T.str();
+  std::string Source = "shapes=" + Spec.Name;
+  if (!T.hasShape())
+    T.setShape(std::vector<Dim>(Spec.Dims.size()));
+  if (T.getRank() != Spec.Dims.size())
+    return emitError(Diags, *In)
+           << "freeze-dims: the input has rank " << T.getRank()
+           << ", shapes= gives " << Spec.Dims.size() << " dims";
+  for (unsigned I = 0; I < Spec.Dims.size(); ++I) {
+    if (Spec.Dims[I] == "?")
+      continue;
+    int64_t V;
+    if (!parseDimValue(Spec.Dims[I], V))
+      return emitError(Diags, *In)
+             << "freeze-dims: dim " << I << " of shapes=" << Spec.Name
+             << " must be a positive integer or '?', got '" << Spec.Dims[I]
+             << "'";
+    const Dim &D = T.getDims()[I];
+    if (D.isKnown() && D.getValue() != V)
+      return emitError(Diags, *In)
+             << "freeze-dims: dim " << I << " of the input is " << D.getValue()
+             << ", shapes= gives " << V;
+    if (D.isSymbol() && failed(bind(D.getSymbol(), V, Source, Diags)))
+      return failure();
+    if (D.isUnknown())
+      Direct.emplace_back(In, I, V);
+  }
+  return success();
+}
+
+LogicalResult FreezeDimsPass::collectBindings(Model &M,
+                                              DiagnosticEngine &Diags) {
+  for (const std::string &Entry : Dims) {
+    auto [Name, Text] = llvm::StringRef(Entry).split(':');
+    Name = Name.trim();
+    int64_t V;
+    if (Name.empty() || Text.empty())
+      return emitError(Diags)
+             << "freeze-dims: expected name:value, got '" << Entry << "'";
+    if (!parseDimValue(Text, V))
+      return emitError(Diags)
+             << "freeze-dims: the value of '" << Name
+             << "' must be a positive integer, got '" << Text.trim() << "'";
+    if (!Symbols.count(Name.str())) {
+      if (Symbols.empty())
+        return emitError(Diags) << "freeze-dims: unknown symbol '" << Name
+                                << "'; the model has no symbolic dims";
+      return emitError(Diags)
+             << "freeze-dims: unknown symbol '" << Name
+             << "'; the model's symbols are: " << joinSorted(Symbols);
+    }
+    if (failed(bind(Name, V, "dims=", Diags)))
+      return failure();
+  }
+  std::set<std::string> Given;
+  for (const ShapeSpec &Spec : Shapes) {
+    if (!Given.insert(Spec.Name).second)
+      return emitError(Diags)
+             << "freeze-dims: input '" << Spec.Name << "' is given two shapes";
+    if (failed(applyShape(M, Spec, Diags)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult FreezeDimsPass::foldUntilStable(Model &M, PassContext &Ctx) {
+  InnerDiagnostics Inner(Ctx.getDiags());
+  std::string Err;
+  std::unique_ptr<Pass> ConstantFold = createConstantFoldPass();
+  if (!ConstantFold->findOption("size-limit")
+           ->parse(std::to_string(SizeLimit.getValue()), Err))
+    return emitError(Ctx.getDiags()) << "freeze-dims: size-limit: " << Err;
+  std::vector<std::unique_ptr<Pass>> Folders;
+  Folders.push_back(std::move(ConstantFold));
+
+  for (int64_t Round = 0;; ++Round) {
+    // Inference first: folding needs the types that freezing made static.
+    if (failed(inferShapes(M, Inner.get())))
+      return emitError(Ctx.getDiags())
+             << "freeze-dims: the frozen model contradicts its declared types";
+    if (!Fold)
+      return success();
+    bool Changed = false;
+    for (std::unique_ptr<Pass> &P : Folders) {
+      PassContext FoldCtx(Inner.get());
+      if (failed(P->run(M, FoldCtx)))
+        return failure();
+      Changed |= FoldCtx.Changed;
+    }
+    if (!Changed)
+      return success();
+    Ctx.Changed = true;
+    if (Round + 1 >= MaxRounds) {
+      emitWarning(Ctx.getDiags())
+          << "freeze-dims: folding still changes the model after " << MaxRounds
+          << " rounds";
+      return inferShapes(M, Inner.get());
+    }
+  }
+}
+
+LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
+  DiagnosticEngine &Diags = Ctx.getDiags();
+  Bindings.clear();
+  Direct.clear();
+  Symbols.clear();
+  forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
+    if (D.isSymbol())
+      Symbols.insert(D.getSymbol().str());
+    return false;
+  });
+  // Validate everything before changing anything. applyShape may give an
+  // input of unknown rank its rank; that is undone on failure.
+  std::vector<std::pair<Value *, Type>> Saved;
+  for (const std::unique_ptr<Value> &V : M.getGraph().getInputs())
+    Saved.emplace_back(V.get(), V->getType());
+  if (failed(collectBindings(M, Diags))) {
+    for (auto &[V, T] : Saved)
+      V->setType(T);
+    return failure();
+  }
+
+  forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
+    if (!D.isSymbol())
+      return false;
+    auto It = Bindings.find(D.getSymbol().str());
+    if (It == Bindings.end())
+      return false;
+    Dim Frozen = Dim::known(It->second.Value);
+    Frozen.setDenotation(D.getDenotation());
+    D = Frozen;
+    return true;
+  });
+  for (auto &[V, Index, Val] : Direct) {
+    Dim &D = V->getMutableType().getMutableDims()[Index];
+    Dim Frozen = Dim::known(Val);
+    Frozen.setDenotation(D.getDenotation());
+    D = Frozen;
+  }
+  if (!Bindings.empty() || !Direct.empty())
+    Ctx.Changed = true;
+  return foldUntilStable(M, Ctx);
+}
+
+} // namespace
+
+std::unique_ptr<Pass> onnxopt::createFreezeDimsPass() {
+  return std::make_unique<FreezeDimsPass>();
+}
