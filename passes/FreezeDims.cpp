@@ -221,6 +221,7 @@ LogicalResult FreezeDimsPass::foldUntilStable(Model &M, PassContext &Ctx) {
     return emitError(Ctx.getDiags()) << "freeze-dims: size-limit: " << Err;
   std::vector<std::unique_ptr<Pass>> Folders;
   Folders.push_back(std::move(ConstantFold));
+  Folders.push_back(createFoldShapesPass());
 
   for (int64_t Round = 0;; ++Round) {
     // Inference first: folding needs the types that freezing made static.

@@ -1,0 +1,945 @@
+//===- FoldShapes.cpp - Fold shape computations with partly symbolic dims -===//
+//
+// Before:  (float[N,64,H,W] X) => (float[N,?,4] Y) {
+//            T = Transpose<perm=[0,2,3,1]>(X)         # float[N,H,W,64]
+//            S = Shape(T)
+//            B = Gather<axis=0>(S, 0)                 # N: only T knows it
+//            C = Gather<axis=0>(S, 3)                 # 64
+//            U = Unsqueeze(B, [0])
+//            P = Concat<axis=0>(U, [-1], [4])
+//            Y = Reshape(T, P)
+//          }
+// After:   <int64[3] P = {0, -1, 4}, int64 C = {64}> { T = ...; Y = Reshape(T,
+// P) }
+//
+// Folds what is statically known in shape computations even when other
+// dims are symbolic. An abstract interpretation follows the small integer
+// tensors that shape arithmetic is made of (Shape, Gather, Slice, Concat,
+// Unsqueeze, Squeeze, Cast, Add, Sub, Mul, Div, ...): each element is a
+// known number, "dim i of value V", or unknown. Types come from ONNX's
+// inference, run first. Then:
+//  - a shape tensor whose elements are all known becomes a constant
+//    (Gather(Shape(X[N,64,7,7]), 1) -> 64; Shape of a static value);
+//  - a Reshape target becomes a constant when each element is known, or is
+//    "dim j of the Reshape's own input" at position j (-> 0, only with
+//    allowzero=0), or is the single remaining element and the others are
+//    provably nonzero (-> -1, as the original Reshape was valid);
+//  - a Reshape that provably keeps its input's shape is removed; one whose
+//    input comes from Reshape/Flatten/Squeeze/Unsqueeze and whose constant
+//    target has no 0 reads that op's input instead; a dynamic Reshape to
+//    [0, -1] or [-1, product of a known tail] becomes Flatten;
+//  - Squeeze(Unsqueeze(X, a), a) and Unsqueeze(Squeeze(X, a), a) become X;
+//  - the chains that no longer feed anything are erased.
+// "Dim j of V" matches the Reshape's input when both are the same value, or
+// values related by ops that keep the shape (Relu, Cast, Softmax, ...).
+// Runs in every graph, repeating inference and rewriting until nothing
+// changes. Types recorded in the model are left as they were.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
+#include "onnxopt/Pass/Pass.h"
+#include "onnxopt/Passes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSwitch.h"
+#include <memory>
+#include <onnx/onnx_pb.h>
+#include <set>
+#include <vector>
+
+using namespace onnxopt;
+
+namespace {
+
+constexpr size_t MaxShapeLength = 64;
+
+/// One element of a small integer tensor.
+struct ShapeElem {
+  enum Kind : uint8_t { Unknown, Known, DimOf };
+  Kind K = Unknown;
+  int64_t C = 0;
+  const Value *Of = nullptr;
+  unsigned Index = 0;
+
+  static ShapeElem known(int64_t V) {
+    ShapeElem E;
+    E.K = Known;
+    E.C = V;
+    return E;
+  }
+  /// Dim \p I of \p V; a known number when V's type says so.
+  static ShapeElem dimOf(const Value *V, unsigned I) {
+    const Type &T = V->getType();
+    if (T.isTensor() && I < T.getRank() && T.getDims()[I].isKnown())
+      return known(T.getDims()[I].getValue());
+    ShapeElem E;
+    E.K = DimOf;
+    E.Of = V;
+    E.Index = I;
+    return E;
+  }
+  bool isKnown() const { return K == Known; }
+};
+
+/// The abstract contents of an integer tensor of rank 0 or 1.
+struct ShapeValue {
+  bool Scalar = false;
+  std::vector<ShapeElem> Elems;
+  bool allKnown() const {
+    for (const ShapeElem &E : Elems)
+      if (!E.isKnown())
+        return false;
+    return true;
+  }
+};
+
+bool isShapeElemType(int32_t ET) {
+  return ET == onnx::TensorProto::INT64 || ET == onnx::TensorProto::INT32;
+}
+
+/// Ops whose (first) result has exactly the shape of their first operand.
+bool keepsShape(const Node &N) {
+  if (!N.isOnnxDomain() || N.getNumOperands() == 0 || !N.getOperand(0))
+    return false;
+  return llvm::StringSwitch<bool>(N.getOpType())
+      .Cases("Identity", "Cast", "CastLike", "Relu", "LeakyRelu", "PRelu",
+             "Sigmoid", "HardSigmoid", "HardSwish", true)
+      .Cases("Tanh", "Elu", "Selu", "Celu", "Gelu", "Mish", "Softplus",
+             "Softsign", "ThresholdedRelu", true)
+      .Cases("Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Erf", "Floor",
+             "Ceil", true)
+      .Cases("Round", "Sign", "Not", "Sin", "Cos", "Clip", "Shrink", true)
+      .Cases("Softmax", "LogSoftmax", "Hardmax", "Dropout",
+             "BatchNormalization", "InstanceNormalization",
+             "LayerNormalization", "LRN", "MeanVarianceNormalization", true)
+      .Default(false);
+}
+
+/// A diagnostic engine for the inference rounds: forwards errors and
+/// warnings once each and drops remarks.
+class QuietDiagnostics {
+public:
+  explicit QuietDiagnostics(DiagnosticEngine &Outer) {
+    Engine.setFileName(Outer.getFileName());
+    Engine.setHandler([&Outer, this](const Diagnostic &D) {
+      if (D.Sev == Severity::Remark || D.Sev == Severity::Note)
+        return;
+      if (Seen.insert(D.Location + "\n" + D.Message).second)
+        Outer.emit(D);
+    });
+  }
+  DiagnosticEngine &get() { return Engine; }
+
+private:
+  DiagnosticEngine Engine;
+  std::set<std::string> Seen;
+};
+
+struct FoldShapesOptions {
+  bool AssumeNonzeroDims = false;
+  bool Flatten = true;
+};
+
+/// One round of analysis and rewriting over the whole model.
+class ShapeFolder {
+public:
+  ShapeFolder(Model &M, DiagnosticEngine &Diags, FoldShapesOptions Opts)
+      : M(M), R(M, Diags), Opts(Opts) {}
+
+  /// Returns true if the model changed.
+  bool run();
+  /// Values erased by this round (their types are not to be restored).
+  const llvm::DenseSet<const Value *> &getErasedValues() const {
+    return ErasedValues;
+  }
+  /// (new, old): new values that stand for old ones and take their
+  /// recorded types.
+  llvm::ArrayRef<std::pair<Value *, Value *>> getTypeDonors() const {
+    return TypeDonors;
+  }
+
+private:
+  void visitGraph(Graph &G);
+  void visitNode(Node &N);
+
+  // The abstract interpretation.
+  const ShapeValue *get(const Value *V);
+  std::optional<ShapeValue> transfer(const Node &N);
+  std::optional<std::vector<int64_t>> constInts(const Value *V);
+  std::optional<std::vector<int64_t>> axesOf(const Node &N);
+  std::optional<ShapeValue> transferGather(const Node &N);
+  std::optional<ShapeValue> transferSlice(const Node &N);
+  std::optional<ShapeValue> transferArith(const Node &N);
+
+  // Equivalences.
+  const Value *canonical(const Value *V) const;
+  /// The value whose shape \p V provably has, through shape-keeping ops.
+  const Value *shapeRoot(const Value *V) const;
+
+  // Rewrites.
+  bool materialize(Node &N);
+  bool simplifyReshape(Node &N);
+  bool foldReshapeTarget(Node &N, const Value *Data, bool AllowZero);
+  bool eraseNoOpReshape(Node &N, const Value *Data, bool AllowZero);
+  bool bypassReshapeInput(Node &N, bool AllowZero);
+  bool reshapeToFlatten(Node &N, bool AllowZero);
+  bool cancelSqueezePair(Node &N);
+  bool replaceWith(Value *Old, Value *New);
+  void setOperand(Node &N, unsigned I, Value *V);
+  Value *makeConstant(Graph &G, llvm::ArrayRef<int64_t> Values, bool Scalar,
+                      int32_t ElemType, llvm::StringRef Hint);
+  void eraseDeadChains();
+
+  Model &M;
+  Rewriter R;
+  FoldShapesOptions Opts;
+  bool Changed = false;
+  llvm::DenseMap<const Value *, ShapeValue> Shapes;
+  /// Values replaced by an equal one (no-op Reshape, cancelled pairs).
+  llvm::DenseMap<const Value *, const Value *> Same;
+  /// Values that lost uses: their producers may be dead.
+  std::vector<Value *> Released;
+  /// New constants and the names of the values they replaced.
+  struct Rename {
+    Value *Constant;
+    std::string Name;
+    const Node *Def;
+  };
+  std::vector<Rename> Renames;
+  llvm::DenseSet<const Value *> ErasedValues;
+  std::vector<std::pair<Value *, Value *>> TypeDonors;
+};
+
+//===----------------------------------------------------------------------===//
+// Abstract interpretation
+//===----------------------------------------------------------------------===//
+
+std::optional<std::vector<int64_t>> ShapeFolder::constInts(const Value *V) {
+  if (!V)
+    return std::nullopt;
+  Tensor T = getConstantValue(*V);
+  if (T.isNull() || !isShapeElemType(T.getElemType()) ||
+      T.getNumElements() > static_cast<int64_t>(MaxShapeLength))
+    return std::nullopt;
+  return T.toInt64s();
+}
+
+const ShapeValue *ShapeFolder::get(const Value *V) {
+  if (!V)
+    return nullptr;
+  auto It = Shapes.find(V);
+  if (It != Shapes.end())
+    return &It->second;
+  ShapeValue SV;
+  Tensor T = getConstantValue(*V);
+  const Type &Ty = V->getType();
+  if (!T.isNull()) {
+    std::vector<int64_t> Dims = T.getDims();
+    std::optional<std::vector<int64_t>> Ints = constInts(V);
+    if (!Ints || Dims.size() > 1)
+      return nullptr;
+    SV.Scalar = Dims.empty();
+    for (int64_t X : *Ints)
+      SV.Elems.push_back(ShapeElem::known(X));
+  } else if (Ty.isTensor() && isShapeElemType(Ty.getElemType()) &&
+             Ty.hasShape() && Ty.getRank() <= 1 &&
+             (Ty.getRank() == 0 ||
+              (Ty.getDims()[0].isKnown() &&
+               Ty.getDims()[0].getValue() <=
+                   static_cast<int64_t>(MaxShapeLength)))) {
+    // A shape tensor of known length whose contents nothing explains.
+    SV.Scalar = Ty.getRank() == 0;
+    SV.Elems.resize(SV.Scalar ? 1 : Ty.getDims()[0].getValue());
+  } else {
+    return nullptr;
+  }
+  return &(Shapes[V] = std::move(SV));
+}
+
+std::optional<std::vector<int64_t>> ShapeFolder::axesOf(const Node &N) {
+  if (M.getOpsetVersion(N.getDomain()) < 13)
+    return N.getAttrInts("axes");
+  if (N.getNumOperands() < 2 || !N.getOperand(1))
+    return std::nullopt;
+  return constInts(N.getOperand(1));
+}
+
+std::optional<ShapeValue> ShapeFolder::transferGather(const Node &N) {
+  const ShapeValue *Data = get(N.getOperand(0));
+  std::optional<std::vector<int64_t>> Indices = constInts(N.getOperand(1));
+  if (!Data || Data->Scalar || !Indices)
+    return std::nullopt;
+  int64_t Axis = N.getAttrInt("axis", 0);
+  if (Axis != 0 && Axis != -1)
+    return std::nullopt;
+  Tensor IT = getConstantValue(*N.getOperand(1));
+  ShapeValue Out;
+  Out.Scalar = IT.getDims().empty();
+  if (IT.getDims().size() > 1)
+    return std::nullopt;
+  int64_t Len = Data->Elems.size();
+  for (int64_t I : *Indices) {
+    if (I < -Len || I >= Len)
+      return std::nullopt;
+    Out.Elems.push_back(Data->Elems[I < 0 ? I + Len : I]);
+  }
+  return Out;
+}
+
+std::optional<ShapeValue> ShapeFolder::transferSlice(const Node &N) {
+  const ShapeValue *Data = get(N.getOperand(0));
+  if (!Data || Data->Scalar)
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> Starts, Ends, Axes, Steps;
+  if (M.getOpsetVersion(N.getDomain()) < 10) {
+    Starts = N.getAttrInts("starts");
+    Ends = N.getAttrInts("ends");
+    Axes = N.getAttrInts("axes");
+  } else {
+    auto Opt = [&](unsigned I) -> std::optional<std::vector<int64_t>> {
+      if (I >= N.getNumOperands() || !N.getOperand(I))
+        return std::vector<int64_t>();
+      return constInts(N.getOperand(I));
+    };
+    Starts = Opt(1);
+    Ends = Opt(2);
+    Axes = Opt(3);
+    Steps = Opt(4);
+    if (!Axes || !Steps)
+      return std::nullopt;
+    if (Axes->empty())
+      Axes.reset();
+    if (Steps->empty())
+      Steps.reset();
+  }
+  if (!Starts || !Ends || Starts->size() != 1 || Ends->size() != 1 ||
+      (Axes && (Axes->size() != 1 || ((*Axes)[0] != 0 && (*Axes)[0] != -1))) ||
+      (Steps && Steps->size() != 1))
+    return std::nullopt;
+  int64_t D = Data->Elems.size();
+  int64_t Step = Steps ? (*Steps)[0] : 1;
+  int64_t B = (*Starts)[0], E = (*Ends)[0];
+  if (Step == 0)
+    return std::nullopt;
+  if (B < 0)
+    B = B < -D ? 0 : B + D;
+  if (E < 0)
+    E = E < -D ? -1 : E + D;
+  ShapeValue Out;
+  if (Step > 0) {
+    B = std::clamp<int64_t>(B, 0, D);
+    E = std::clamp<int64_t>(E, 0, D);
+    for (int64_t I = B; I < E; I += Step)
+      Out.Elems.push_back(Data->Elems[I]);
+  } else {
+    B = std::clamp<int64_t>(B, 0, D - 1);
+    E = std::clamp<int64_t>(E, -1, D - 1);
+    for (int64_t I = B; I > E; I += Step)
+      Out.Elems.push_back(Data->Elems[I]);
+  }
+  return Out;
+}
+
+std::optional<ShapeValue> ShapeFolder::transferArith(const Node &N) {
+  if (N.getNumOperands() != 2)
+    return std::nullopt;
+  const ShapeValue *A = get(N.getOperand(0));
+  const ShapeValue *B = get(N.getOperand(1));
+  if (!A || !B)
+    return std::nullopt;
+  size_t LA = A->Elems.size(), LB = B->Elems.size();
+  if (LA != LB && LA != 1 && LB != 1)
+    return std::nullopt;
+  llvm::StringRef Op = N.getOpType();
+  ShapeValue Out;
+  Out.Scalar = A->Scalar && B->Scalar;
+  size_t Len = std::max(LA, LB);
+  for (size_t I = 0; I < Len; ++I) {
+    const ShapeElem &X = A->Elems[LA == 1 ? 0 : I];
+    const ShapeElem &Y = B->Elems[LB == 1 ? 0 : I];
+    // x*1, x+0, x-0, x/1 keep what x is.
+    if (Y.isKnown() && ((Y.C == 1 && (Op == "Mul" || Op == "Div")) ||
+                        (Y.C == 0 && (Op == "Add" || Op == "Sub")))) {
+      Out.Elems.push_back(X);
+      continue;
+    }
+    if (X.isKnown() &&
+        ((X.C == 1 && Op == "Mul") || (X.C == 0 && Op == "Add"))) {
+      Out.Elems.push_back(Y);
+      continue;
+    }
+    if (!X.isKnown() || !Y.isKnown()) {
+      Out.Elems.emplace_back();
+      continue;
+    }
+    int64_t V;
+    if (Op == "Add")
+      V = X.C + Y.C;
+    else if (Op == "Sub")
+      V = X.C - Y.C;
+    else if (Op == "Mul")
+      V = X.C * Y.C;
+    else if (Op == "Div" && Y.C != 0)
+      V = X.C / Y.C;
+    else if (Op == "Min")
+      V = std::min(X.C, Y.C);
+    else if (Op == "Max")
+      V = std::max(X.C, Y.C);
+    else {
+      Out.Elems.emplace_back();
+      continue;
+    }
+    Out.Elems.push_back(ShapeElem::known(V));
+  }
+  return Out;
+}
+
+std::optional<ShapeValue> ShapeFolder::transfer(const Node &N) {
+  if (!N.isOnnxDomain() || N.getNumResults() == 0 || !N.getResult(0))
+    return std::nullopt;
+  llvm::StringRef Op = N.getOpType();
+  auto Operand = [&](unsigned I) -> const Value * {
+    return I < N.getNumOperands() ? N.getOperand(I) : nullptr;
+  };
+  if (Op == "Shape") {
+    const Value *X = Operand(0);
+    if (!X || !X->getType().isTensor() || !X->getType().hasShape())
+      return std::nullopt;
+    int64_t Rank = X->getType().getRank(), Start = 0, End = Rank;
+    if (M.getOpsetVersion(N.getDomain()) >= 15) {
+      Start = N.getAttrInt("start", 0);
+      End = N.getAttrInt("end", Rank);
+    }
+    Start = std::clamp<int64_t>(Start < 0 ? Start + Rank : Start, 0, Rank);
+    End = std::clamp<int64_t>(End < 0 ? End + Rank : End, 0, Rank);
+    ShapeValue Out;
+    for (int64_t I = Start; I < End; ++I)
+      Out.Elems.push_back(ShapeElem::dimOf(X, I));
+    return Out;
+  }
+  if (Op == "Size") {
+    const Type &T = Operand(0) ? Operand(0)->getType() : Type();
+    if (!T.isStatic())
+      return std::nullopt;
+    int64_t P = 1;
+    for (const Dim &D : T.getDims())
+      P *= D.getValue();
+    ShapeValue Out;
+    Out.Scalar = true;
+    Out.Elems.push_back(ShapeElem::known(P));
+    return Out;
+  }
+  if (Op == "Identity") {
+    const ShapeValue *In = get(Operand(0));
+    return In ? std::optional<ShapeValue>(*In) : std::nullopt;
+  }
+  if (Op == "Cast") {
+    const ShapeValue *In = get(Operand(0));
+    if (!In || !isShapeElemType(N.getAttrInt("to", 0)))
+      return std::nullopt;
+    return *In;
+  }
+  if (Op == "Gather")
+    return transferGather(N);
+  if (Op == "Slice")
+    return transferSlice(N);
+  if (Op == "Concat") {
+    int64_t Axis = N.getAttrInt("axis", 0);
+    if (Axis != 0 && Axis != -1)
+      return std::nullopt;
+    ShapeValue Out;
+    for (const Value *V : N.getOperands()) {
+      const ShapeValue *In = get(V);
+      if (!In || In->Scalar)
+        return std::nullopt;
+      Out.Elems.insert(Out.Elems.end(), In->Elems.begin(), In->Elems.end());
+    }
+    if (Out.Elems.size() > MaxShapeLength)
+      return std::nullopt;
+    return Out;
+  }
+  if (Op == "Unsqueeze" || Op == "Squeeze") {
+    const ShapeValue *In = get(Operand(0));
+    if (!In)
+      return std::nullopt;
+    std::optional<std::vector<int64_t>> Axes = axesOf(N);
+    bool Unsq = Op == "Unsqueeze";
+    // Only the scalar <-> one-element vector forms of shape arithmetic.
+    if (Unsq ? !In->Scalar : (In->Scalar || In->Elems.size() != 1))
+      return std::nullopt;
+    if (Axes && !(Axes->size() == 1 && ((*Axes)[0] == 0 || (*Axes)[0] == -1)))
+      return std::nullopt;
+    if (Unsq && !Axes)
+      return std::nullopt;
+    ShapeValue Out = *In;
+    Out.Scalar = !Unsq;
+    return Out;
+  }
+  if (Op == "Add" || Op == "Sub" || Op == "Mul" || Op == "Div" || Op == "Min" ||
+      Op == "Max")
+    return transferArith(N);
+  return std::nullopt;
+}
+
+const Value *ShapeFolder::canonical(const Value *V) const {
+  for (auto It = Same.find(V); It != Same.end(); It = Same.find(V))
+    V = It->second;
+  return V;
+}
+
+const Value *ShapeFolder::shapeRoot(const Value *V) const {
+  V = canonical(V);
+  while (const Node *Def = V->getDefiningNode()) {
+    if (!keepsShape(*Def) || V != Def->getResult(0))
+      break;
+    V = canonical(Def->getOperand(0));
+  }
+  return V;
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrites
+//===----------------------------------------------------------------------===//
+
+Value *ShapeFolder::makeConstant(Graph &G, llvm::ArrayRef<int64_t> Values,
+                                 bool Scalar, int32_t ElemType,
+                                 llvm::StringRef Hint) {
+  std::vector<int64_t> Dims;
+  if (!Scalar)
+    Dims.push_back(Values.size());
+  Tensor T = Tensor::fromInt64s(Hint, Dims, Values);
+  if (ElemType == onnx::TensorProto::INT32) {
+    std::string Bytes;
+    for (int64_t V : Values)
+      for (int B = 0; B < 4; ++B)
+        Bytes.push_back(
+            static_cast<char>((static_cast<uint64_t>(V) >> (8 * B)) & 0xff));
+    T = Tensor::fromRaw(Hint, ElemType, Dims, Bytes);
+  }
+  return R.createConstant(G, std::move(T));
+}
+
+void ShapeFolder::setOperand(Node &N, unsigned I, Value *V) {
+  Released.push_back(N.getOperand(I));
+  R.setOperand(&N, I, V);
+  Changed = true;
+}
+
+bool ShapeFolder::replaceWith(Value *Old, Value *New) {
+  bool WasOutput = Old->isGraphOutput();
+  if (!canReplaceAllUsesWith(Old, New) ||
+      failed(R.replaceAllUsesWith(Old, New)))
+    return false;
+  // A graph output keeps its declared type under its new producer.
+  if (WasOutput)
+    TypeDonors.emplace_back(New, Old);
+  Released.push_back(Old);
+  Same[Old] = New;
+  Changed = true;
+  return true;
+}
+
+bool ShapeFolder::materialize(Node &N) {
+  Value *V = N.getResult(0);
+  auto It = Shapes.find(V);
+  if (N.is("Constant") || N.getNumResults() != 1 || It == Shapes.end() ||
+      !It->second.allKnown() || V->use_empty() || V->isGraphOutput())
+    return false;
+  const Type &T = V->getType();
+  if (!T.isTensor() || !isShapeElemType(T.getElemType()) || !T.hasShape() ||
+      T.getRank() != (It->second.Scalar ? 0u : 1u))
+    return false;
+  std::vector<int64_t> Values;
+  for (const ShapeElem &E : It->second.Elems)
+    Values.push_back(E.C);
+  Value *C = makeConstant(*N.getParentGraph(), Values, It->second.Scalar,
+                          T.getElemType(), V->getName());
+  if (failed(R.replaceAllUsesWith(V, C))) {
+    N.getParentGraph()->eraseConstant(C);
+    return false;
+  }
+  Released.push_back(V);
+  Renames.push_back({C, V->getName().str(), &N});
+  Changed = true;
+  return true;
+}
+
+bool ShapeFolder::foldReshapeTarget(Node &N, const Value *Data,
+                                    bool AllowZero) {
+  Value *Target = N.getOperand(1);
+  if (!getConstantValue(*Target).isNull())
+    return false;
+  const ShapeValue *TV = get(Target);
+  if (!TV || TV->Scalar)
+    return false;
+  const Value *Root = shapeRoot(Data);
+  const Type &DT = Data->getType();
+  std::vector<int64_t> NewTarget;
+  int64_t Open = -1, MinusOnes = 0;
+  bool OthersNonzero = true;
+  for (size_t J = 0; J < TV->Elems.size(); ++J) {
+    const ShapeElem &E = TV->Elems[J];
+    if (E.isKnown()) {
+      NewTarget.push_back(E.C);
+      if (E.C == -1)
+        ++MinusOnes;
+      // A literal 0 copies (allowzero=0) or is a zero dim: either way the
+      // product of the other entries may be 0.
+      if (E.C == 0)
+        OthersNonzero = false;
+      continue;
+    }
+    if (E.K == ShapeElem::DimOf && !AllowZero && E.Index == J &&
+        shapeRoot(E.Of) == Root) {
+      // Copying dim J of the input is exactly what 0 does.
+      NewTarget.push_back(0);
+      const Dim &D = J < DT.getRank() ? DT.getDims()[J] : Dim();
+      if (!(D.isKnown() && D.getValue() > 0) && !Opts.AssumeNonzeroDims)
+        OthersNonzero = false;
+      continue;
+    }
+    if (Open >= 0)
+      return false; // two entries nothing explains
+    Open = J;
+    NewTarget.push_back(-1);
+  }
+  // The one unexplained entry can be inferred (-1) when it is the only
+  // one, no -1 is there already, and the others cannot multiply to 0.
+  if (Open >= 0 && (MinusOnes > 0 || !OthersNonzero))
+    return false;
+  Value *C = makeConstant(*N.getParentGraph(), NewTarget, false,
+                          onnx::TensorProto::INT64, Target->getName());
+  // If the old target's computation dies, the constant takes its name.
+  if (const Node *Def = Target->getDefiningNode())
+    if (Def->getNumResults() == 1)
+      Renames.push_back({C, Target->getName().str(), Def});
+  setOperand(N, 1, C);
+  return true;
+}
+
+bool ShapeFolder::eraseNoOpReshape(Node &N, const Value *Data, bool AllowZero) {
+  Value *Out = N.getResult(0);
+  const Type &DT = Data->getType(), &OT = Out->getType();
+  bool NoOp = false;
+  // By types: equal shapes (known numbers or the same symbols).
+  if (DT.isTensor() && OT.isTensor() && DT.hasShape() && OT.hasShape() &&
+      DT.getRank() == OT.getRank()) {
+    NoOp = true;
+    for (unsigned I = 0; I < DT.getRank() && NoOp; ++I) {
+      const Dim &A = DT.getDims()[I], &B = OT.getDims()[I];
+      NoOp = (A.isKnown() && B.isKnown() && A.getValue() == B.getValue()) ||
+             (A.isSymbol() && B.isSymbol() && A.getSymbol() == B.getSymbol());
+    }
+  }
+  // By the target: every entry copies the input's dim at its position,
+  // except at most one -1, which then is that dim too.
+  const ShapeValue *TV = get(N.getOperand(1));
+  if (!NoOp && TV && !TV->Scalar && DT.hasShape() &&
+      TV->Elems.size() == DT.getRank()) {
+    NoOp = true;
+    int MinusOnes = 0;
+    const Value *Root = shapeRoot(Data);
+    for (size_t J = 0; J < TV->Elems.size() && NoOp; ++J) {
+      const ShapeElem &E = TV->Elems[J];
+      const Dim &D = DT.getDims()[J];
+      if (E.isKnown() && E.C == -1)
+        NoOp = ++MinusOnes == 1;
+      else if (E.isKnown() && E.C == 0)
+        NoOp = !AllowZero || (D.isKnown() && D.getValue() == 0);
+      else if (E.isKnown())
+        NoOp = D.isKnown() && D.getValue() == E.C;
+      else
+        NoOp =
+            E.K == ShapeElem::DimOf && E.Index == J && shapeRoot(E.Of) == Root;
+    }
+  }
+  if (!NoOp)
+    return false;
+  return replaceWith(Out, const_cast<Value *>(Data));
+}
+
+bool ShapeFolder::bypassReshapeInput(Node &N, bool AllowZero) {
+  Value *Data = N.getOperand(0);
+  Node *Def = Data->getDefiningNode();
+  if (!Def || !Def->isOnnxDomain() || Def->getNumOperands() == 0 ||
+      !Def->getOperand(0) ||
+      !(Def->is("Reshape") || Def->is("Flatten") || Def->is("Squeeze") ||
+        Def->is("Unsqueeze")))
+    return false;
+  // Reshape reads only the element count of its input, unless its target
+  // copies dims (0 with allowzero=0).
+  std::optional<std::vector<int64_t>> Target = constInts(N.getOperand(1));
+  if (!Target)
+    return false;
+  if (!AllowZero)
+    for (int64_t T : *Target)
+      if (T == 0)
+        return false;
+  setOperand(N, 0, Def->getOperand(0));
+  return true;
+}
+
+bool ShapeFolder::reshapeToFlatten(Node &N, bool AllowZero) {
+  if (!Opts.Flatten)
+    return false;
+  Value *Data = N.getOperand(0);
+  std::optional<std::vector<int64_t>> Target = constInts(N.getOperand(1));
+  const Type &DT = Data->getType();
+  if (!Target || Target->size() != 2 || !DT.isTensor() || !DT.hasShape() ||
+      DT.getRank() < 3)
+    return false;
+  int64_t Opset = M.getOpsetVersion(N.getDomain());
+  int32_t ET = DT.getElemType();
+  if (Opset < 9 && ET != onnx::TensorProto::FLOAT &&
+      ET != onnx::TensorProto::DOUBLE && ET != onnx::TensorProto::FLOAT16)
+    return false;
+  int64_t Axis = -1;
+  llvm::ArrayRef<Dim> Dims = DT.getDims();
+  if ((*Target)[0] == 0 && (*Target)[1] == -1 && !AllowZero) {
+    Axis = 1; // [copy dim 0, the rest]
+  } else if ((*Target)[0] == -1 && (*Target)[1] > 0) {
+    // [the rest, product of a known tail]
+    int64_t P = 1;
+    for (int64_t A = Dims.size() - 1; A >= 1 && Dims[A].isKnown(); --A) {
+      P *= Dims[A].getValue();
+      if (P == (*Target)[1]) {
+        Axis = A;
+        break;
+      }
+      if (P > (*Target)[1])
+        break;
+    }
+  }
+  // Static Reshapes stay as they are: only a Reshape that folds a dynamic
+  // leading part is worth a Flatten.
+  if (Axis < 0 || llvm::all_of(Dims.take_front(Axis),
+                               [](const Dim &D) { return D.isKnown(); }))
+    return false;
+  Value *Out = N.getResult(0);
+  R.setInsertionPointBefore(&N);
+  Node *F = R.createNode("Flatten", {Data}, 1, "", N.getName());
+  F->setAttr(Attribute::getInt("axis", Axis));
+  F->getResult(0)->setType(Out->getType());
+  if (failed(R.replaceAllUsesWith(Out, F->getResult(0)))) {
+    R.eraseNode(F);
+    return false;
+  }
+  TypeDonors.emplace_back(F->getResult(0), Out);
+  Released.push_back(Out);
+  Changed = true;
+  return true;
+}
+
+bool ShapeFolder::simplifyReshape(Node &N) {
+  if (M.getOpsetVersion(N.getDomain()) < 5 || N.getNumOperands() != 2 ||
+      !N.getOperand(0) || !N.getOperand(1) || !N.getResult(0) ||
+      N.getResult(0)->use_empty())
+    return false;
+  bool AllowZero = M.getOpsetVersion(N.getDomain()) >= 14 &&
+                   N.getAttrInt("allowzero", 0) != 0;
+  bool Did = foldReshapeTarget(N, N.getOperand(0), AllowZero);
+  if (eraseNoOpReshape(N, N.getOperand(0), AllowZero))
+    return true;
+  Did |= bypassReshapeInput(N, AllowZero);
+  if (eraseNoOpReshape(N, N.getOperand(0), AllowZero))
+    return true;
+  return reshapeToFlatten(N, AllowZero) || Did;
+}
+
+bool ShapeFolder::cancelSqueezePair(Node &N) {
+  bool IsSqueeze = N.is("Squeeze");
+  Value *In = N.getNumOperands() ? N.getOperand(0) : nullptr;
+  Node *Def = In ? In->getDefiningNode() : nullptr;
+  if (!Def || !N.getResult(0) ||
+      !Def->is(IsSqueeze ? "Unsqueeze" : "Squeeze") || !Def->getNumOperands() ||
+      !Def->getOperand(0))
+    return false;
+  Value *X = Def->getOperand(0);
+  std::optional<std::vector<int64_t>> Outer = axesOf(N), Inner = axesOf(*Def);
+  if (!Outer || !Inner)
+    return false;
+  // Both lists index the tensor with the inserted (or not yet removed) 1s:
+  // the Unsqueeze's result or the Squeeze's input.
+  const Type &Wide = IsSqueeze ? In->getType() : X->getType();
+  auto Normalize =
+      [&](std::vector<int64_t> Axes) -> std::optional<std::set<int64_t>> {
+    std::set<int64_t> S;
+    for (int64_t A : Axes) {
+      if (A < 0) {
+        if (!Wide.hasShape())
+          return std::nullopt;
+        A += Wide.getRank();
+      }
+      if (A < 0 || !S.insert(A).second)
+        return std::nullopt;
+    }
+    return S;
+  };
+  std::optional<std::set<int64_t>> A = Normalize(*Outer), B = Normalize(*Inner);
+  if (!A || !B || *A != *B)
+    return false;
+  return replaceWith(N.getResult(0), X);
+}
+
+void ShapeFolder::visitNode(Node &N) {
+  for (Graph *Sub : N.getSubgraphs())
+    visitGraph(*Sub);
+  if (std::optional<ShapeValue> SV = transfer(N))
+    Shapes[N.getResult(0)] = std::move(*SV);
+  if (!N.isOnnxDomain())
+    return;
+  if (materialize(N))
+    return;
+  if (N.is("Reshape")) {
+    simplifyReshape(N);
+    return;
+  }
+  if (N.is("Squeeze") || N.is("Unsqueeze"))
+    cancelSqueezePair(N);
+}
+
+void ShapeFolder::visitGraph(Graph &G) {
+  std::vector<Node *> Nodes;
+  for (Node &N : G.getNodes())
+    Nodes.push_back(&N);
+  for (Node *N : Nodes)
+    visitNode(*N);
+}
+
+void ShapeFolder::eraseDeadChains() {
+  llvm::DenseSet<const Node *> Erased;
+  std::vector<Node *> Work;
+  auto Consider = [&](Value *V) {
+    if (!V || !V->use_empty() || ErasedValues.count(V))
+      return;
+    if (V->isConstant()) {
+      ErasedValues.insert(V);
+      V->getOwningGraph()->eraseConstant(V);
+      return;
+    }
+    Node *Def = V->getDefiningNode();
+    if (Def && Def->isOnnxDomain() && Def->getSubgraphs().empty() &&
+        !Erased.count(Def))
+      Work.push_back(Def);
+  };
+  for (Value *V : Released)
+    Consider(V);
+  while (!Work.empty()) {
+    Node *N = Work.back();
+    Work.pop_back();
+    if (Erased.count(N))
+      continue;
+    bool Dead = true;
+    for (unsigned I = 0; I < N->getNumResults(); ++I)
+      if (N->getResult(I) && !N->getResult(I)->use_empty())
+        Dead = false;
+    if (!Dead)
+      continue;
+    std::vector<Value *> Operands(N->getOperands().begin(),
+                                  N->getOperands().end());
+    for (unsigned I = 0; I < N->getNumResults(); ++I)
+      ErasedValues.insert(N->getResult(I));
+    Erased.insert(N);
+    R.eraseNode(N);
+    for (Value *V : Operands)
+      Consider(V);
+  }
+  for (const Rename &Ren : Renames)
+    if (Erased.count(Ren.Def) && !ErasedValues.count(Ren.Constant))
+      Ren.Constant->setName(Ren.Name);
+}
+
+bool ShapeFolder::run() {
+  visitGraph(M.getGraph());
+  eraseDeadChains();
+  return Changed;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+class FoldShapesPass : public Pass {
+public:
+  llvm::StringRef getArgument() const override { return "fold-shapes"; }
+  llvm::StringRef getDescription() const override {
+    return "fold shape computations with what is statically known, even "
+           "next to symbolic dims; simplify Reshape, Squeeze and Unsqueeze";
+  }
+
+  LogicalResult run(Model &M, PassContext &Ctx) override {
+    FoldShapesOptions Opts;
+    Opts.AssumeNonzeroDims = AssumeNonzeroDims;
+    Opts.Flatten = UseFlatten;
+    QuietDiagnostics Quiet(Ctx.getDiags());
+
+    // Types are inferred for the analysis and restored afterwards.
+    llvm::DenseMap<Value *, Type> Saved;
+    auto SaveGraph = [&](Graph &G) {
+      for (const std::unique_ptr<Value> &V : G.getInputs())
+        Saved[V.get()] = V->getType();
+      for (Node &N : G.getNodes())
+        for (unsigned I = 0; I < N.getNumResults(); ++I)
+          if (Value *V = N.getResult(I))
+            Saved[V] = V->getType();
+    };
+    SaveGraph(M.getGraph());
+    M.getGraph().walk([&](Node &N) {
+      for (Graph *Sub : N.getSubgraphs())
+        SaveGraph(*Sub);
+    });
+
+    LogicalResult Result = success();
+    for (int64_t Round = 0; Round < MaxRounds; ++Round) {
+      if (failed(inferShapes(M, Quiet.get()))) {
+        Result = emitError(Ctx.getDiags())
+                 << "fold-shapes: shape inference found a contradiction";
+        break;
+      }
+      ShapeFolder Folder(M, Ctx.getDiags(), Opts);
+      bool Changed = Folder.run();
+      for (auto [New, Old] : Folder.getTypeDonors()) {
+        auto It = Saved.find(Old);
+        if (It == Saved.end())
+          continue;
+        Type T = It->second; // operator[] may rehash
+        Saved[New] = std::move(T);
+      }
+      for (const Value *V : Folder.getErasedValues())
+        Saved.erase(const_cast<Value *>(V));
+      if (!Changed)
+        break;
+      Ctx.Changed = true;
+      if (Round + 1 == MaxRounds)
+        emitWarning(Ctx.getDiags())
+            << "fold-shapes: still changing after " << MaxRounds << " rounds";
+    }
+    if (KeepInferredTypes)
+      return Result;
+    for (auto &Entry : Saved)
+      Entry.first->setType(std::move(Entry.second));
+    return Result;
+  }
+
+private:
+  Option<bool> AssumeNonzeroDims{
+      *this, "assume-nonzero-dims",
+      "treat symbolic dims as nonzero when turning a Reshape entry into -1",
+      false};
+  Option<bool> UseFlatten{
+      *this, "flatten", "turn Flatten-equivalent Reshapes into Flatten", true};
+  Option<bool> KeepInferredTypes{
+      *this, "keep-inferred-types",
+      "record the types inference found (as infer-shapes does)", false};
+  Option<int64_t> MaxRounds{*this, "max-rounds",
+                            "rounds of inference and folding at most", 8};
+};
+
+} // namespace
+
+std::unique_ptr<Pass> onnxopt::createFoldShapesPass() {
+  return std::make_unique<FoldShapesPass>();
+}
