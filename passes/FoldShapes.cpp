@@ -847,8 +847,12 @@ void ShapeFolder::eraseDeadChains() {
     for (Value *V : Operands)
       Consider(V);
   }
+  // Constants take the names of the values they replaced once those are
+  // gone; Reshapes sharing one target make several candidates for a name.
+  std::set<std::string> Given;
   for (const Rename &Ren : Renames)
-    if (Erased.count(Ren.Def) && !ErasedValues.count(Ren.Constant))
+    if (Erased.count(Ren.Def) && !ErasedValues.count(Ren.Constant) &&
+        Given.insert(Ren.Name).second)
       Ren.Constant->setName(Ren.Name);
 }
 
