@@ -17,6 +17,7 @@
 
 #include "onnxopt/Export/Export.h"
 #include "../Import/ProtoTypes.h"
+#include "../Import/ProtoWire.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Verifier.h"
 #include "llvm/ADT/StringSet.h"
@@ -74,6 +75,17 @@ static void copyTensorMetadata(const onnx::TensorProto &S,
   D.GetReflection()->MutableUnknownFields(&D)->MergeFrom(
       S.GetReflection()->GetUnknownFields(S));
   stripDensifiedMarker(D);
+}
+
+/// Copies \p T with its payload (mapped raw_data is copied in).
+static void copyWholeTensor(const Tensor &T, onnx::TensorProto &Out) {
+  Out.CopyFrom(T.getStoredProto());
+  stripDensifiedMarker(Out);
+  if (T.hasMappedRawData()) {
+    std::string Unused;
+    llvm::StringRef Bytes = *T.getRawBytes(Unused);
+    Out.set_raw_data(Bytes.data(), Bytes.size());
+  }
 }
 
 /// Stands in for an elided payload. The checker wants one non-empty payload
@@ -174,7 +186,7 @@ bool Exporter::keepReference(const ExternalLocation &Ext) {
 }
 
 void Exporter::moveToDataFile(const Tensor &T, onnx::TensorProto &Out) {
-  copyTensorMetadata(T.getProto(), Out);
+  copyTensorMetadata(T.getStoredProto(), Out);
   Out.clear_external_data();
   Out.set_data_location(onnx::TensorProto::EXTERNAL);
   uint64_t Length = T.getByteSize();
@@ -195,14 +207,13 @@ void Exporter::moveToDataFile(const Tensor &T, onnx::TensorProto &Out) {
 
 bool Exporter::exportTensor(const Tensor &T, llvm::StringRef Name,
                             onnx::TensorProto &Out, bool MayStream) {
-  const onnx::TensorProto &P = T.getProto();
+  const onnx::TensorProto &P = T.getStoredProto();
   auto SetName = [&] {
     if (P.name() != Name)
       Out.set_name(Name.str());
   };
   if (!Save) {
-    Out.CopyFrom(P);
-    stripDensifiedMarker(Out);
+    copyWholeTensor(T, Out);
     SetName();
     return false;
   }
@@ -220,15 +231,17 @@ bool Exporter::exportTensor(const Tensor &T, llvm::StringRef Name,
     SetName();
     return false;
   }
-  // Streaming writes the IR's proto as it is: only when nothing changes.
-  if (MayStream && P.name() == Name && !isDensifiedSparse(P) &&
-      shouldStream(T)) {
+  // Streaming writes the IR's proto as it is, so only when nothing changes;
+  // mapped raw_data is written after the skeleton's metadata, so renaming is
+  // fine.
+  bool Unchanged = P.name() == Name && !isDensifiedSparse(P);
+  if (MayStream && (Unchanged || T.hasMappedRawData()) && shouldStream(T)) {
     copyTensorMetadata(P, Out);
     setPlaceholderPayload(Out);
+    SetName();
     return true;
   }
-  Out.CopyFrom(P);
-  stripDensifiedMarker(Out);
+  copyWholeTensor(T, Out);
   SetName();
   return false;
 }
@@ -321,7 +334,7 @@ void Exporter::exportInitializers(const Graph &G, onnx::GraphProto &GP,
   for (const auto &V : G.getConstants()) {
     if (!V->hasInitializer())
       continue;
-    if (isDensifiedSparse(V->getInitializer().getProto()) &&
+    if (isDensifiedSparse(V->getInitializer().getStoredProto()) &&
         SparseNames.count(V->getName())) {
       KeepSparse.insert(V->getName());
       continue;
@@ -612,8 +625,8 @@ public:
     struct stat St;
     if (::stat(Final.c_str(), &St) == 0 && !S_ISREG(St.st_mode)) {
       if (S_ISDIR(St.st_mode))
-        return emitError(Diags) << "cannot write '" << Final
-                                << "': it is a directory";
+        return emitError(Diags)
+               << "cannot write '" << Final << "': it is a directory";
       FD = ::open(Final.c_str(), O_WRONLY | O_CLOEXEC);
       if (FD < 0)
         return emitError(Diags)
@@ -673,6 +686,19 @@ private:
   int FD = -1;
 };
 
+/// How one initializer of the main graph is written.
+struct InitEntry {
+  /// The IR tensor whose payload is streamed, or null when the skeleton
+  /// entry is complete.
+  const Tensor *Streamed = nullptr;
+  /// For mapped raw_data: the entry's other fields as protobuf writes them,
+  /// and the offset where raw_data goes among them.
+  std::string Header;
+  size_t RawAt = 0;
+  /// Serialized size of the TensorProto.
+  size_t Size = 0;
+};
+
 /// The skeleton split around the fields that are streamed: the model's
 /// fields before `graph` (1-6), the graph's fields before `initializer`
 /// (node, name), the initializers, and the rest of each, so the bytes are
@@ -681,13 +707,109 @@ struct SplitModel {
   onnx::ModelProto Head, Tail;
   onnx::GraphProto GraphHead, GraphTail;
   google::protobuf::RepeatedPtrField<onnx::TensorProto> Inits;
-  std::vector<const Tensor *> Streamed;
-  std::vector<size_t> InitSizes;
+  std::vector<InitEntry> Entries;
   size_t GraphSize = 0, TotalSize = 0;
 };
 
 constexpr uint32_t GraphTag = (7 << 3) | 2;       // ModelProto.graph
 constexpr uint32_t InitializerTag = (5 << 3) | 2; // GraphProto.initializer
+
+/// Block size of the buffered writer (protobuf's default is 8 KiB).
+constexpr int StreamBlockSize = 1 << 20;
+/// Smaller mapped ranges go through the buffer (cheaper than a flush and a
+/// system call).
+constexpr uint64_t MinCopiedRange = 64 << 10;
+
+bool writeAll(int FD, const char *Data, uint64_t Size) {
+  while (Size) {
+    ssize_t N = ::write(FD, Data, std::min<uint64_t>(Size, 1 << 30));
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0)
+      return false;
+    Data += N;
+    Size -= uint64_t(N);
+  }
+  return true;
+}
+
+/// Appends [Offset, Offset + Length) of a mapped file to \p OutFD at its
+/// current position: copy_file_range copies in the kernel (no page of the
+/// mapping is touched); where it is unsupported (another file system, a
+/// pipe) the bytes are written from the mapping, whose pages are dropped
+/// once written so that RSS stays flat. Returns false with errno set.
+class RangeCopier {
+public:
+  bool copy(const MappedFile &F, uint64_t Offset, uint64_t Length, int OutFD) {
+    while (Length && UseCopyRange && F.getFD() >= 0) {
+      loff_t In = loff_t(Offset);
+      ssize_t N = ::copy_file_range(F.getFD(), &In, OutFD, nullptr,
+                                    std::min<uint64_t>(Length, 1 << 30), 0);
+      if (N < 0 && errno == EINTR)
+        continue;
+      if (N <= 0) {
+        // Real write errors come back from write() below.
+        UseCopyRange = false;
+        break;
+      }
+      Offset += uint64_t(N);
+      Length -= uint64_t(N);
+    }
+    const uint64_t Step = uint64_t(64) << 20;
+    const uintptr_t Page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    while (Length) {
+      uint64_t N = std::min(Step, Length);
+      const char *Data = F.data() + Offset;
+      if (!writeAll(OutFD, Data, N))
+        return false;
+      // Drop whole pages of the read-only mapping; they reload on demand.
+      uintptr_t Begin = reinterpret_cast<uintptr_t>(Data);
+      uintptr_t End = (Begin + N) / Page * Page;
+      Begin = (Begin + Page - 1) / Page * Page;
+      if (End > Begin)
+        ::madvise(reinterpret_cast<void *>(Begin), End - Begin, MADV_DONTNEED);
+      Offset += N;
+      Length -= N;
+    }
+    return true;
+  }
+
+private:
+  bool UseCopyRange = true;
+};
+
+/// A buffered protobuf writer (1 MiB blocks) into which mapped byte ranges
+/// are copied directly, bypassing the buffer.
+class ModelWriter {
+public:
+  explicit ModelWriter(int FD) : FD(FD), Out(FD, StreamBlockSize) {}
+
+  pbio::CodedOutputStream &coded() { return Coded; }
+
+  bool copyMapped(const ExternalLocation &Loc) {
+    Coded.Trim();
+    if (!Out.Flush())
+      return false;
+    if (Copier.copy(*Loc.File, Loc.Offset, Loc.Length, FD))
+      return true;
+    Errno = errno;
+    return false;
+  }
+
+  bool finish() {
+    Coded.Trim();
+    return !Coded.HadError() && Out.Flush();
+  }
+
+  int getErrno() const { return Errno ? Errno : Out.GetErrno(); }
+
+private:
+  int FD;
+  pbio::FileOutputStream Out;
+  pbio::CodedOutputStream Coded{&Out};
+  RangeCopier Copier;
+  int Errno = 0;
+};
 
 } // namespace
 
@@ -724,14 +846,25 @@ static void splitModel(onnx::ModelProto &&Skeleton,
   Skeleton.clear_doc_string();
   S.Tail.Swap(&Skeleton);
 
-  S.Streamed = std::move(Streamed);
   size_t GraphSize = S.GraphHead.ByteSizeLong() + S.GraphTail.ByteSizeLong();
+  S.Entries.resize(S.Inits.size());
   for (int I = 0; I < S.Inits.size(); ++I) {
-    const onnx::TensorProto &T =
-        S.Streamed[I] ? S.Streamed[I]->getProto() : S.Inits.Get(I);
-    size_t Size = T.ByteSizeLong();
-    S.InitSizes.push_back(Size);
-    GraphSize += 1 + pbio::CodedOutputStream::VarintSize64(Size) + Size;
+    InitEntry &E = S.Entries[I];
+    E.Streamed = Streamed[I];
+    if (E.Streamed && E.Streamed->hasMappedRawData()) {
+      // The skeleton entry has the metadata (and the name) to write.
+      onnx::TensorProto &Meta = *S.Inits.Mutable(I);
+      Meta.clear_raw_data();
+      Meta.SerializeToString(&E.Header);
+      E.RawAt = rawDataInsertionPoint(E.Header);
+      uint64_t Length = E.Streamed->getExternal()->Length;
+      E.Size = E.Header.size() + 1 + varintSize(Length) + Length;
+    } else if (E.Streamed) {
+      E.Size = E.Streamed->getStoredProto().ByteSizeLong();
+    } else {
+      E.Size = S.Inits.Get(I).ByteSizeLong();
+    }
+    GraphSize += 1 + pbio::CodedOutputStream::VarintSize64(E.Size) + E.Size;
   }
   S.GraphSize = GraphSize;
   S.TotalSize = S.Head.ByteSizeLong() + 1 +
@@ -742,88 +875,93 @@ static void splitModel(onnx::ModelProto &&Skeleton,
 /// Streams the split model to \p FD.
 static LogicalResult writeModel(SplitModel &S, int FD, llvm::StringRef Path,
                                 DiagnosticEngine &Diags) {
-  pbio::FileOutputStream Out(FD);
-  {
-    pbio::CodedOutputStream Coded(&Out);
-    S.Head.SerializeWithCachedSizes(&Coded);
-    Coded.WriteTag(GraphTag);
-    Coded.WriteVarint64(S.GraphSize);
-    S.GraphHead.SerializeWithCachedSizes(&Coded);
-    for (int I = 0; I < S.Inits.size(); ++I) {
-      const onnx::TensorProto &T =
-          S.Streamed[I] ? S.Streamed[I]->getProto() : S.Inits.Get(I);
-      Coded.WriteTag(InitializerTag);
-      Coded.WriteVarint64(S.InitSizes[I]);
-      T.SerializeWithCachedSizes(&Coded);
-    }
-    S.GraphTail.SerializeWithCachedSizes(&Coded);
-    S.Tail.SerializeWithCachedSizes(&Coded);
-    if (Coded.HadError()) {
-      int Err = Out.GetErrno();
-      return emitError(Diags)
-             << "cannot write '" << Path
-             << "': " << (Err ? std::strerror(Err) : "write error");
+  ModelWriter W(FD);
+  pbio::CodedOutputStream &Coded = W.coded();
+  auto Fail = [&] {
+    int Err = W.getErrno();
+    return emitError(Diags)
+           << "cannot write '" << Path
+           << "': " << (Err ? std::strerror(Err) : "write error");
+  };
+  S.Head.SerializeWithCachedSizes(&Coded);
+  Coded.WriteTag(GraphTag);
+  Coded.WriteVarint64(S.GraphSize);
+  S.GraphHead.SerializeWithCachedSizes(&Coded);
+  for (int I = 0; I < S.Inits.size(); ++I) {
+    const InitEntry &E = S.Entries[I];
+    Coded.WriteTag(InitializerTag);
+    Coded.WriteVarint64(E.Size);
+    if (!E.Streamed) {
+      S.Inits.Get(I).SerializeWithCachedSizes(&Coded);
+    } else if (!E.Streamed->hasMappedRawData()) {
+      E.Streamed->getStoredProto().SerializeWithCachedSizes(&Coded);
+    } else {
+      const ExternalLocation &Loc = *E.Streamed->getExternal();
+      Coded.WriteRaw(E.Header.data(), int(E.RawAt));
+      Coded.WriteTag(RawDataTag);
+      Coded.WriteVarint64(Loc.Length);
+      if (Loc.Length < MinCopiedRange)
+        Coded.WriteRaw(Loc.File->data() + Loc.Offset, int(Loc.Length));
+      else if (!W.copyMapped(Loc))
+        return Fail();
+      Coded.WriteRaw(E.Header.data() + E.RawAt, int(E.Header.size() - E.RawAt));
     }
   }
-  if (!Out.Flush())
-    return emitError(Diags) << "cannot write '" << Path
-                            << "': " << std::strerror(Out.GetErrno());
+  S.GraphTail.SerializeWithCachedSizes(&Coded);
+  S.Tail.SerializeWithCachedSizes(&Coded);
+  if (!W.finish())
+    return Fail();
   return success();
 }
 
-static bool writeAll(int FD, const char *Data, uint64_t Size) {
-  while (Size) {
-    ssize_t N = ::write(FD, Data, std::min<uint64_t>(Size, 1 << 30));
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0)
-      return false;
-    Data += N;
-    Size -= uint64_t(N);
-  }
-  return true;
-}
-
-/// Writes the bytes of the tensors moved to the new data file. Pages of
-/// mapped sources are dropped once copied, so RSS stays flat.
+/// Writes the bytes of the tensors moved to the new data file. Mapped bytes
+/// are copied in the kernel, runs of adjacent tensors at once.
 static LogicalResult writeDataFile(const SaveContext &Ctx, int FD,
                                    DiagnosticEngine &Diags) {
   uint64_t Pos = 0;
   const std::string Zeros(65536, '\0');
+  RangeCopier Copier;
   auto Fail = [&] {
     return emitError(Diags)
            << "cannot write '" << Ctx.DataPath << "': " << std::strerror(errno);
   };
-  for (const SaveContext::Chunk &C : Ctx.Chunks) {
+  const std::vector<SaveContext::Chunk> &Chunks = Ctx.Chunks;
+  for (size_t I = 0; I < Chunks.size();) {
+    const SaveContext::Chunk &C = Chunks[I];
     while (Pos < C.Offset) {
       uint64_t N = std::min<uint64_t>(C.Offset - Pos, Zeros.size());
       if (!writeAll(FD, Zeros.data(), N))
         return Fail();
       Pos += N;
     }
+    if (const std::optional<ExternalLocation> &Loc = C.T->getExternal()) {
+      // Extend the run while the next tensor follows in both files.
+      uint64_t Length = Loc->Length;
+      size_t J = I + 1;
+      for (; J < Chunks.size(); ++J) {
+        const std::optional<ExternalLocation> &Next =
+            Chunks[J].T->getExternal();
+        if (!Next || Next->File != Loc->File ||
+            Next->Offset != Loc->Offset + Length ||
+            Chunks[J].Offset != C.Offset + Length)
+          break;
+        Length += Next->Length;
+      }
+      if (!Copier.copy(*Loc->File, Loc->Offset, Length, FD))
+        return Fail();
+      Pos += Length;
+      I = J;
+      continue;
+    }
     std::string Storage;
     std::optional<llvm::StringRef> Bytes = C.T->getRawBytes(Storage);
     if (!Bytes)
       return emitError(Diags) << "tensor '" << C.T->getName()
                               << "' has no raw form for external data";
-    const uint64_t Step = uint64_t(64) << 20;
-    for (uint64_t Done = 0; Done < Bytes->size(); Done += Step) {
-      uint64_t N = std::min<uint64_t>(Step, Bytes->size() - Done);
-      if (!writeAll(FD, Bytes->data() + Done, N))
-        return Fail();
-      if (C.T->isExternal()) {
-        // Drop whole pages of the read-only mapping; they reload on demand.
-        uintptr_t Begin = reinterpret_cast<uintptr_t>(Bytes->data() + Done);
-        uintptr_t End = Begin + N;
-        uintptr_t Page = uintptr_t(::sysconf(_SC_PAGESIZE));
-        Begin = (Begin + Page - 1) / Page * Page;
-        End = End / Page * Page;
-        if (End > Begin)
-          ::madvise(reinterpret_cast<void *>(Begin), End - Begin,
-                    MADV_DONTNEED);
-      }
-    }
+    if (!writeAll(FD, Bytes->data(), Bytes->size()))
+      return Fail();
     Pos += Bytes->size();
+    ++I;
   }
   return success();
 }

@@ -1,8 +1,10 @@
 //===- Tensor.cpp - Immutable tensor payloads -----------------------------===//
 //
 // Tensors share their TensorProto; external payloads stay in a read-only
-// mmap of their data file. Typed payload fields (float_data, int64_data...)
-// are only materialized as raw bytes when someone asks for them.
+// mmap of their data file, and large raw_data of a mapped model file stays in
+// that mapping (the proto lacks raw_data until getProto() is called). Typed
+// payload fields (float_data, int64_data...) are only materialized as raw
+// bytes when someone asks for them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #include "llvm/Support/xxhash.h"
 #include <onnx/onnx_pb.h>
 
+#include <cassert>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -51,14 +54,16 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string &Path,
     }
     F->Data = static_cast<const char *>(Addr);
   }
-  // The mapping stays valid after the descriptor is closed.
-  ::close(FD);
+  // Kept open for copy_file_range; closed with the mapping.
+  F->FD = FD;
   return F;
 }
 
 MappedFile::~MappedFile() {
   if (Data)
     ::munmap(const_cast<char *>(Data), Size);
+  if (FD >= 0)
+    ::close(FD);
 }
 
 //===----------------------------------------------------------------------===//
@@ -186,6 +191,36 @@ Tensor::Tensor(std::shared_ptr<const TensorProto> Proto,
                std::optional<ExternalLocation> Ext)
     : Proto(std::move(Proto)), Ext(std::move(Ext)) {}
 
+Tensor Tensor::fromMappedRawData(std::shared_ptr<TensorProto> Proto,
+                                 std::shared_ptr<MappedFile> File,
+                                 uint64_t Offset, uint64_t Length) {
+  assert(File && Offset <= File->size() && Length <= File->size() - Offset &&
+         "mapped raw_data outside its file");
+  ExternalLocation Loc;
+  Loc.File = std::move(File);
+  Loc.Offset = Offset;
+  Loc.Length = Length;
+  Loc.InModelFile = true;
+  return Tensor(std::move(Proto), std::move(Loc));
+}
+
+const TensorProto &Tensor::getProto() const {
+  if (Ext && Ext->InModelFile && !Proto->has_raw_data()) {
+    // fromMappedRawData took the proto as mutable, so filling in the bytes
+    // it stands for is legal; every handle sharing it sees them.
+    auto &Full = const_cast<TensorProto &>(*Proto);
+    Full.set_raw_data(Ext->Length ? Ext->File->data() + Ext->Offset : "",
+                      Ext->Length);
+  }
+  return *Proto;
+}
+
+std::shared_ptr<const TensorProto> Tensor::getProtoPtr() const {
+  if (Proto)
+    (void)getProto();
+  return Proto;
+}
+
 Tensor Tensor::fromRaw(llvm::StringRef Name, int32_t ElemType,
                        llvm::ArrayRef<int64_t> Dims, llvm::StringRef Bytes) {
   auto P = makeProto(Name, ElemType, Dims);
@@ -223,6 +258,8 @@ Tensor Tensor::withName(llvm::StringRef Name) const {
     return Tensor();
   auto P = std::make_shared<TensorProto>(*Proto);
   P->set_name(Name.str());
+  if (hasMappedRawData())
+    P->clear_raw_data(); // the copy shares the mapping instead
   return Tensor(std::move(P), Ext);
 }
 

@@ -1,9 +1,12 @@
 //===- Import.cpp - Reading binary models ---------------------------------===//
 //
-// Binary models are parsed streaming from the file descriptor, so the only
-// copy of the weights is the one protobuf builds; importModel then moves
-// (swaps) every tensor out of the ModelProto into the IR. Whatever the IR does
-// not model is serialized into the residual strings, so export is lossless.
+// Binary model files are mapped, not read. Large raw_data of the main graph's
+// initializers is left out of what protobuf parses (ProtoWire.h) and stays in
+// the mapping, so the weights are never copied: the tensors point into the
+// file. Everything else is parsed as usual, and importModel moves (swaps)
+// every tensor out of the ModelProto into the IR. Standard input and files
+// that cannot be mapped are parsed streaming. Whatever the IR does not model
+// is serialized into the residual strings, so export is lossless.
 //
 // Import is linear in the model size: each graph gets one StringMap scope,
 // chained to the enclosing graphs' scopes. A graph is imported in two phases
@@ -15,6 +18,7 @@
 
 #include "onnxopt/Import/Import.h"
 #include "ProtoTypes.h"
+#include "ProtoWire.h"
 #include "onnxopt/IR/IR.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -92,10 +96,18 @@ template <typename ProtoT> std::string residualOf(const ProtoT &Msg) {
   return Msg.ByteSizeLong() ? Msg.SerializeAsString() : std::string();
 }
 
+/// The model file and the main-graph initializers whose raw_data stayed in
+/// it.
+struct MappedModel {
+  std::shared_ptr<MappedFile> File;
+  std::vector<MappedRawData> RawData;
+};
+
 class Importer {
 public:
-  Importer(Model &M, llvm::StringRef BaseDir, DiagnosticEngine &Diags)
-      : M(M), BaseDir(BaseDir.str()), Diags(Diags) {}
+  Importer(Model &M, llvm::StringRef BaseDir, DiagnosticEngine &Diags,
+           const MappedModel *Mapped)
+      : M(M), BaseDir(BaseDir.str()), Diags(Diags), Mapped(Mapped) {}
 
   LogicalResult importGraph(onnx::GraphProto &GP, Graph &G,
                             const Scope *Parent);
@@ -113,9 +125,15 @@ private:
                                 const Scope &S, Attribute &A);
   void importValueInfo(onnx::ValueInfoProto &VI, Value &V);
 
+  /// The tensor of the main graph's initializer \p Index, whose bytes stay
+  /// in the model file; nullopt when it was parsed whole.
+  std::optional<Tensor> takeMapped(onnx::TensorProto &TP, int Index);
+
   Model &M;
   std::string BaseDir;
   DiagnosticEngine &Diags;
+  const MappedModel *Mapped;
+  size_t NextMapped = 0;
   /// One mapping per external-data file, shared by its tensors.
   llvm::StringMap<std::shared_ptr<MappedFile>> Files;
 };
@@ -222,6 +240,17 @@ std::optional<Tensor> Importer::importTensor(onnx::TensorProto &TP,
   if (!Loc)
     return std::nullopt;
   return Tensor(std::move(P), std::move(Loc));
+}
+
+std::optional<Tensor> Importer::takeMapped(onnx::TensorProto &TP, int Index) {
+  if (!Mapped || NextMapped == Mapped->RawData.size() ||
+      Mapped->RawData[NextMapped].Initializer != Index)
+    return std::nullopt;
+  const MappedRawData &R = Mapped->RawData[NextMapped++];
+  auto P = std::make_shared<onnx::TensorProto>();
+  P->Swap(&TP);
+  return Tensor::fromMappedRawData(std::move(P), Mapped->File, R.Offset,
+                                   R.Length);
 }
 
 /// Builds the dense TensorProto of a sparse initializer, marked so that export
@@ -381,7 +410,11 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
   for (int I = 0; I < GP.initializer_size(); ++I) {
     onnx::TensorProto &TP = *GP.mutable_initializer(I);
     std::string Name = TP.name();
-    std::optional<Tensor> T = importTensor(TP, G, "initializer");
+    std::optional<Tensor> T;
+    if (!Parent)
+      T = takeMapped(TP, I);
+    if (!T)
+      T = importTensor(TP, G, "initializer");
     if (!T) {
       // Still define the name so that its uses do not cascade into errors.
       Ok = false;
@@ -528,9 +561,11 @@ static bool opsetsAreCanonical(const onnx::ModelProto &P) {
   return true;
 }
 
-std::unique_ptr<Model> onnxopt::importModel(onnx::ModelProto &&Proto,
-                                            llvm::StringRef BaseDir,
-                                            DiagnosticEngine &Diags) {
+/// importModel, with the main graph's raw_data left in \p Mapped.
+static std::unique_ptr<Model> importMapped(onnx::ModelProto &&Proto,
+                                           llvm::StringRef BaseDir,
+                                           DiagnosticEngine &Diags,
+                                           const MappedModel *Mapped) {
   if (!Proto.has_graph()) {
     emitError(Diags) << "not an ONNX model: it has no graph";
     return nullptr;
@@ -541,7 +576,7 @@ std::unique_ptr<Model> onnxopt::importModel(onnx::ModelProto &&Proto,
   for (const onnx::OperatorSetIdProto &O : Proto.opset_import())
     M->getOpsetImports().push_back(OpsetImport{O.domain(), O.version()});
 
-  Importer I(*M, BaseDir, Diags);
+  Importer I(*M, BaseDir, Diags, Mapped);
   if (failed(I.importGraph(*Proto.mutable_graph(), M->getGraph(), nullptr)))
     return nullptr;
 
@@ -555,15 +590,34 @@ std::unique_ptr<Model> onnxopt::importModel(onnx::ModelProto &&Proto,
   return M;
 }
 
+std::unique_ptr<Model> onnxopt::importModel(onnx::ModelProto &&Proto,
+                                            llvm::StringRef BaseDir,
+                                            DiagnosticEngine &Diags) {
+  return importMapped(std::move(Proto), BaseDir, Diags, nullptr);
+}
+
 //===----------------------------------------------------------------------===//
 // Parsing
 //===----------------------------------------------------------------------===//
+
+/// Block size of the streaming reader (protobuf's default is 8 KiB).
+constexpr int StreamBlockSize = 1 << 20;
+
+/// Raw data of at least this many bytes stays in the mapped model file.
+constexpr uint64_t MinMappedRawData = 1024;
+
+static std::unique_ptr<Model> tooLarge(DiagnosticEngine &Diags) {
+  emitError(Diags) << "the model is larger than 2 GB, which protobuf "
+                      "cannot parse; store its weights as external data";
+  return nullptr;
+}
 
 /// Parses a binary ModelProto from \p In (nothing is buffered beyond what
 /// protobuf itself keeps).
 static std::unique_ptr<Model> parseStream(pbio::ZeroCopyInputStream &In,
                                           llvm::StringRef BaseDir,
-                                          DiagnosticEngine &Diags) {
+                                          DiagnosticEngine &Diags,
+                                          const MappedModel *Mapped = nullptr) {
   onnx::ModelProto Proto;
   bool Parsed;
   {
@@ -577,7 +631,7 @@ static std::unique_ptr<Model> parseStream(pbio::ZeroCopyInputStream &In,
                         "or malformed";
     return nullptr;
   }
-  return importModel(std::move(Proto), BaseDir, Diags);
+  return importMapped(std::move(Proto), BaseDir, Diags, Mapped);
 }
 
 std::unique_ptr<Model> onnxopt::parseBinaryModel(llvm::StringRef Bytes,
@@ -587,18 +641,39 @@ std::unique_ptr<Model> onnxopt::parseBinaryModel(llvm::StringRef Bytes,
     emitError(Diags) << "the model is empty";
     return nullptr;
   }
-  if (Bytes.size() > size_t(INT_MAX)) {
-    emitError(Diags) << "the model is larger than 2 GB, which protobuf "
-                        "cannot parse; store its weights as external data";
-    return nullptr;
+  if (Bytes.size() > size_t(INT_MAX))
+    return tooLarge(Diags);
+  pbio::ArrayInputStream In(Bytes.data(), int(Bytes.size()));
+  return parseStream(In, BaseDir, Diags);
+}
+
+/// Parses a mapped model file. Large raw_data is left out of the parse and
+/// stays in \p File; without any, the mapping is parsed as it is.
+static std::unique_ptr<Model> parseMapped(std::shared_ptr<MappedFile> File,
+                                          llvm::StringRef BaseDir,
+                                          DiagnosticEngine &Diags) {
+  llvm::StringRef Bytes(File->data(), File->size());
+  MappedModel Mapped;
+  std::string Thin;
+  if (thinModelBytes(Bytes, MinMappedRawData, Thin, Mapped.RawData)) {
+    if (Thin.size() > size_t(INT_MAX)) {
+      emitError(Diags) << "the model is larger than 2 GB even without its "
+                          "large initializers, which protobuf cannot parse";
+      return nullptr;
+    }
+    Mapped.File = std::move(File);
+    pbio::ArrayInputStream In(Thin.data(), int(Thin.size()));
+    return parseStream(In, BaseDir, Diags, &Mapped);
   }
+  if (Bytes.size() > size_t(INT_MAX))
+    return tooLarge(Diags);
   pbio::ArrayInputStream In(Bytes.data(), int(Bytes.size()));
   return parseStream(In, BaseDir, Diags);
 }
 
 /// Reads standard input; the first chunk decides between text and binary.
 static std::unique_ptr<Model> loadFromStdin(DiagnosticEngine &Diags) {
-  pbio::FileInputStream In(STDIN_FILENO);
+  pbio::FileInputStream In(STDIN_FILENO, StreamBlockSize);
   const void *Data;
   int Size = 0;
   while (In.Next(&Data, &Size) && Size == 0) {
@@ -659,7 +734,7 @@ std::unique_ptr<Model> onnxopt::loadModel(llvm::StringRef Path,
                      << "': " << std::strerror(errno);
     return nullptr;
   }
-  pbio::FileInputStream In(FD);
+  pbio::FileInputStream In(FD, StreamBlockSize);
   In.SetCloseOnDelete(true);
   struct stat St;
   if (::fstat(FD, &St) != 0 || S_ISDIR(St.st_mode)) {
@@ -671,11 +746,12 @@ std::unique_ptr<Model> onnxopt::loadModel(llvm::StringRef Path,
       emitError(Diags) << "the model file is empty";
       return nullptr;
     }
-    if (uint64_t(St.st_size) > uint64_t(INT_MAX)) {
-      emitError(Diags) << "the model is larger than 2 GB, which protobuf "
-                          "cannot parse; store its weights as external data";
-      return nullptr;
-    }
+    // Regular files are mapped; if that fails, they are read.
+    std::string Ignored;
+    if (std::shared_ptr<MappedFile> File = MappedFile::open(PathStr, Ignored))
+      return parseMapped(std::move(File), BaseDir, Diags);
+    if (uint64_t(St.st_size) > uint64_t(INT_MAX))
+      return tooLarge(Diags);
   }
   std::unique_ptr<Model> M = parseStream(In, BaseDir, Diags);
   if (!M && In.GetErrno())

@@ -43,6 +43,7 @@ struct Result {
   bool SavedEqual = false; ///< saveModel's file parses to the original
   bool SameBytes = false;  ///< saveModel's file has the original's bytes
   bool Verified = false;   ///< verifyProto accepted the export
+  bool Mapped = false;     ///< some raw_data stayed in the mapped file
   std::string Detail;
 };
 
@@ -89,6 +90,10 @@ Result roundTripBinary(const std::string &Path, const Options &Opts) {
     return R;
   }
   R.Loaded = true;
+  for (const auto &V : M->getGraph().getConstants())
+    R.Mapped |= V->hasInitializer() && V->getInitializer().hasMappedRawData();
+  for (const auto &V : M->getGraph().getInputs())
+    R.Mapped |= V->hasInitializer() && V->getInitializer().hasMappedRawData();
 
   std::unique_ptr<onnx::ModelProto> Exported = exportModel(*M);
   std::string Diff = compare(Original, *Exported);
@@ -169,7 +174,8 @@ int main(int Argc, char **Argv) {
     collect(In, Models);
   std::sort(Models.begin(), Models.end());
 
-  unsigned Loaded = 0, Equal = 0, SavedEqual = 0, SameBytes = 0, Verified = 0;
+  unsigned Loaded = 0, Equal = 0, SavedEqual = 0, SameBytes = 0, Verified = 0,
+           Mapped = 0;
   for (const std::string &Path : Models) {
     Result R = roundTripBinary(Path, Opts);
     Loaded += R.Loaded;
@@ -177,13 +183,16 @@ int main(int Argc, char **Argv) {
     SavedEqual += R.SavedEqual;
     SameBytes += R.SameBytes;
     Verified += R.Verified;
+    Mapped += R.Mapped;
     bool Bad = !R.Equal || !R.SavedEqual || (Opts.Verify && !R.Verified);
     if (Bad || Opts.Verbose)
       llvm::outs() << (Bad ? "FAIL " : "ok   ") << Path << "\n" << R.Detail;
   }
   llvm::outs() << "roundtrip-binary: " << Models.size() << " models, " << Loaded
                << " loaded, " << Equal << " equal, " << SavedEqual
-               << " equal after saveModel (" << SameBytes << " byte-identical)";
+               << " equal after saveModel (" << SameBytes
+               << " byte-identical); " << Mapped
+               << " with raw_data left in the mapped file";
   if (Opts.Verify)
     llvm::outs() << ", " << Verified << " verified";
   llvm::outs() << "\n";

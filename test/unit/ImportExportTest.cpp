@@ -796,3 +796,189 @@ TEST(ImportExport, TensorStorageForms) {
   EXPECT_EQ(*Tensor::fromFloats("f", {}, {2.5f}).toDoubles(),
             (std::vector<double>{2.5}));
 }
+
+//===----------------------------------------------------------------------===//
+// Raw data left in the mapped model file
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string floatRange(size_t N) {
+  std::string S;
+  for (size_t I = 0; I < N; ++I) {
+    float F = float(I) * 0.5f;
+    S.append(reinterpret_cast<const char *>(&F), sizeof(F));
+  }
+  return S;
+}
+
+/// y = Add(Add(x, w0), w1): w0 float[20000] is large (saving copies it in
+/// the kernel) and has a doc_string and an unknown field after its raw_data;
+/// w1 float[1] is small.
+onnx::ModelProto makeLargeWeightModel() {
+  onnx::ModelProto P;
+  P.set_ir_version(8);
+  P.set_producer_name("test");
+  auto *Op = P.add_opset_import();
+  Op->set_domain("");
+  Op->set_version(17);
+  onnx::GraphProto &G = *P.mutable_graph();
+  G.set_name("adds");
+  setTensorType(*G.add_input(), "x", {20000});
+  setTensorType(*G.add_output(), "y", {20000});
+  for (auto [In, Out] : {std::pair{"x", "t"}, std::pair{"t", "y"}}) {
+    auto *N = G.add_node();
+    N->set_op_type("Add");
+    N->add_input(In);
+    N->add_input(std::string(In) == "x" ? "w0" : "w1");
+    N->add_output(Out);
+  }
+  auto *W0 = G.add_initializer();
+  W0->set_name("w0");
+  W0->set_data_type(onnx::TensorProto::FLOAT);
+  W0->add_dims(20000);
+  W0->set_raw_data(floatRange(20000));
+  W0->set_doc_string("weights");
+  W0->GetReflection()->MutableUnknownFields(W0)->AddVarint(1000, 7);
+  auto *W1 = G.add_initializer();
+  W1->set_name("w1");
+  W1->set_data_type(onnx::TensorProto::FLOAT);
+  W1->add_dims(1);
+  W1->set_raw_data(floatBytes({1}));
+  auto *Meta = P.add_metadata_props();
+  Meta->set_key("k");
+  Meta->set_value("v");
+  return P;
+}
+
+std::string varint(uint64_t V) {
+  std::string S;
+  for (; V >= 0x80; V >>= 7)
+    S.push_back(char(uint8_t(V) | 0x80));
+  S.push_back(char(V));
+  return S;
+}
+
+/// A length-delimited field.
+std::string lenField(uint32_t Number, const std::string &Payload) {
+  return varint((Number << 3) | 2) + varint(Payload.size()) + Payload;
+}
+
+const Tensor &initializer(const Model &M, llvm::StringRef Name) {
+  return findConstant(M, Name)->getInitializer();
+}
+
+} // namespace
+
+TEST(ImportExport, LargeRawDataStaysInTheFile) {
+  TempDir Dir;
+  onnx::ModelProto P = makeLargeWeightModel();
+  std::string Bytes = P.SerializeAsString();
+  writeFile(Dir.file("m.onnx"), Bytes);
+  CapturedDiags D;
+  std::unique_ptr<Model> M = loadModel(Dir.file("m.onnx"), D.Diags);
+  ASSERT_TRUE(M) << D.Text;
+  const Tensor &W0 = initializer(*M, "w0"), &W1 = initializer(*M, "w1");
+  ASSERT_TRUE(W0.hasMappedRawData());
+  EXPECT_FALSE(W0.isExternal());
+  EXPECT_FALSE(W1.hasMappedRawData());
+  EXPECT_FALSE(W0.getStoredProto().has_raw_data());
+  EXPECT_EQ(W0.getByteSize(), 80000u);
+  std::string S;
+  EXPECT_EQ(*W0.getRawBytes(S), floatRange(20000));
+  EXPECT_EQ((*W0.toDoubles())[3], 1.5);
+
+  // Exported and saved (verified) exactly as read.
+  EXPECT_EQ(diff(P, *exportModel(*M)), "");
+  ASSERT_TRUE(succeeded(
+      saveModel(*M, Dir.file("out.onnx"), FileFormat::Binary, D.Diags)))
+      << D.Text;
+  EXPECT_EQ(readFile(Dir.file("out.onnx")), Bytes);
+
+  // getProto() gives the whole tensor; nothing else changes.
+  EXPECT_EQ(W0.getProto().raw_data(), floatRange(20000));
+  EXPECT_EQ(W0.getProtoPtr()->raw_data(), floatRange(20000));
+  ASSERT_TRUE(succeeded(
+      saveModel(*M, Dir.file("again.onnx"), FileFormat::Binary, D.Diags)))
+      << D.Text;
+  EXPECT_EQ(readFile(Dir.file("again.onnx")), Bytes);
+
+  // The text form has the values.
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  printModel(*M, OS);
+  EXPECT_NE(OS.str().find("1.5, 2"), std::string::npos);
+
+  // Replacing the file that holds the bytes keeps them valid.
+  ASSERT_TRUE(
+      succeeded(saveModel(*M, Dir.file("m.onnx"), FileFormat::Binary, D.Diags)))
+      << D.Text;
+  EXPECT_EQ(*initializer(*M, "w0").getRawBytes(S), floatRange(20000));
+  EXPECT_EQ(readFile(Dir.file("m.onnx")), Bytes);
+}
+
+TEST(ImportExport, MappedRawDataRenamedOrExternalized) {
+  TempDir Dir;
+  onnx::ModelProto P = makeLargeWeightModel();
+  writeFile(Dir.file("m.onnx"), P.SerializeAsString());
+  CapturedDiags D;
+  std::unique_ptr<Model> M = loadModel(Dir.file("m.onnx"), D.Diags);
+  ASSERT_TRUE(M) << D.Text;
+  Value *W0 = const_cast<Value *>(findConstant(*M, "w0"));
+  W0->setName("weights");
+  ASSERT_TRUE(succeeded(
+      saveModel(*M, Dir.file("renamed.onnx"), FileFormat::Binary, D.Diags)))
+      << D.Text;
+  onnx::ModelProto Want = P;
+  Want.mutable_graph()->mutable_node(0)->set_input(1, "weights");
+  Want.mutable_graph()->mutable_initializer(0)->set_name("weights");
+  EXPECT_EQ(readFile(Dir.file("renamed.onnx")), Want.SerializeAsString());
+
+  ExportOptions Opts;
+  Opts.ForceExternal = true;
+  ASSERT_TRUE(succeeded(
+      saveModel(*M, Dir.file("ext.onnx"), FileFormat::Binary, D.Diags, Opts)))
+      << D.Text;
+  EXPECT_EQ(readFile(Dir.file("ext.onnx.data")), floatRange(20000));
+  std::unique_ptr<Model> M2 = loadModel(Dir.file("ext.onnx"), D.Diags);
+  ASSERT_TRUE(M2) << D.Text;
+  const Tensor &T = initializer(*M2, "weights");
+  EXPECT_TRUE(T.isExternal());
+  EXPECT_TRUE(T.contentEquals(W0->getInitializer()));
+  EXPECT_EQ(T.getStoredProto().doc_string(), "weights");
+}
+
+TEST(ImportExport, UnusualTensorEncodingsParseAsProtobufDoes) {
+  // w0's raw_data twice (the last wins), w1 with raw_data and float_data,
+  // and the graph split over two `graph` fields (protobuf merges them).
+  onnx::ModelProto P = makeLargeWeightModel();
+  onnx::GraphProto G = P.graph();
+  P.clear_graph();
+  onnx::TensorProto W0 = G.initializer(0), W1 = G.initializer(1);
+  G.clear_initializer();
+  W1.set_raw_data(floatRange(400));
+  W1.add_float_data(2);
+  std::string Init0 =
+      lenField(5, W0.SerializeAsString() + lenField(9, floatRange(310)));
+  std::string Init1 = lenField(5, W1.SerializeAsString());
+  std::string GraphBytes = G.SerializeAsString() + Init0 + Init1;
+
+  TempDir Dir;
+  for (bool Split : {false, true}) {
+    std::string Bytes = P.SerializeAsString();
+    if (Split)
+      Bytes += lenField(7, G.SerializeAsString()) + lenField(7, Init0 + Init1);
+    else
+      Bytes += lenField(7, GraphBytes);
+    onnx::ModelProto Want;
+    ASSERT_TRUE(Want.ParseFromString(Bytes));
+    ASSERT_EQ(Want.graph().initializer(0).raw_data(), floatRange(310));
+    writeFile(Dir.file("m.onnx"), Bytes);
+    CapturedDiags D;
+    std::unique_ptr<Model> M = loadModel(Dir.file("m.onnx"), D.Diags);
+    ASSERT_TRUE(M) << D.Text;
+    EXPECT_FALSE(initializer(*M, "w0").hasMappedRawData());
+    EXPECT_FALSE(initializer(*M, "w1").hasMappedRawData());
+    EXPECT_EQ(diff(Want, *exportModel(*M)), "") << "split: " << Split;
+  }
+}

@@ -2,9 +2,11 @@
 //
 // A Tensor is a cheap, shared, immutable handle to an onnx::TensorProto.
 // Copying a Tensor never copies bytes: initializers keep the bytes protobuf
-// parsed (moved, not copied, out of the loaded ModelProto) or stay in an mmap
-// of their external-data file. Code that needs the proto itself includes
-// <onnx/onnx_pb.h>; this header stays free of protobuf.
+// parsed (moved, not copied, out of the loaded ModelProto), stay in an mmap
+// of their external-data file, or (large raw_data of a binary model file the
+// importer mapped) stay in the mmap of the model file itself. Code that needs
+// the proto itself includes <onnx/onnx_pb.h>; this header stays free of
+// protobuf.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXOPT_IR_TENSOR_H
@@ -24,8 +26,9 @@ class TensorProto;
 
 namespace onnxopt {
 
-/// A read-only memory map of an external-data file, shared by all tensors
-/// stored in it.
+/// A read-only memory map of an external-data file (or of a model file whose
+/// raw_data stays in it), shared by all tensors stored in it. The descriptor
+/// stays open so that writers can copy ranges in the kernel.
 class MappedFile {
 public:
   /// Maps \p Path; returns nullptr and sets \p Error on failure.
@@ -35,12 +38,15 @@ public:
   llvm::StringRef getPath() const { return Path; }
   const char *data() const { return Data; }
   uint64_t size() const { return Size; }
+  /// The open, read-only descriptor of the file (for copy_file_range).
+  int getFD() const { return FD; }
 
 private:
   MappedFile() = default;
   std::string Path;
   const char *Data = nullptr;
   uint64_t Size = 0;
+  int FD = -1;
 };
 
 /// Where an external tensor's bytes live.
@@ -49,6 +55,10 @@ struct ExternalLocation {
   std::string Location; ///< the `location` key as written in the model
   uint64_t Offset = 0;
   uint64_t Length = 0;
+  /// Not external data: the tensor's inline raw_data, left by the importer in
+  /// the mapped model file (Location is empty). Export writes it inline.
+  /// Only Tensor::fromMappedRawData makes such locations.
+  bool InModelFile = false;
 };
 
 class Tensor {
@@ -66,32 +76,44 @@ public:
                            llvm::ArrayRef<int64_t> Values);
   static Tensor fromFloats(llvm::StringRef Name, llvm::ArrayRef<int64_t> Dims,
                            llvm::ArrayRef<float> Values);
+  /// Wraps \p Proto, which has every field but raw_data: its raw_data is
+  /// [Offset, Offset + Length) of \p File, the mapped model file.
+  static Tensor fromMappedRawData(std::shared_ptr<onnx::TensorProto> Proto,
+                                  std::shared_ptr<MappedFile> File,
+                                  uint64_t Offset, uint64_t Length);
 
   bool isNull() const { return !Proto; }
   explicit operator bool() const { return !isNull(); }
 
-  const onnx::TensorProto &getProto() const { return *Proto; }
-  std::shared_ptr<const onnx::TensorProto> getProtoPtr() const {
-    return Proto;
-  }
+  /// The complete proto. For a tensor with hasMappedRawData(), the first
+  /// call copies the bytes into the proto (shared by every copy of this
+  /// handle); getStoredProto() and getRawBytes() do not.
+  const onnx::TensorProto &getProto() const;
+  std::shared_ptr<const onnx::TensorProto> getProtoPtr() const;
+  /// The proto as stored: with hasMappedRawData() it may lack raw_data.
+  const onnx::TensorProto &getStoredProto() const { return *Proto; }
 
   llvm::StringRef getName() const;
   /// Returns a copy of this tensor with another name (bytes are shared only
-  /// for external tensors; inline bytes are copied, so use sparingly).
+  /// for mapped tensors; inline bytes are copied, so use sparingly).
   Tensor withName(llvm::StringRef Name) const;
   int32_t getElemType() const;
   std::vector<int64_t> getDims() const;
   /// Product of dims (1 for a scalar).
   int64_t getNumElements() const;
 
-  bool isExternal() const { return Ext.has_value(); }
+  /// data_location is EXTERNAL: the bytes are in an external-data file.
+  bool isExternal() const { return Ext && !Ext->InModelFile; }
+  /// Inline raw_data whose bytes stayed in the mapped model file.
+  bool hasMappedRawData() const { return Ext && Ext->InModelFile; }
+  /// Where the bytes are mapped: external data or mapped raw_data.
   const std::optional<ExternalLocation> &getExternal() const { return Ext; }
 
-  /// Size of the payload in bytes (raw_data, typed fields or external).
+  /// Size of the payload in bytes (raw_data, typed fields or mapped).
   uint64_t getByteSize() const;
 
   /// The payload as raw little-endian bytes, without copying when the data
-  /// is in raw_data or external. For typed fields (float_data, int64_data...)
+  /// is in raw_data or mapped. For typed fields (float_data, int64_data...)
   /// the bytes are materialized into \p Storage. Strings are not supported
   /// (returns std::nullopt).
   std::optional<llvm::StringRef> getRawBytes(std::string &Storage) const;

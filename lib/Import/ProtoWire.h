@@ -1,0 +1,52 @@
+//===- ProtoWire.h - Protobuf wire format around raw_data ------*- C++ -*-===//
+//
+// Private to the binary importer and exporter. Large initializers of a mapped
+// model file are parsed without their raw_data, whose bytes stay in the
+// mapping; export writes them back between the tensor's other fields.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_LIB_IMPORT_PROTOWIRE_H
+#define ONNXOPT_LIB_IMPORT_PROTOWIRE_H
+
+#include "llvm/ADT/StringRef.h"
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace onnxopt {
+namespace detail {
+
+/// TensorProto.raw_data, and the tag that introduces it.
+constexpr uint32_t RawDataField = 9;
+constexpr uint32_t RawDataTag = (RawDataField << 3) | 2;
+
+/// The raw_data of one main-graph initializer, left in the model bytes.
+struct MappedRawData {
+  int Initializer; ///< index in GraphProto.initializer
+  uint64_t Offset; ///< of the payload in the model bytes
+  uint64_t Length; ///< of the payload
+};
+
+/// Scans a binary ModelProto for main-graph initializers whose raw_data has
+/// at least \p MinBytes (and that have no other payload field and are not
+/// external or strings). When there are some, returns true, fills \p Mapped
+/// in initializer order and builds in \p Thin the same model without those
+/// payloads: parsing \p Thin gives the model minus their raw_data. Returns
+/// false when there is nothing to leave out or the scan does not understand
+/// the bytes (malformed, groups, several `graph` fields); the caller then
+/// parses \p Bytes as they are, and protobuf reports what is wrong.
+bool thinModelBytes(llvm::StringRef Bytes, uint64_t MinBytes, std::string &Thin,
+                    std::vector<MappedRawData> &Mapped);
+
+/// Where raw_data goes in \p Serialized, a TensorProto without raw_data as
+/// protobuf writes it (known fields in number order, then unknown ones): the
+/// offset of the first field numbered above raw_data, or the size.
+size_t rawDataInsertionPoint(llvm::StringRef Serialized);
+
+/// Number of bytes of \p V as a varint.
+unsigned varintSize(uint64_t V);
+
+} // namespace detail
+} // namespace onnxopt
+
+#endif // ONNXOPT_LIB_IMPORT_PROTOWIRE_H
