@@ -411,6 +411,11 @@ private:
   }
   Results one(Tensor T) { return std::vector<Tensor>{std::move(T)}; }
   Results oneLiteral(const Literal &L) {
+    // ONNX 1.12's reference truncates to bfloat16, runtimes round to
+    // nearest even: a computed bfloat16 could disagree with either.
+    if (L.ET == TP::BFLOAT16)
+      return fail("computed bfloat16 results are not folded (rounding "
+                  "differs between ONNX versions and runtimes)");
     if (!fitsBudget(L.ET, static_cast<int64_t>(L.size())))
       return std::nullopt;
     return one(fromLiteral(L, resultName(0)));

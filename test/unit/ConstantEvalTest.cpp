@@ -7,8 +7,14 @@
 #include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Import/Import.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <onnx/onnx_pb.h>
 
 using namespace onnxopt;
 
@@ -503,6 +509,145 @@ TEST(ConstantEval, NondeterministicOps) {
     EXPECT_TRUE(isNondeterministicOp(N)) << N.getOpType().str();
   EXPECT_FALSE(isEvaluableOp("RandomUniformLike"));
   EXPECT_TRUE(isEvaluableOp("Gather"));
+}
+
+//===----------------------------------------------------------------------===//
+// Agreement with ONNX's reference outputs
+//===----------------------------------------------------------------------===//
+
+/// Reads a serialized TensorProto; a null Tensor on failure. The test data
+/// stores bfloat16 tensors as uint16 (numpy has no bfloat16): \p ElemType,
+/// the declared type, relabels them.
+Tensor readTensorFile(const std::string &Path, int32_t ElemType) {
+  auto Buf = llvm::MemoryBuffer::getFile(Path);
+  if (!Buf)
+    return Tensor();
+  auto P = std::make_shared<onnx::TensorProto>();
+  if (!P->ParseFromArray((*Buf)->getBufferStart(), (*Buf)->getBufferSize()))
+    return Tensor();
+  if (ElemType == onnx::TensorProto::BFLOAT16 &&
+      P->data_type() == onnx::TensorProto::UINT16) {
+    Tensor U(std::move(P));
+    std::string Storage;
+    std::optional<llvm::StringRef> Bytes = U.getRawBytes(Storage);
+    if (!Bytes)
+      return Tensor();
+    return Tensor::fromRaw(U.getName(), ElemType, U.getDims(), *Bytes);
+  }
+  return Tensor(std::move(P));
+}
+
+/// Compares a computed tensor with the expected one: same type and dims,
+/// integers exactly, floating values within a few ulps (NaN equals NaN).
+std::string compareTensors(const Tensor &Got, const Tensor &Want) {
+  if (Got.getElemType() != Want.getElemType())
+    return "element type " + std::to_string(Got.getElemType()) + " vs " +
+           std::to_string(Want.getElemType());
+  if (Got.getDims() != Want.getDims())
+    return "dims differ";
+  if (auto A = Got.toInt64s()) {
+    if (*A != *Want.toInt64s())
+      return "integer values differ";
+    return "";
+  }
+  auto A = Got.toDoubles(), B = Want.toDoubles();
+  if (!A || !B || A->size() != B->size())
+    return "cannot read values";
+  for (size_t I = 0; I < A->size(); ++I) {
+    double X = (*A)[I], Y = (*B)[I];
+    if (std::isnan(X) && std::isnan(Y))
+      continue;
+    if (X == Y)
+      continue;
+    if (std::fabs(X - Y) > 1e-6 * std::max(std::fabs(X), std::fabs(Y)))
+      return "value " + std::to_string(I) + ": " + std::to_string(X) + " vs " +
+             std::to_string(Y);
+  }
+  return "";
+}
+
+/// Every single-node model of Debian's ONNX node tests whose op the
+/// evaluator knows: evaluating the node on the test's inputs must give the
+/// test's outputs, or refuse (never a wrong answer).
+TEST(ConstantEval, AgreesWithOnnxNodeTests) {
+  const std::string Root = "/usr/share/libonnx-testdata/data/node";
+  if (!llvm::sys::fs::is_directory(Root))
+    GTEST_SKIP() << Root << " is not installed";
+  std::vector<std::string> Dirs;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(Root, EC), End; It != End && !EC;
+       It.increment(EC))
+    Dirs.push_back(It->path());
+  std::sort(Dirs.begin(), Dirs.end());
+
+  unsigned Checked = 0, Refused = 0;
+  std::vector<std::string> Wrong;
+  for (const std::string &Dir : Dirs) {
+    DiagnosticEngine Diags;
+    Diags.setHandler([](const Diagnostic &) {});
+    std::unique_ptr<Model> M = loadModel(Dir + "/model.onnx", Diags);
+    if (!M || M->getGraph().getNumNodes() != 1)
+      continue;
+    Node &N = M->getGraph().getNodes().front();
+    if (!N.isOnnxDomain() || !isEvaluableOp(N.getOpType()))
+      continue;
+    Graph &G = M->getGraph();
+    // Sequence and optional inputs are not tensors: nothing to evaluate.
+    bool AllTensors = true;
+    for (unsigned I = 0; I < G.getNumInputs(); ++I)
+      AllTensors &= G.getInput(I)->getType().isTensor();
+    for (unsigned I = 0; I < G.getNumOutputs(); ++I)
+      AllTensors &= G.getOutput(I)->getType().isTensor();
+    if (!AllTensors)
+      continue;
+    for (unsigned Set = 0;; ++Set) {
+      std::string SetDir = Dir + "/test_data_set_" + std::to_string(Set);
+      if (!llvm::sys::fs::is_directory(SetDir))
+        break;
+      std::vector<Tensor> Operands;
+      for (Value *V : N.getOperands()) {
+        Tensor T;
+        for (unsigned I = 0; V && I < G.getNumInputs(); ++I)
+          if (G.getInput(I) == V)
+            T = readTensorFile(SetDir + "/input_" + std::to_string(I) + ".pb",
+                               V->getType().getElemType());
+        if (V && T.isNull())
+          T = getConstantValue(*V);
+        Operands.push_back(T);
+      }
+      ConstantEvalOptions Opts;
+      Opts.MaxResultBytes = 0;
+      std::string Why;
+      std::optional<std::vector<Tensor>> Results =
+          evaluateNode(N, Operands, M->getOpsetVersion(""), Opts, Why);
+      std::string Name =
+          llvm::sys::path::filename(Dir).str() + "/" + std::to_string(Set);
+      if (!Results) {
+        ++Refused; // strings, uint64 Min/Max/Mod, computed bfloat16
+        continue;
+      }
+      ++Checked;
+      for (unsigned I = 0; I < G.getNumOutputs(); ++I) {
+        Tensor Want =
+            readTensorFile(SetDir + "/output_" + std::to_string(I) + ".pb",
+                           G.getOutput(I)->getType().getElemType());
+        unsigned R = 0;
+        while (R < N.getNumResults() && N.getResult(R) != G.getOutput(I))
+          ++R;
+        if (Want.isNull() || R == N.getNumResults())
+          continue;
+        std::string Diff = compareTensors((*Results)[R], Want);
+        if (!Diff.empty())
+          Wrong.push_back(Name + " output " + std::to_string(I) + ": " + Diff);
+      }
+    }
+  }
+  for (const std::string &W : Wrong)
+    ADD_FAILURE() << W;
+  EXPECT_GT(Checked, 150u);
+  std::printf("constant evaluator vs ONNX node tests: %u agree, %u refused, "
+              "%zu wrong\n",
+              Checked, Refused, Wrong.size());
 }
 
 } // namespace
