@@ -460,41 +460,92 @@ static bool isExternal(const onnx::TensorProto &T) {
   return T.data_location() == onnx::TensorProto::EXTERNAL;
 }
 
-static void thinExternal(onnx::TensorProto &T) {
-  if (!isExternal(T))
-    return;
-  onnx::TensorProto Thin;
-  thinTensor(T, Thin);
-  T.Swap(&Thin);
-}
+namespace {
 
-static void thinExternal(onnx::GraphProto &G);
-
-static void thinExternal(onnx::NodeProto &N) {
-  for (onnx::AttributeProto &A : *N.mutable_attribute()) {
-    if (A.has_t())
-      thinExternal(*A.mutable_t());
-    for (onnx::TensorProto &T : *A.mutable_tensors())
-      thinExternal(T);
-    if (A.has_g())
-      thinExternal(*A.mutable_g());
-    for (onnx::GraphProto &G : *A.mutable_graphs())
-      thinExternal(G);
+/// Readies a model for the checker and strict shape inference in place and,
+/// with Restore, puts it back on destruction, so that saveModel verifies its
+/// skeleton without copying it:
+/// - external tensors become placeholders (the checker would look for their
+///   files relative to the current directory);
+/// - inference merges what it infers into the types of the inputs, outputs
+///   and value_info of the graphs it visits (the main graph and, through
+///   node attributes, its subgraphs) and appends value_info entries: those
+///   three lists are saved and swapped back.
+class VerificationScope {
+public:
+  VerificationScope(onnx::ModelProto &P, bool Restore) : Restore(Restore) {
+    for (onnx::FunctionProto &F : *P.mutable_functions())
+      for (onnx::NodeProto &N : *F.mutable_node())
+        visit(N, /*Inferred=*/false);
+    for (onnx::TrainingInfoProto &TI : *P.mutable_training_info()) {
+      visit(*TI.mutable_initialization(), false);
+      visit(*TI.mutable_algorithm(), false);
+    }
+    if (P.has_graph())
+      visit(*P.mutable_graph(), true);
   }
-}
 
-/// Replaces every external tensor of \p G by a placeholder: the checker
-/// would look for data files relative to the current directory.
-static void thinExternal(onnx::GraphProto &G) {
-  for (onnx::TensorProto &T : *G.mutable_initializer())
-    thinExternal(T);
-  for (onnx::SparseTensorProto &S : *G.mutable_sparse_initializer()) {
-    thinExternal(*S.mutable_values());
-    thinExternal(*S.mutable_indices());
+  ~VerificationScope() {
+    for (auto &[T, Saved] : Tensors)
+      T->Swap(&Saved);
+    for (SavedInfos &S : Infos) {
+      S.G->mutable_input()->Swap(&S.Input);
+      S.G->mutable_output()->Swap(&S.Output);
+      S.G->mutable_value_info()->Swap(&S.ValueInfo);
+    }
   }
-  for (onnx::NodeProto &N : *G.mutable_node())
-    thinExternal(N);
-}
+
+private:
+  struct SavedInfos {
+    onnx::GraphProto *G;
+    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> Input, Output,
+        ValueInfo;
+  };
+
+  void visit(onnx::TensorProto &T) {
+    if (!isExternal(T))
+      return;
+    onnx::TensorProto Thin;
+    thinTensor(T, Thin);
+    if (Restore) {
+      Tensors.emplace_back(&T, onnx::TensorProto());
+      Tensors.back().second.Swap(&T);
+    }
+    T.Swap(&Thin);
+  }
+
+  void visit(onnx::GraphProto &G, bool Inferred) {
+    if (Inferred && Restore)
+      Infos.push_back({&G, G.input(), G.output(), G.value_info()});
+    for (onnx::TensorProto &T : *G.mutable_initializer())
+      visit(T);
+    for (onnx::SparseTensorProto &S : *G.mutable_sparse_initializer()) {
+      visit(*S.mutable_values());
+      visit(*S.mutable_indices());
+    }
+    for (onnx::NodeProto &N : *G.mutable_node())
+      visit(N, Inferred);
+  }
+
+  void visit(onnx::NodeProto &N, bool Inferred) {
+    for (onnx::AttributeProto &A : *N.mutable_attribute()) {
+      if (A.has_t())
+        visit(*A.mutable_t());
+      for (onnx::TensorProto &T : *A.mutable_tensors())
+        visit(T);
+      if (A.has_g())
+        visit(*A.mutable_g(), Inferred);
+      for (onnx::GraphProto &G : *A.mutable_graphs())
+        visit(G, Inferred);
+    }
+  }
+
+  bool Restore;
+  std::vector<std::pair<onnx::TensorProto *, onnx::TensorProto>> Tensors;
+  std::vector<SavedInfos> Infos;
+};
+
+} // namespace
 
 /// A copy for verification: payloads of large initializers and of external
 /// tensors become placeholders (the checker and inference only need their
@@ -502,7 +553,7 @@ static void thinExternal(onnx::GraphProto &G) {
 static void copyForVerification(const onnx::ModelProto &P,
                                 onnx::ModelProto &C) {
   // Field by field, so that the main graph's initializers can be thinned
-  // while they are copied.
+  // while they are copied (VerificationScope thins the other tensors).
   C.set_ir_version(P.ir_version());
   *C.mutable_opset_import() = P.opset_import();
   *C.mutable_metadata_props() = P.metadata_props();
@@ -516,13 +567,6 @@ static void copyForVerification(const onnx::ModelProto &P,
     C.set_domain(P.domain());
   if (P.has_model_version())
     C.set_model_version(P.model_version());
-  for (onnx::FunctionProto &F : *C.mutable_functions())
-    for (onnx::NodeProto &N : *F.mutable_node())
-      thinExternal(N);
-  for (onnx::TrainingInfoProto &TI : *C.mutable_training_info()) {
-    thinExternal(*TI.mutable_initialization());
-    thinExternal(*TI.mutable_algorithm());
-  }
   if (!P.has_graph())
     return;
   const onnx::GraphProto &G = P.graph();
@@ -545,7 +589,6 @@ static void copyForVerification(const onnx::ModelProto &P,
     else
       CT.CopyFrom(T);
   }
-  thinExternal(CG);
 }
 
 /// Returns a description of what ONNX 1.12 cannot check in \p P, or "".
@@ -574,7 +617,9 @@ static std::string unsupportedVersions(const onnx::ModelProto &P) {
   return Why;
 }
 
-LogicalResult onnxopt::verifyProto(const onnx::ModelProto &P,
+/// Runs the checker and strict shape inference on \p P, which is changed
+/// while they run and, with \p Restore, put back afterwards.
+static LogicalResult verifyInPlace(onnx::ModelProto &P, bool Restore,
                                    DiagnosticEngine &Diags) {
   std::string TooNew = unsupportedVersions(P);
   if (!TooNew.empty()) {
@@ -586,10 +631,9 @@ LogicalResult onnxopt::verifyProto(const onnx::ModelProto &P,
                        << "ai.onnx.ml opset <= 3)";
     return success();
   }
-  onnx::ModelProto Copy;
-  copyForVerification(P, Copy);
+  VerificationScope Scope(P, Restore);
   try {
-    onnx::checker::check_model(Copy);
+    onnx::checker::check_model(P);
   } catch (const std::exception &E) {
     return emitError(Diags)
            << "onnx checker: " << llvm::StringRef(E.what()).trim();
@@ -597,13 +641,20 @@ LogicalResult onnxopt::verifyProto(const onnx::ModelProto &P,
   try {
     onnx::ShapeInferenceOptions Opts(/*check_type=*/true, /*strict_mode=*/1,
                                      /*data_prop=*/false);
-    onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(),
+    onnx::shape_inference::InferShapes(P, onnx::OpSchemaRegistry::Instance(),
                                        Opts);
   } catch (const std::exception &E) {
     return emitError(Diags)
            << "strict shape inference: " << llvm::StringRef(E.what()).trim();
   }
   return success();
+}
+
+LogicalResult onnxopt::verifyProto(const onnx::ModelProto &P,
+                                   DiagnosticEngine &Diags) {
+  onnx::ModelProto Copy;
+  copyForVerification(P, Copy);
+  return verifyInPlace(Copy, /*Restore=*/false, Diags);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1068,7 +1119,9 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
       return emitError(Diags) << "the model needs a new external-data file, "
                                  "which cannot be written next to standard "
                                  "output; write to a file";
-    if (Opts.Verify && failed(verifyProto(Skeleton, Diags)))
+    // The skeleton's large payloads are placeholders already: it is verified
+    // itself, not a copy.
+    if (Opts.Verify && failed(verifyInPlace(Skeleton, /*Restore=*/true, Diags)))
       return failure();
   }
   if (!Binary)

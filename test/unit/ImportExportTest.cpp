@@ -982,3 +982,73 @@ TEST(ImportExport, UnusualTensorEncodingsParseAsProtobufDoes) {
     EXPECT_EQ(diff(Want, *exportModel(*M)), "") << "split: " << Split;
   }
 }
+
+TEST(ImportExport, VerifyingLeavesTheSkeletonAlone) {
+  // Strict inference would replace the symbolic dims of y and z by 2, fill
+  // in the branch outputs' shapes and add value_info for t; the checker needs
+  // w's file. None of that may reach the output.
+  TempDir Dir;
+  writeFile(Dir.file("w.bin"), floatBytes({1, 2}));
+  onnx::ModelProto P = makeAddModel();
+  onnx::GraphProto &G = *P.mutable_graph();
+  G.clear_node();
+  G.mutable_initializer()->RemoveLast();
+  setExternal(*G.mutable_initializer(0), "w.bin", 0, 8);
+  G.mutable_initializer(0)->set_name("w");
+  G.mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("N");
+  auto *Cond = G.add_input();
+  Cond->set_name("c");
+  Cond->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::BOOL);
+  Cond->mutable_type()->mutable_tensor_type()->mutable_shape();
+  auto AddNode = [](onnx::GraphProto &In, const char *Op,
+                    std::vector<std::string> Ins, const char *Out) {
+    auto *N = In.add_node();
+    N->set_op_type(Op);
+    for (const std::string &I : Ins)
+      N->add_input(I);
+    N->add_output(Out);
+    return N;
+  };
+  AddNode(G, "Add", {"x", "w"}, "t");
+  AddNode(G, "Identity", {"t"}, "y");
+  auto *If = AddNode(G, "If", {"c"}, "z");
+  for (const char *Branch : {"then_branch", "else_branch"}) {
+    auto *A = If->add_attribute();
+    A->set_name(Branch);
+    A->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto &B = *A->mutable_g();
+    B.set_name(Branch);
+    AddNode(B, "Identity", {"t"}, "o");
+    B.add_output()->set_name("o");
+    B.mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::FLOAT);
+  }
+  auto *Z = G.add_output();
+  Z->set_name("z");
+  Z->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
+  Z->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->add_dim()
+      ->set_dim_param("M");
+  std::string Bytes = P.SerializeAsString();
+  writeFile(Dir.file("m.onnx"), Bytes);
+
+  CapturedDiags D;
+  std::unique_ptr<Model> M = loadModel(Dir.file("m.onnx"), D.Diags);
+  ASSERT_TRUE(M) << D.Text;
+  ASSERT_TRUE(succeeded(
+      saveModel(*M, Dir.file("out.onnx"), FileFormat::Binary, D.Diags)))
+      << D.Text;
+  EXPECT_EQ(D.Text, "");
+  EXPECT_EQ(readFile(Dir.file("out.onnx")), Bytes);
+  // verifyProto checks the same model.
+  EXPECT_TRUE(succeeded(verifyProto(P, D.Diags))) << D.Text;
+}
