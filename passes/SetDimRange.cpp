@@ -1,0 +1,141 @@
+//===- SetDimRange.cpp - Store the value ranges of symbolic dims ----------===//
+//
+// Before:  (float[N,3,H,W] input) => ...            (no ranges)
+// After --set-dim-range='ranges=N:1:16:1,H:256:1024:640,W:256:1024:640':
+//          metadata_props: ["onnx_opt.dim_ranges" :
+//                           "v1;H=256:1024:640;N=1:16:1;W=256:1024:640"]
+//
+// Each entry is `symbol:min:max[:opt]`. Ranges given here replace the stored
+// range of the same symbol; the other stored ranges stay unless reset=true.
+// The types of the model do not change.
+//
+// Refused, with nothing changed: a malformed entry; min < 0, min > max or
+// opt outside [min, max]; a symbol given twice; a symbol the model does not
+// have (the error lists those it has); a symbol the dim algebra proves equal
+// to a number outside the range.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/Analysis/DimRanges.h"
+#include "onnxopt/Analysis/TypeWalk.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Pass/Pass.h"
+#include "onnxopt/Passes.h"
+#include <set>
+
+using namespace onnxopt;
+
+namespace {
+
+std::string joinSorted(const std::set<std::string> &Names) {
+  std::string S;
+  for (const std::string &N : Names)
+    S += (S.empty() ? "" : ", ") + N;
+  return S;
+}
+
+class SetDimRangePass : public Pass {
+public:
+  llvm::StringRef getArgument() const override { return "set-dim-range"; }
+  llvm::StringRef getDescription() const override {
+    return "store min:max[:opt] ranges of symbolic dims in the model's "
+           "metadata_props";
+  }
+  LogicalResult run(Model &M, PassContext &Ctx) override;
+
+private:
+  LogicalResult parseEntries(Model &M, DimRangeMap &Given,
+                             DiagnosticEngine &Diags);
+  LogicalResult checkAgainstAlgebra(Model &M, const DimRangeMap &Given,
+                                    DiagnosticEngine &Diags);
+
+  ListOption<std::string> Ranges{
+      *this, "ranges", "ranges as symbol:min:max[:opt], e.g. N:1:16:1"};
+  Option<bool> Reset{*this, "reset",
+                     "drop the stored ranges of symbols not given", false};
+};
+
+LogicalResult SetDimRangePass::parseEntries(Model &M, DimRangeMap &Given,
+                                            DiagnosticEngine &Diags) {
+  std::set<std::string> Symbols;
+  forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
+    if (D.isSymbol())
+      Symbols.insert(D.getSymbol().str());
+    return false;
+  });
+  for (const std::string &Entry : Ranges) {
+    auto [Name, Text] = llvm::StringRef(Entry).split(':');
+    Name = Name.trim();
+    if (Name.empty() || Text.empty())
+      return emitError(Diags)
+             << "set-dim-range: expected symbol:min:max[:opt], "
+                "got '"
+             << Entry << "'";
+    DimRange R;
+    std::string Why;
+    if (!parseDimRange(Text, R, Why))
+      return emitError(Diags)
+             << "set-dim-range: symbol '" << Name << "': " << Why;
+    if (!Symbols.count(Name.str())) {
+      if (Symbols.empty())
+        return emitError(Diags) << "set-dim-range: unknown symbol '" << Name
+                                << "'; the model has no symbolic dims";
+      return emitError(Diags)
+             << "set-dim-range: unknown symbol '" << Name
+             << "'; the model's symbols are: " << joinSorted(Symbols);
+    }
+    if (Name.find_first_of(";=") != llvm::StringRef::npos)
+      return emitError(Diags) << "set-dim-range: symbol '" << Name
+                              << "' contains ';' or '=', which the stored "
+                                 "form cannot hold";
+    if (!Given.emplace(Name.str(), R).second)
+      return emitError(Diags)
+             << "set-dim-range: symbol '" << Name << "' is given two ranges";
+  }
+  return success();
+}
+
+/// A symbol the model's nodes force to a number must admit that number.
+LogicalResult SetDimRangePass::checkAgainstAlgebra(Model &M,
+                                                   const DimRangeMap &Given,
+                                                   DiagnosticEngine &Diags) {
+  DimAnalysis DA(M);
+  DA.run();
+  for (const auto &[Name, R] : Given) {
+    DimExpr Best = DA.getBest(DimExpr::symbol(Name));
+    if (!Best.isConstant() || R.contains(Best.getConstant()))
+      continue;
+    return emitError(Diags)
+           << "set-dim-range: symbol '" << Name << "' is " << Best.getConstant()
+           << " in this model (the dim algebra proves "
+           << "it), outside the range " << printDimRange(R);
+  }
+  return success();
+}
+
+LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
+  DiagnosticEngine &Diags = Ctx.getDiags();
+  DimRangeMap Given;
+  if (failed(parseEntries(M, Given, Diags)) ||
+      failed(checkAgainstAlgebra(M, Given, Diags)))
+    return failure();
+  DimRangeMap Stored;
+  std::string Error;
+  if (!getDimRanges(M, Stored, Error))
+    return emitError(Diags) << "set-dim-range: " << Error;
+  DimRangeMap Result = Reset ? DimRangeMap() : Stored;
+  for (const auto &[Name, R] : Given)
+    Result[Name] = R;
+  if (Result == Stored)
+    return success();
+  if (!setDimRanges(M, Result, Error))
+    return emitError(Diags) << "set-dim-range: " << Error;
+  Ctx.Changed = true;
+  return success();
+}
+
+} // namespace
+
+std::unique_ptr<Pass> onnxopt::createSetDimRangePass() {
+  return std::make_unique<SetDimRangePass>();
+}

@@ -1,0 +1,71 @@
+//===- DimRangesTest.cpp - Dim ranges in metadata_props -------------------===//
+#include "onnxopt/Analysis/DimRanges.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Import/Import.h"
+#include "gtest/gtest.h"
+
+using namespace onnxopt;
+
+namespace {
+
+std::unique_ptr<Model> parse(llvm::StringRef Text) {
+  DiagnosticEngine Diags;
+  return parseTextModel(Text, Diags);
+}
+
+TEST(DimRangesTest, ParseRange) {
+  DimRange R;
+  std::string Err;
+  ASSERT_TRUE(parseDimRange("1:16:4", R, Err)) << Err;
+  EXPECT_EQ(R.Min, 1);
+  EXPECT_EQ(R.Max, 16);
+  EXPECT_EQ(R.getOpt(), 4);
+  ASSERT_TRUE(parseDimRange("0:8", R, Err)) << Err;
+  EXPECT_FALSE(R.Opt);
+  EXPECT_EQ(R.getOpt(), 8);
+  EXPECT_EQ(printDimRange(R), "0:8");
+  for (const char *Bad :
+       {"", "1", "1:2:3:4", "x:2", "-1:2", "3:2", "1:4:5", "1:4:0"})
+    EXPECT_FALSE(parseDimRange(Bad, R, Err)) << Bad;
+}
+
+TEST(DimRangesTest, StoredFormRoundTrips) {
+  DimRangeMap Ranges;
+  Ranges["W"] = {1, 4096, std::nullopt};
+  Ranges["N"] = {1, 16, 1};
+  std::string Text = printDimRanges(Ranges);
+  EXPECT_EQ(Text, "v1;N=1:16:1;W=1:4096");
+  DimRangeMap Back;
+  std::string Err;
+  ASSERT_TRUE(parseDimRanges(Text, Back, Err)) << Err;
+  EXPECT_EQ(Back, Ranges);
+  EXPECT_TRUE(parseDimRanges("v1", Back, Err));
+  EXPECT_TRUE(Back.empty());
+  EXPECT_FALSE(parseDimRanges("v2;N=1:2", Back, Err));
+  EXPECT_FALSE(parseDimRanges("v1;N:1:2", Back, Err));
+}
+
+TEST(DimRangesTest, SetKeepsOtherMetadataAndRemoves) {
+  auto M = parse(R"(<ir_version: 8, opset_import: ["" : 17],
+      producer_name: "test", metadata_props: ["a" : "1"]>
+      g (float[N] X) => (float[N] Y) { Y = Relu (X) })");
+  ASSERT_TRUE(M);
+  DimRangeMap Ranges, Got;
+  std::string Err;
+  ASSERT_TRUE(getDimRanges(*M, Got, Err)) << Err;
+  EXPECT_TRUE(Got.empty());
+
+  Ranges["N"] = {2, 8, 4};
+  ASSERT_TRUE(setDimRanges(*M, Ranges, Err)) << Err;
+  ASSERT_TRUE(getDimRanges(*M, Got, Err)) << Err;
+  EXPECT_EQ(Got, Ranges);
+
+  ASSERT_TRUE(setDimRanges(*M, DimRangeMap(), Err)) << Err;
+  ASSERT_TRUE(getDimRanges(*M, Got, Err)) << Err;
+  EXPECT_TRUE(Got.empty());
+  EXPECT_NE(M->Residual.find("test"), std::string::npos);
+  EXPECT_NE(M->Residual.find('a'), std::string::npos);
+  EXPECT_EQ(M->Residual.find(DimRangesKey), std::string::npos);
+}
+
+} // namespace
