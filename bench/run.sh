@@ -12,7 +12,8 @@
 #
 #   bench/run.sh                 # everything
 #   bench/run.sh large|external|synthetic   # one part
-# Environment: ONNX_OPT (binary; default build-bench/onnx-opt), BENCH_OUT
+# Environment: ONNX_OPT (binary; default build-bench/onnx-opt), ONNX_OPT_REV
+# (the revision it was built from, for the report; default: git HEAD), BENCH_OUT
 # (default bench/out), RUNS, PYTHON (default /usr/bin/python3).
 #
 #===------------------------------------------------------------------------===#
@@ -191,7 +192,7 @@ done
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(nproc) cores," \
     "$(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo)," \
     "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-  echo "onnx-opt: $ONNX_OPT at $(cd "$ROOT" && git log -1 --format=%h 2>/dev/null || echo '?')" \
+  echo "onnx-opt: $ONNX_OPT at ${ONNX_OPT_REV:-$(cd "$ROOT" && git log -1 --format=%h 2>/dev/null || echo '?')}" \
     "${OPT_FLAGS:+with $OPT_FLAGS }- runs per command: $RUNS, the last (warm cache) reported"
   echo
   echo "| model | command | wall s | cpu s | ratio | peak RSS MiB | load | target / notes |"
