@@ -17,6 +17,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include <chrono>
 #include <optional>
 
 using namespace onnxopt;
@@ -250,15 +251,24 @@ static int runTool(const CommandLine &CL) {
 
   DiagnosticEngine Diags;
   Diags.setFileName(CL.Input == "-" ? "<stdin>" : CL.Input);
+  auto Start = std::chrono::steady_clock::now();
+  auto LapMs = [&Start] {
+    auto Now = std::chrono::steady_clock::now();
+    double Ms = std::chrono::duration<double, std::milli>(Now - Start).count();
+    Start = Now;
+    return Ms;
+  };
   std::unique_ptr<Model> M = loadModel(CL.Input, Diags);
   if (!M)
     return 1;
+  PM.recordTiming("(load)", LapMs());
   if (CL.Verify) {
     // The input may be out of order: topo-sort must be able to repair it.
     VerifyOptions VO;
     VO.RequireTopologicalOrder = false;
     if (failed(verifyModel(*M, Diags, VO)))
       return 1;
+    PM.recordTiming("(verify input)", LapMs());
   }
   std::optional<ModelSummary> Before;
   if (CL.Summary)
@@ -266,6 +276,7 @@ static int runTool(const CommandLine &CL) {
 
   if (failed(PM.run(*M, Diags)))
     return 1;
+  LapMs();
 
   ExportOptions EO;
   EO.Verify = CL.Verify;
@@ -276,6 +287,7 @@ static int runTool(const CommandLine &CL) {
     Diags.setFileName(CL.Output);
   if (failed(saveModel(*M, CL.Output, outputFormat(CL), Diags, EO)))
     return 1;
+  PM.recordTiming(CL.Verify ? "(verify and save)" : "(save)", LapMs());
   if (CL.Timing)
     PM.printTiming(Err);
   if (Before)

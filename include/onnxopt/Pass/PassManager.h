@@ -33,6 +33,11 @@ public:
 
   /// Runs the pipeline; stops at the first pass (or verification) failure.
   LogicalResult run(Model &M, DiagnosticEngine &Diags);
+  /// Adds a row (in milliseconds) to the timing table, e.g. for loading and
+  /// saving, which happen outside run().
+  void recordTiming(llvm::StringRef Name, double Ms) {
+    Timings.emplace_back(Name.str(), Ms);
+  }
   /// Prints the per-pass wall-time table of the last run.
   void printTiming(llvm::raw_ostream &OS) const;
   /// Prints the pipeline back in textual form.
