@@ -15,11 +15,13 @@
 // Size of values whose recorded type is static, and replaces its results by
 // initializers named like them. A result that is a graph output cannot become
 // an initializer without changing the interface: it becomes a `Constant`
-// node with the same name instead. Results over `size-limit` bytes, random
-// ops, ops with subgraphs and ops the evaluator does not know stay as they
-// are. `Constant` nodes become initializers too (`keep-constant-nodes`
-// keeps them). The folded nodes and what only they used (producers, Constant
-// nodes, initializers) are erased; other dead code is left to dce.
+// node with the same name instead (so does every result in models before
+// IR 4, where initializers must be graph inputs). Results over `size-limit`
+// bytes, random ops, ops with subgraphs and ops the evaluator does not know
+// stay as they are. `Constant` nodes become initializers too
+// (`keep-constant-nodes` keeps them). The folded nodes and what only they used
+// (producers, Constant nodes, initializers) are erased; other dead code is left
+// to dce.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantEval.h"
@@ -44,7 +46,8 @@ public:
   ConstantFolder(Model &M, DiagnosticEngine &Diags, ConstantEvalOptions Opts,
                  bool KeepConstantNodes)
       : M(M), Diags(Diags), R(M, Diags), Opts(Opts),
-        KeepConstantNodes(KeepConstantNodes) {}
+        KeepConstantNodes(KeepConstantNodes),
+        UseConstantNodes(M.getIrVersion() < 4) {}
 
   void run() {
     foldGraph(M.getGraph());
@@ -66,6 +69,9 @@ private:
   Rewriter R;
   ConstantEvalOptions Opts;
   bool KeepConstantNodes;
+  /// Before IR 4 every initializer is a graph input: fold into Constant
+  /// nodes instead.
+  bool UseConstantNodes;
   unsigned NumFolded = 0, NumOverBudget = 0;
   /// Folded nodes, in folding order; erased at the end when dead.
   std::vector<Node *> Folded;
@@ -78,6 +84,11 @@ private:
   };
   std::vector<Rename> Renames;
 };
+
+bool isConstantNodeType(const Model &M, int32_t ElemType) {
+  return M.getOpsetVersion("") >= 9 || ElemType == 1 /*float*/ ||
+         ElemType == 10 /*float16*/ || ElemType == 11 /*double*/;
+}
 
 bool hasUsedResult(const Node &N) {
   for (unsigned I = 0; I < N.getNumResults(); ++I)
@@ -106,7 +117,8 @@ bool ConstantFolder::foldNode(Node &N) {
       isNondeterministicOp(N) || !N.getSubgraphs().empty() || !hasUsedResult(N))
     return false;
   bool IsConstant = N.is("Constant");
-  if (IsConstant && (KeepConstantNodes || N.getResult(0)->isGraphOutput()))
+  if (IsConstant && (KeepConstantNodes || UseConstantNodes ||
+                     N.getResult(0)->isGraphOutput()))
     return false;
 
   // Shape and Size read only the type of their operand.
@@ -162,16 +174,32 @@ bool ConstantFolder::agreesWithDeclared(const Node &N, const Value &V,
 
 bool ConstantFolder::replaceResult(Node &N, Value *Result, Tensor T) {
   Graph &G = *N.getParentGraph();
-  if (Result->isGraphOutput()) {
-    // An initializer cannot take over an output's name: a Constant node can.
+  bool IsOutput = Result->isGraphOutput();
+  if (IsOutput || UseConstantNodes) {
+    // An initializer cannot take over an output's name, and before IR 4
+    // every initializer must be a graph input: a Constant node can, if the
+    // opset's Constant takes the type (only floats before opset 9).
+    if (!isConstantNodeType(M, T.getElemType()))
+      return false;
     R.setInsertionPointBefore(&N);
     Node *C = R.createNode("Constant", {}, 1, "", N.getName());
+    Value *CV = C->getResult(0);
+    if (IsOutput) {
+      CV->setType(Result->getType());
+    } else {
+      std::vector<Dim> Dims;
+      for (int64_t D : T.getDims())
+        Dims.push_back(Dim::known(D));
+      CV->setType(Type::tensor(T.getElemType(), Dims));
+    }
     C->setAttr(Attribute::getTensor("value", T.withName("")));
-    C->getResult(0)->setType(Result->getType());
-    if (succeeded(R.replaceAllUsesWith(Result, C->getResult(0))))
-      return true;
-    R.eraseNode(C);
-    return false;
+    if (failed(R.replaceAllUsesWith(Result, CV))) {
+      R.eraseNode(C);
+      return false;
+    }
+    if (!IsOutput)
+      Renames.push_back({CV, Result->getName().str(), &N});
+    return true;
   }
   Value *C = R.createConstant(G, std::move(T));
   if (failed(R.replaceAllUsesWith(Result, C))) {
@@ -186,7 +214,7 @@ void ConstantFolder::eraseDeadChains() {
   // Erase folded nodes, then whatever only they kept alive: producers of the
   // default domain without subgraphs, and constant initializers.
   llvm::DenseSet<const Node *> Erased;
-  llvm::DenseSet<const Value *> ErasedConstants;
+  llvm::DenseSet<const Value *> ErasedValues;
   std::vector<Node *> Work(Folded.rbegin(), Folded.rend());
   while (!Work.empty()) {
     Node *N = Work.back();
@@ -196,12 +224,14 @@ void ConstantFolder::eraseDeadChains() {
     std::vector<Value *> Operands(N->getOperands().begin(),
                                   N->getOperands().end());
     Erased.insert(N);
+    for (unsigned I = 0; I < N->getNumResults(); ++I)
+      ErasedValues.insert(N->getResult(I));
     R.eraseNode(N);
     for (Value *V : Operands) {
       if (!V || !V->use_empty())
         continue;
       if (V->isConstant() && !V->isGraphOutput()) {
-        ErasedConstants.insert(V);
+        ErasedValues.insert(V);
         V->getOwningGraph()->eraseConstant(V);
         continue;
       }
@@ -214,7 +244,7 @@ void ConstantFolder::eraseDeadChains() {
   // The values folding replaced are gone with their nodes: their constants
   // (those still alive) take over their names.
   for (const Rename &Ren : Renames)
-    if (Erased.count(Ren.Def) && !ErasedConstants.count(Ren.Constant))
+    if (Erased.count(Ren.Def) && !ErasedValues.count(Ren.Constant))
       Ren.Constant->setName(Ren.Name);
 }
 

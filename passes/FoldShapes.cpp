@@ -189,8 +189,12 @@ private:
   bool cancelSqueezePair(Node &N);
   bool replaceWith(Value *Old, Value *New);
   void setOperand(Node &N, unsigned I, Value *V);
-  Value *makeConstant(Graph &G, llvm::ArrayRef<int64_t> Values, bool Scalar,
+  /// A new constant (an initializer; a Constant node before \p Before in
+  /// models before IR 4), or null when the model cannot hold one.
+  Value *makeConstant(Node &Before, llvm::ArrayRef<int64_t> Values, bool Scalar,
                       int32_t ElemType, llvm::StringRef Hint);
+  /// Erases a constant made by makeConstant that is not used.
+  void dropConstant(Value *C);
   void eraseDeadChains();
 
   Model &M;
@@ -504,7 +508,7 @@ const Value *ShapeFolder::shapeRoot(const Value *V) const {
 // Rewrites
 //===----------------------------------------------------------------------===//
 
-Value *ShapeFolder::makeConstant(Graph &G, llvm::ArrayRef<int64_t> Values,
+Value *ShapeFolder::makeConstant(Node &Before, llvm::ArrayRef<int64_t> Values,
                                  bool Scalar, int32_t ElemType,
                                  llvm::StringRef Hint) {
   std::vector<int64_t> Dims;
@@ -519,7 +523,27 @@ Value *ShapeFolder::makeConstant(Graph &G, llvm::ArrayRef<int64_t> Values,
             static_cast<char>((static_cast<uint64_t>(V) >> (8 * B)) & 0xff));
     T = Tensor::fromRaw(Hint, ElemType, Dims, Bytes);
   }
-  return R.createConstant(G, std::move(T));
+  if (M.getIrVersion() >= 4)
+    return R.createConstant(*Before.getParentGraph(), std::move(T));
+  // Before IR 4 every initializer is a graph input: use a Constant node,
+  // which takes integers from opset 9 only.
+  if (M.getOpsetVersion("") < 9)
+    return nullptr;
+  R.setInsertionPointBefore(&Before);
+  Node *C = R.createNode("Constant", {}, 1, "", Hint);
+  std::vector<Dim> TypeDims;
+  for (int64_t D : Dims)
+    TypeDims.push_back(Dim::known(D));
+  C->getResult(0)->setType(Type::tensor(ElemType, TypeDims));
+  C->setAttr(Attribute::getTensor("value", T.withName("")));
+  return C->getResult(0);
+}
+
+void ShapeFolder::dropConstant(Value *C) {
+  if (Node *Def = C->getDefiningNode())
+    R.eraseNode(Def);
+  else
+    C->getOwningGraph()->eraseConstant(C);
 }
 
 void ShapeFolder::setOperand(Node &N, unsigned I, Value *V) {
@@ -555,10 +579,12 @@ bool ShapeFolder::materialize(Node &N) {
   std::vector<int64_t> Values;
   for (const ShapeElem &E : It->second.Elems)
     Values.push_back(E.C);
-  Value *C = makeConstant(*N.getParentGraph(), Values, It->second.Scalar,
-                          T.getElemType(), V->getName());
+  Value *C =
+      makeConstant(N, Values, It->second.Scalar, T.getElemType(), V->getName());
+  if (!C)
+    return false;
   if (failed(R.replaceAllUsesWith(V, C))) {
-    N.getParentGraph()->eraseConstant(C);
+    dropConstant(C);
     return false;
   }
   Released.push_back(V);
@@ -610,8 +636,10 @@ bool ShapeFolder::foldReshapeTarget(Node &N, const Value *Data,
   // one, no -1 is there already, and the others cannot multiply to 0.
   if (Open >= 0 && (MinusOnes > 0 || !OthersNonzero))
     return false;
-  Value *C = makeConstant(*N.getParentGraph(), NewTarget, false,
-                          onnx::TensorProto::INT64, Target->getName());
+  Value *C = makeConstant(N, NewTarget, false, onnx::TensorProto::INT64,
+                          Target->getName());
+  if (!C)
+    return false;
   // If the old target's computation dies, the constant takes its name.
   if (const Node *Def = Target->getDefiningNode())
     if (Def->getNumResults() == 1)
