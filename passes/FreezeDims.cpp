@@ -17,12 +17,14 @@
 // inference in between, until nothing changes.
 //
 // Refused, with nothing changed: a value that is not a positive integer; a
-// symbol given two values; a shape that contradicts a known dim of its input
-// or its rank; a symbol or input the model does not have (the error lists
-// those it has). After freezing, an inferred type that contradicts a
-// declared one is an error naming the node.
+// symbol given two values; a value outside the symbol's stored range
+// (set-dim-range); a shape that contradicts a known dim of its input or its
+// rank; a symbol or input the model does not have (the error lists those it
+// has). After freezing, an inferred type that contradicts a declared one is
+// an error naming the node. The stored ranges of frozen symbols are dropped.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
@@ -94,6 +96,10 @@ private:
   LogicalResult applyShape(Model &M, const ShapeSpec &Spec,
                            DiagnosticEngine &Diags);
   LogicalResult foldUntilStable(Model &M, PassContext &Ctx);
+  /// Refuses values outside the stored ranges of their symbols, then drops
+  /// the ranges of the symbols that are frozen.
+  LogicalResult checkRanges(Model &M, DimRangeMap &Ranges,
+                            DiagnosticEngine &Diags);
 
   ListOption<std::string> Dims{*this, "dims",
                                "symbols to fix, as name:value pairs"};
@@ -212,6 +218,24 @@ LogicalResult FreezeDimsPass::collectBindings(Model &M,
   return success();
 }
 
+LogicalResult FreezeDimsPass::checkRanges(Model &M, DimRangeMap &Ranges,
+                                          DiagnosticEngine &Diags) {
+  std::string Err;
+  if (!getDimRanges(M, Ranges, Err))
+    return emitError(Diags) << "freeze-dims: cannot read the stored dim "
+                               "ranges: "
+                            << Err;
+  for (const auto &[Symbol, B] : Bindings) {
+    auto It = Ranges.find(Symbol);
+    if (It != Ranges.end() && !It->second.contains(B.Value))
+      return emitError(Diags)
+             << "freeze-dims: symbol '" << Symbol << "' is given " << B.Value
+             << " (" << B.Source << "), outside its range "
+             << printDimRange(It->second);
+  }
+  return success();
+}
+
 LogicalResult FreezeDimsPass::foldUntilStable(Model &M, PassContext &Ctx) {
   InnerDiagnostics Inner(Ctx.getDiags());
   std::string Err;
@@ -264,11 +288,21 @@ LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
   std::vector<std::pair<Value *, Type>> Saved;
   for (const std::unique_ptr<Value> &V : M.getGraph().getInputs())
     Saved.emplace_back(V.get(), V->getType());
-  if (failed(collectBindings(M, Diags))) {
+  DimRangeMap Ranges;
+  if (failed(collectBindings(M, Diags)) ||
+      failed(checkRanges(M, Ranges, Diags))) {
     for (auto &[V, T] : Saved)
       V->setType(T);
     return failure();
   }
+  // Frozen symbols are gone: so are their ranges.
+  bool DroppedRange = false;
+  for (const auto &Entry : Bindings)
+    DroppedRange |= Ranges.erase(Entry.first) > 0;
+  std::string Err;
+  if (DroppedRange && !setDimRanges(M, Ranges, Err))
+    return emitError(Diags)
+           << "freeze-dims: cannot store the dim ranges: " << Err;
 
   forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
     if (!D.isSymbol())
