@@ -1,0 +1,490 @@
+//===- MakeDynamic.cpp - Turn static input dims into symbols --------------===//
+//
+// Before:  (float[1,3,640,640] input) => (float[1,16800,4] boxes) {
+//            ...  T = Transpose(...)            # float[1,20,20,8]
+//            R = Reshape(T, C)  <int64[3] C = {1, -1, 4}> ... }
+// After --make-dynamic='shapes=input[N,3,H,W]':
+//          (float[N,3,H,W] input) => (float[N,A,4] boxes) {
+//            ...  R = Reshape(T, C_1)  <int64[3] C_1 = {0, -1, 4}> ... }
+//
+// Replaces the chosen dims of main graph inputs by symbols (`shapes=` gives
+// a symbol where a dim becomes dynamic and the old number, or '?', where it
+// stays), forgets every inferred shape inside the graph, infers again and
+// runs the dim algebra, which expresses every dim over the new symbols. Then
+// it repairs the constants that baked the old sizes in:
+//  - a Reshape with a constant target: a literal at position i becomes 0
+//    (copy) when the input's dim i is a new input symbol whose old value is
+//    that literal; a literal becomes -1 when it is the only position whose
+//    value, as the remaining product of the input dims, is a function of
+//    the symbols equal to the literal at the old sizes. The result is
+//    checked: the product of the input dims must divide exactly by the
+//    copied and literal dims;
+//  - a Resize whose `sizes` hold numbers where its input has symbolic dims,
+//    when its result feeds an elementwise Add/Sub/Mul/Div whose other operand
+//    had exactly those numbers at the old sizes: `sizes` becomes the Shape of
+//    that operand (any other size would make the elementwise op fail);
+// What it cannot repair is reported with the node, the constant and why,
+// as are conflicts the dim algebra finds afterwards; the pass then fails
+// unless allow-partial=true (the report becomes warnings). Finally dead
+// nodes are removed and unify-dims names the derived dims (unify=false
+// leaves inference's `unk__N` names).
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/Analysis/TypeWalk.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
+#include "onnxopt/Pass/Pass.h"
+#include "onnxopt/Passes.h"
+#include "llvm/ADT/DenseMap.h"
+#include <map>
+#include <set>
+
+using namespace onnxopt;
+
+namespace {
+
+using OldValues = std::map<std::string, int64_t>;
+
+std::string printInts(llvm::ArrayRef<int64_t> V) {
+  std::string S = "[";
+  for (size_t I = 0; I < V.size(); ++I)
+    S += (I ? "," : "") + std::to_string(V[I]);
+  return S + "]";
+}
+
+/// The dims as computed over the input symbols. A computed expression is
+/// kept over the best one of its class: while baked constants remain, the
+/// algebra may have merged a symbol with an old size (N with 1).
+/// A dim whose recorded type is one of the new symbols is that symbol.
+std::vector<DimExpr> expressInInputs(const DimAnalysis &DA, const Value &V,
+                                     llvm::ArrayRef<DimExpr> Dims,
+                                     const OldValues &Old) {
+  std::vector<DimExpr> Out;
+  llvm::ArrayRef<Dim> Recorded = V.getType().getDims();
+  for (size_t I = 0; I < Dims.size(); ++I) {
+    const DimExpr &E = Dims[I];
+    if (I < Recorded.size() && Recorded[I].isSymbol() &&
+        Old.count(Recorded[I].getSymbol().str())) {
+      Out.push_back(DimExpr::symbol(Recorded[I].getSymbol()));
+      continue;
+    }
+    if (E.isConstant() || DA.isInputExpressible(E)) {
+      Out.push_back(E);
+      continue;
+    }
+    DimExpr B = DA.getBest(E);
+    Out.push_back(DA.isInputExpressible(B) && !B.isConstant() ? B : E);
+  }
+  return Out;
+}
+
+/// One thing make-dynamic could not repair.
+struct Problem {
+  const Node *N = nullptr;
+  std::string Message;
+};
+
+class MakeDynamicPass : public Pass {
+public:
+  llvm::StringRef getArgument() const override { return "make-dynamic"; }
+  llvm::StringRef getDescription() const override {
+    return "turn static input dims into symbols and repair the constants "
+           "that baked the old sizes in";
+  }
+  LogicalResult run(Model &M, PassContext &Ctx) override;
+
+private:
+  LogicalResult applyShape(Model &M, const ShapeSpec &Spec,
+                           DiagnosticEngine &Diags);
+  LogicalResult reinfer(Model &M, DiagnosticEngine &Diags);
+  std::optional<int64_t> oldValue(const DimExpr &E) const;
+  void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
+  void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
+                    const llvm::DenseMap<const Node *, size_t> &Order);
+
+  ListOption<ShapeSpec> Shapes{
+      *this, "shapes",
+      "new input shapes: a symbol makes a dim dynamic, e.g. input[N,3,H,W]"};
+  Option<bool> AllowPartial{*this, "allow-partial",
+                            "keep going when a constant cannot be repaired",
+                            false};
+  Option<bool> Unify{*this, "unify",
+                     "name the derived dims with unify-dims at the end", true};
+
+  /// Old value of each new symbol.
+  OldValues Old;
+  std::vector<std::pair<Value *, std::vector<Dim>>> NewShapes;
+  std::vector<Problem> Problems;
+  bool Repaired = false;
+};
+
+LogicalResult MakeDynamicPass::applyShape(Model &M, const ShapeSpec &Spec,
+                                          DiagnosticEngine &Diags) {
+  Value *In = nullptr;
+  std::string Names;
+  for (const std::unique_ptr<Value> &V : M.getGraph().getInputs()) {
+    if (V->hasInitializer())
+      continue;
+    Names += (Names.empty() ? "" : ", ") + V->getName().str();
+    if (V->getName() == Spec.Name)
+      In = V.get();
+  }
+  if (!In)
+    return emitError(Diags) << "make-dynamic: unknown input '" << Spec.Name
+                            << "'; the main graph's inputs are: " << Names;
+  const Type &T = In->getType();
+  if (!T.isTensor() || !T.hasShape())
+    return emitError(Diags, *In)
+           << "make-dynamic: the input is not a tensor of known rank";
+  if (T.getRank() != Spec.Dims.size())
+    return emitError(Diags, *In)
+           << "make-dynamic: the input has rank " << T.getRank()
+           << ", shapes= gives " << Spec.Dims.size() << " dims";
+  std::vector<Dim> Dims(T.getDims().begin(), T.getDims().end());
+  for (unsigned I = 0; I < Dims.size(); ++I) {
+    llvm::StringRef Text = Spec.Dims[I];
+    int64_t Number;
+    if (Text == "?")
+      continue;
+    if (!Text.getAsInteger(10, Number)) {
+      if (!Dims[I].isKnown() || Dims[I].getValue() != Number)
+        return emitError(Diags, *In)
+               << "make-dynamic: dim " << I << " of the input is "
+               << (Dims[I].isKnown() ? std::to_string(Dims[I].getValue())
+                                     : "not a number")
+               << ", shapes= gives " << Number;
+      continue;
+    }
+    if (!Dims[I].isKnown())
+      return emitError(Diags, *In)
+             << "make-dynamic: dim " << I
+             << " of the input is already dynamic; give '?' there";
+    auto [It, Inserted] = Old.try_emplace(Text.str(), Dims[I].getValue());
+    if (!Inserted && It->second != Dims[I].getValue())
+      return emitError(Diags, *In) << "make-dynamic: symbol '" << Text
+                                   << "' stands for " << It->second << " and "
+                                   << Dims[I].getValue() << "; use two symbols";
+    Dim D = Dim::symbol(Text);
+    D.setDenotation(Dims[I].getDenotation());
+    Dims[I] = D;
+  }
+  NewShapes.emplace_back(In, std::move(Dims));
+  return success();
+}
+
+/// Forgets every dim inferred from the old sizes and infers again.
+LogicalResult MakeDynamicPass::reinfer(Model &M, DiagnosticEngine &Diags) {
+  M.getGraph().walk([](Node &N) {
+    for (unsigned I = 0; I < N.getNumResults(); ++I) {
+      Value *R = N.getResult(I);
+      if (!R || !R->getType().isTensor() || !R->getType().hasShape())
+        continue;
+      // The rank stays (no op here makes it depend on sizes); the dims go.
+      Type T = R->getType();
+      for (Dim &D : T.getMutableDims())
+        D = Dim::unknown();
+      R->setType(std::move(T));
+    }
+  });
+  if (failed(inferShapes(M, Diags)))
+    return emitError(Diags)
+           << "make-dynamic: shape inference failed on the dynamic model";
+  return success();
+}
+
+/// True if \p E evaluates to an integer at a spread of sizes: an exact
+/// division the algebra only assumed (2*H*W/6) fails at most of them.
+bool isIntegralAtSamples(const DimExpr &E) {
+  for (int64_t K : {1, 2, 3, 5, 7, 11, 13, 17, 64, 97, 320, 481, 1000}) {
+    std::optional<int64_t> V =
+        E.evaluate([K](llvm::StringRef S) -> std::optional<int64_t> {
+          return K + static_cast<int64_t>(S.size() % 3);
+        });
+    if (!V)
+      return false;
+  }
+  return true;
+}
+
+std::optional<int64_t> MakeDynamicPass::oldValue(const DimExpr &E) const {
+  return E.evaluate([this](llvm::StringRef S) -> std::optional<int64_t> {
+    auto It = Old.find(S.str());
+    if (It == Old.end())
+      return std::nullopt;
+    return It->second;
+  });
+}
+
+void MakeDynamicPass::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
+  if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
+    return;
+  Tensor T = getConstantValue(*N.getOperand(1));
+  std::optional<std::vector<int64_t>> Target = T ? T.toInt64s() : std::nullopt;
+  if (!Target)
+    return; // computed in the graph: it follows the new sizes already
+  const std::vector<DimExpr> *InDims = DA.getDims(*N.getOperand(0));
+  auto Report = [&](const std::string &Why) {
+    Problems.push_back({&N, "make-dynamic: constant target '" +
+                                N.getOperand(1)->getName().str() +
+                                "' = " + printInts(*Target) + ": " + Why});
+  };
+  if (!InDims) {
+    Report("the rank of the data input is unknown");
+    return;
+  }
+  std::vector<DimExpr> Best =
+      expressInInputs(DA, *N.getOperand(0), *InDims, Old);
+  const std::vector<DimExpr> *In = &Best;
+  bool Dynamic = false;
+  for (const DimExpr &E : *In) {
+    if (E.hasUnknown()) {
+      Report("a dim of the data input is not a function of the input "
+             "symbols");
+      return;
+    }
+    Dynamic |= !E.isConstant();
+  }
+  if (!Dynamic)
+    return;
+  bool AllowZero = N.getAttrInt("allowzero", 0) != 0;
+  std::vector<int64_t> New = *Target;
+  DimExpr Product = DimExpr::constant(1);
+  for (const DimExpr &E : *In)
+    Product = Product * E;
+  // Copies: literals that are the old value of the same input symbol.
+  DimExpr Fixed = DimExpr::constant(1);
+  int MinusOne = -1;
+  std::vector<unsigned> Literals;
+  for (unsigned I = 0; I < New.size(); ++I) {
+    if (New[I] == -1) {
+      MinusOne = I;
+      continue;
+    }
+    if (New[I] == 0 && !AllowZero) {
+      if (I >= In->size()) {
+        Report("0 copies a dim the data input does not have");
+        return;
+      }
+      Fixed = Fixed * (*In)[I];
+      continue;
+    }
+    if (!AllowZero && I < In->size() && (*In)[I].isSymbol() &&
+        Old.count((*In)[I].getSymbol().str()) && oldValue((*In)[I]) == New[I]) {
+      New[I] = 0;
+      Fixed = Fixed * (*In)[I];
+      continue;
+    }
+    Literals.push_back(I);
+  }
+  auto LiteralProduct = [&](int Skip) {
+    DimExpr P = DimExpr::constant(1);
+    for (unsigned I : Literals)
+      if (static_cast<int>(I) != Skip)
+        P = P * DimExpr::constant(New[I]);
+    return P;
+  };
+  if (MinusOne < 0) {
+    // Already consistent without -1: nothing else is baked.
+    std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
+    if (!Rest || *Rest != DimExpr::constant(1)) {
+      std::vector<unsigned> Candidates;
+      for (unsigned K : Literals) {
+        std::optional<DimExpr> R = Product.divExact(Fixed * LiteralProduct(K));
+        if (R && !R->isConstant() && !R->hasUnknown() &&
+            oldValue(*R) == New[K] && isIntegralAtSamples(*R))
+          Candidates.push_back(K);
+      }
+      if (Candidates.size() != 1) {
+        Report(Candidates.empty()
+                   ? "no single position can become -1 (more than one dim "
+                     "depends on the input sizes)"
+                   : "more than one position could become -1");
+        return;
+      }
+      MinusOne = Candidates.front();
+      New[MinusOne] = -1;
+      Literals.erase(llvm::find(Literals, static_cast<unsigned>(MinusOne)));
+    }
+  }
+  if (MinusOne >= 0) {
+    std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
+    if (!Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest)) {
+      Report("the literal dims do not divide the input's size for every "
+             "input size");
+      return;
+    }
+  }
+  if (New == *Target)
+    return;
+  Graph &G = *N.getParentGraph();
+  Value *C = RW.createConstant(
+      G, Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
+                            {static_cast<int64_t>(New.size())}, New));
+  RW.setOperand(&N, 1, C);
+  Repaired = true;
+}
+
+void MakeDynamicPass::repairResize(
+    Node &N, DimAnalysis &DA, Rewriter &RW,
+    const llvm::DenseMap<const Node *, size_t> &Order) {
+  if (N.getNumOperands() < 4 || !N.getOperand(0) || !N.getOperand(3))
+    return;
+  const std::vector<DimExpr> *InDims = DA.getDims(*N.getOperand(0));
+  const std::vector<DimExpr> *Sizes = DA.getData(*N.getOperand(3));
+  if (!InDims || !Sizes || InDims->size() != Sizes->size())
+    return;
+  std::vector<DimExpr> Best =
+      expressInInputs(DA, *N.getOperand(0), *InDims, Old);
+  const std::vector<DimExpr> *In = &Best;
+  std::vector<int64_t> Baked(In->size(), -1);
+  bool Any = false;
+  for (size_t I = 0; I < In->size(); ++I) {
+    if ((*Sizes)[I].isConstant() && !(*In)[I].isConstant()) {
+      Baked[I] = (*Sizes)[I].getConstant();
+      Any = true;
+    }
+  }
+  if (!Any)
+    return;
+  Value *Out = N.getResult(0);
+  for (const Use &U : Out->getUses()) {
+    if (U.isGraphOutput() || U.User->getNumOperands() != 2)
+      continue;
+    Node &User = *U.User;
+    if (!User.is("Add") && !User.is("Sub") && !User.is("Mul") &&
+        !User.is("Div"))
+      continue;
+    Value *Partner = User.getOperand(1 - U.Index);
+    const std::vector<DimExpr> *P = Partner ? DA.getDims(*Partner) : nullptr;
+    if (!P || P->size() != In->size())
+      continue;
+    std::vector<DimExpr> PBest = expressInInputs(DA, *Partner, *P, Old);
+    P = &PBest;
+    bool Matches = true;
+    for (size_t I = 0; I < P->size() && Matches; ++I) {
+      if (Baked[I] >= 0)
+        Matches = !(*P)[I].isConstant() && oldValue((*P)[I]) == Baked[I];
+      else
+        Matches = DA.provenEqual((*P)[I], (*Sizes)[I]);
+    }
+    // The Shape of the partner must be computable before the Resize.
+    const Node *Def = Partner->getDefiningNode();
+    if (!Matches || (Def && (Def->getParentGraph() != N.getParentGraph() ||
+                             Order.lookup(Def) >= Order.lookup(&N))))
+      continue;
+    RW.setInsertionPointBefore(&N);
+    Node *S = RW.createNode("Shape", {Partner}, 1, "", "sizes_dynamic");
+    RW.setOperand(&N, 3, S->getResult(0));
+    Repaired = true;
+    return;
+  }
+  Problems.push_back(
+      {&N, "make-dynamic: sizes '" + N.getOperand(3)->getName().str() +
+               "' hold numbers where the input is dynamic, and no "
+               "elementwise user says what they become"});
+}
+
+LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
+  DiagnosticEngine &Diags = Ctx.getDiags();
+  Old.clear();
+  NewShapes.clear();
+  Problems.clear();
+  Repaired = false;
+  if (Shapes.empty())
+    return emitError(Diags) << "make-dynamic: give shapes=input[N,3,H,W]";
+  std::set<std::string> Existing;
+  forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
+    if (D.isSymbol())
+      Existing.insert(D.getSymbol().str());
+    return false;
+  });
+  std::set<std::string> Given;
+  for (const ShapeSpec &Spec : Shapes) {
+    if (!Given.insert(Spec.Name).second)
+      return emitError(Diags)
+             << "make-dynamic: input '" << Spec.Name << "' is given twice";
+    if (failed(applyShape(M, Spec, Diags)))
+      return failure();
+  }
+  for (const auto &[Sym, Value] : Old)
+    if (Existing.count(Sym))
+      return emitError(Diags) << "make-dynamic: symbol '" << Sym
+                              << "' is already used by the model";
+  if (Old.empty())
+    return emitError(Diags)
+           << "make-dynamic: shapes= makes no dim dynamic (give symbols)";
+
+  for (auto &[In, Dims] : NewShapes)
+    In->getMutableType().setShape(Dims);
+  Ctx.Changed = true;
+  if (failed(reinfer(M, Diags)))
+    return failure();
+
+  // A repair can make the dims after it dynamic and so reveal the next
+  // baked constant (RetinaFace's second FPN Resize reads the first one's
+  // result): repeat until nothing changes.
+  for (int Round = 0; Round < 8; ++Round) {
+    Problems.clear();
+    Repaired = false;
+    {
+      DimAnalysis DA(M);
+      DA.run();
+      Rewriter RW(M, Diags);
+      llvm::DenseMap<const Node *, size_t> Order;
+      std::vector<Node *> Nodes;
+      for (Node &N : M.getGraph().getNodes()) {
+        Order[&N] = Nodes.size();
+        Nodes.push_back(&N);
+      }
+      for (Node *N : Nodes) {
+        if (N->is("Reshape"))
+          repairReshape(*N, DA, RW);
+        else if (N->is("Resize"))
+          repairResize(*N, DA, RW, Order);
+      }
+    }
+    if (!Repaired)
+      break;
+    PassContext Inner(Diags);
+    if (failed(createDCEPass()->run(M, Inner)) || failed(reinfer(M, Diags)))
+      return failure();
+  }
+  {
+    DimAnalysis DA(M);
+    DA.run();
+    for (const std::string &C : DA.getConflicts())
+      Problems.push_back({nullptr, "make-dynamic: the dynamic model "
+                                   "contradicts itself (a constant still "
+                                   "holds an old size?): " +
+                                       C});
+  }
+  for (const Problem &P : Problems) {
+    if (AllowPartial) {
+      if (P.N)
+        emitWarning(Diags, *P.N) << P.Message;
+      else
+        emitWarning(Diags) << P.Message;
+    } else if (P.N) {
+      emitError(Diags, *P.N) << P.Message;
+    } else {
+      emitError(Diags) << P.Message;
+    }
+  }
+  if (!Problems.empty() && !AllowPartial)
+    return emitError(Diags) << "make-dynamic: " << Problems.size()
+                            << " baked size(s) left; allow-partial=true "
+                               "keeps the partial result";
+  if (!Unify)
+    return success();
+  PassContext Inner(Diags);
+  return createUnifyDimsPass()->run(M, Inner);
+}
+
+} // namespace
+
+std::unique_ptr<Pass> onnxopt::createMakeDynamicPass() {
+  return std::make_unique<MakeDynamicPass>();
+}
