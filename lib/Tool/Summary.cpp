@@ -1,5 +1,6 @@
 //===- Summary.cpp - Before/after model summary (--summary) ---------------===//
 #include "Summary.h"
+#include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/IR/IR.h"
 #include "llvm/Support/Format.h"
 #include <algorithm>
@@ -38,6 +39,11 @@ ModelSummary onnxopt::summarizeModel(const Model &M) {
   for (const Value *V : G.getOutputs())
     S.Outputs.emplace_back(V->getName().str(), V->getType().str());
   countGraph(G, S);
+  DimRangeMap Ranges;
+  std::string Error;
+  if (getDimRanges(M, Ranges, Error))
+    for (const auto &[Sym, R] : Ranges)
+      S.DimRanges.push_back(Sym + "=" + printDimRange(R));
   return S;
 }
 
@@ -89,6 +95,22 @@ void onnxopt::printSummaryTable(llvm::raw_ostream &OS,
   std::vector<Row> Rows;
   addInterfaceRows(Rows, "input", B.Inputs, A.Inputs);
   addInterfaceRows(Rows, "output", B.Outputs, A.Outputs);
+  // Ranges line up by symbol; a symbol without a range shows "-".
+  std::set<std::string> Syms;
+  auto SymOf = [](const std::string &E) { return E.substr(0, E.find('=')); };
+  for (const std::string &E : B.DimRanges)
+    Syms.insert(SymOf(E));
+  for (const std::string &E : A.DimRanges)
+    Syms.insert(SymOf(E));
+  auto RangeOf = [&](const std::vector<std::string> &L, const std::string &Sym) {
+    for (const std::string &E : L)
+      if (SymOf(E) == Sym)
+        return E.substr(Sym.size() + 1);
+    return std::string("-");
+  };
+  for (const std::string &Sym : Syms)
+    Rows.push_back({"range " + Sym, RangeOf(B.DimRanges, Sym),
+                    RangeOf(A.DimRanges, Sym)});
   Rows.push_back({"", "", ""});
   std::set<std::string> Ops;
   for (const auto &P : B.OpCounts)

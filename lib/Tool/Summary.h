@@ -19,6 +19,8 @@ struct ModelSummary {
   uint64_t NumNodes = 0;
   uint64_t NumInitializers = 0;
   uint64_t InitializerBytes = 0;
+  /// Stored dim ranges (set-dim-range), `N=1:16` per symbol, sorted.
+  std::vector<std::string> DimRanges;
 };
 
 ModelSummary summarizeModel(const Model &M);
