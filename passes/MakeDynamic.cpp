@@ -297,6 +297,20 @@ void MakeDynamicPass::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
             oldValue(*R) == New[K] && isIntegralAtSamples(*R))
           Candidates.push_back(K);
       }
+      // view(b, c*h, w) baked as [1,128,32]: both 128 (=4*w) and 32 (=w)
+      // could be the remaining product; the one that is a dim of the input
+      // as it is moves with the sizes, the other is structural.
+      if (Candidates.size() > 1) {
+        std::vector<unsigned> Whole;
+        for (unsigned K : Candidates) {
+          std::optional<DimExpr> R =
+              Product.divExact(Fixed * LiteralProduct(K));
+          if (llvm::is_contained(*In, *R))
+            Whole.push_back(K);
+        }
+        if (Whole.size() == 1)
+          Candidates = Whole;
+      }
       if (Candidates.size() != 1) {
         Report(Candidates.empty()
                    ? "no single position can become -1 (more than one dim "
