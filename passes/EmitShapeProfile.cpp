@@ -34,7 +34,7 @@ struct InputProfile {
 };
 
 std::string quoteName(llvm::StringRef Name) {
-  if (Name.find_first_of(":,' x") == llvm::StringRef::npos)
+  if (Name.find_first_of(":, ") == llvm::StringRef::npos)
     return Name.str();
   return "'" + Name.str() + "'";
 }

@@ -102,6 +102,7 @@ private:
   LogicalResult reinfer(Model &M, DiagnosticEngine &Diags);
   std::optional<int64_t> oldValue(const DimExpr &E) const;
   void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
+  void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
                     const llvm::DenseMap<const Node *, size_t> &Order);
 
@@ -341,6 +342,45 @@ void MakeDynamicPass::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   Repaired = true;
 }
 
+void MakeDynamicPass::repairRecurrentState(Node &N, DimAnalysis &DA,
+                                           Rewriter &RW) {
+  if (N.getNumOperands() < 6 || !N.getOperand(0))
+    return;
+  const std::vector<DimExpr> *X = DA.getDims(*N.getOperand(0));
+  if (!X || X->size() != 3)
+    return;
+  bool BatchFirst = N.getAttrInt("layout", 0) != 0;
+  std::vector<DimExpr> Best = expressInInputs(DA, *N.getOperand(0), *X, Old);
+  if (Best[BatchFirst ? 0 : 1].isConstant())
+    return;
+  // initial_h (and LSTM's initial_c) folded at the old batch: zeros are
+  // what an omitted state means, anything else is reported.
+  unsigned Last = N.is("LSTM") ? 6 : 5;
+  for (unsigned I = 5; I <= Last && I < N.getNumOperands(); ++I) {
+    Value *State = N.getOperand(I);
+    Tensor T = State ? getConstantValue(*State) : Tensor();
+    if (!T)
+      continue;
+    std::optional<std::vector<double>> Vals = T.toDoubles();
+    if (Vals && llvm::all_of(*Vals, [](double V) { return V == 0; })) {
+      RW.setOperand(&N, I, nullptr);
+      Repaired = true;
+      continue;
+    }
+    Problems.push_back({&N, "make-dynamic: initial state '" +
+                                State->getName().str() +
+                                "' is a constant of the old batch size and "
+                                "not zero"});
+  }
+  unsigned Keep = N.getNumOperands();
+  while (Keep > 0 && !N.getOperand(Keep - 1))
+    --Keep;
+  if (Keep != N.getNumOperands()) {
+    N.truncateOperands(Keep);
+    RW.notifyModified(&N);
+  }
+}
+
 void MakeDynamicPass::repairResize(
     Node &N, DimAnalysis &DA, Rewriter &RW,
     const llvm::DenseMap<const Node *, size_t> &Order) {
@@ -456,6 +496,8 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
       for (Node *N : Nodes) {
         if (N->is("Reshape"))
           repairReshape(*N, DA, RW);
+        else if (N->is("LSTM") || N->is("GRU") || N->is("RNN"))
+          repairRecurrentState(*N, DA, RW);
         else if (N->is("Resize"))
           repairResize(*N, DA, RW, Order);
       }
