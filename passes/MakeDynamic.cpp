@@ -103,6 +103,8 @@ private:
   std::optional<int64_t> oldValue(const DimExpr &E) const;
   void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW);
+  bool tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
+                       llvm::ArrayRef<int64_t> Target, Rewriter &RW);
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
                     const llvm::DenseMap<const Node *, size_t> &Order);
 
@@ -313,6 +315,8 @@ void MakeDynamicPass::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
           Candidates = Whole;
       }
       if (Candidates.size() != 1) {
+        if (tryShapeDerived(N, *In, *Target, RW))
+          return;
         Report(Candidates.empty()
                    ? "no single position can become -1 (more than one dim "
                      "depends on the input sizes)"
@@ -327,6 +331,8 @@ void MakeDynamicPass::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (MinusOne >= 0) {
     std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
     if (!Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest)) {
+      if (tryShapeDerived(N, *In, *Target, RW))
+        return;
       Report("the literal dims do not divide the input's size for every "
              "input size");
       return;
@@ -340,6 +346,112 @@ void MakeDynamicPass::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
                             {static_cast<int64_t>(New.size())}, New));
   RW.setOperand(&N, 1, C);
   Repaired = true;
+}
+
+/// The fallback for a Reshape target with several baked literals: each
+/// literal that is the old value of a dynamic input dim (taken in order, as
+/// reshapes keep the order of dims) becomes that dim, read from the input's
+/// Shape; at most one other literal becomes -1. Accepted only when the
+/// dim algebra shows the element count is preserved at every size.
+bool MakeDynamicPass::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
+                                      llvm::ArrayRef<int64_t> Target,
+                                      Rewriter &RW) {
+  if (N.getAttrInt("allowzero", 0) != 0)
+    return false;
+  std::vector<int> Src(Target.size(), -1);
+  int MinusOne = -1;
+  size_t NextJ = 0;
+  DimExpr Known = DimExpr::constant(1);
+  std::vector<unsigned> Literals;
+  for (unsigned I = 0; I < Target.size(); ++I) {
+    if (Target[I] == -1) {
+      MinusOne = I;
+      continue;
+    }
+    if (Target[I] == 0) {
+      if (I >= In.size())
+        return false;
+      Known = Known * In[I];
+      continue;
+    }
+    for (size_t J = NextJ; J < In.size(); ++J) {
+      if (!In[J].isConstant() && oldValue(In[J]) == Target[I]) {
+        Src[I] = J;
+        NextJ = J + 1;
+        break;
+      }
+    }
+    if (Src[I] >= 0)
+      Known = Known * In[Src[I]];
+    else
+      Literals.push_back(I);
+  }
+  DimExpr Product = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Product = Product * E;
+  auto Others = [&](int Skip) {
+    DimExpr P = Known;
+    for (unsigned I : Literals)
+      if (static_cast<int>(I) != Skip)
+        P = P * DimExpr::constant(Target[I]);
+    return P;
+  };
+  auto Fits = [&](const std::optional<DimExpr> &R) {
+    return R && !R->hasUnknown() && isIntegralAtSamples(*R);
+  };
+  std::vector<int64_t> Lits(Target.begin(), Target.end());
+  if (MinusOne < 0) {
+    std::optional<DimExpr> Rest = Product.divExact(Others(-1));
+    if (!Rest || *Rest != DimExpr::constant(1)) {
+      std::vector<unsigned> Candidates;
+      for (unsigned K : Literals) {
+        std::optional<DimExpr> R = Product.divExact(Others(K));
+        if (Fits(R) && !R->isConstant() && oldValue(*R) == Target[K])
+          Candidates.push_back(K);
+      }
+      if (Candidates.size() != 1)
+        return false;
+      MinusOne = Candidates.front();
+      Lits[MinusOne] = -1;
+      Literals.erase(llvm::find(Literals, static_cast<unsigned>(MinusOne)));
+    }
+  }
+  if (MinusOne >= 0 && !Fits(Product.divExact(Others(-1))))
+    return false;
+
+  // Concat(literal runs, Gather(Shape(data), [j]) ...).
+  Graph &G = *N.getParentGraph();
+  RW.setInsertionPointBefore(&N);
+  Node *Shape = RW.createNode("Shape", {N.getOperand(0)}, 1, "", "dims");
+  std::vector<Value *> Pieces;
+  std::vector<int64_t> Run;
+  auto FlushRun = [&]() {
+    if (Run.empty())
+      return;
+    Pieces.push_back(RW.createConstant(
+        G, Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_part",
+                              {static_cast<int64_t>(Run.size())}, Run)));
+    Run.clear();
+  };
+  for (unsigned I = 0; I < Target.size(); ++I) {
+    if (Src[I] < 0) {
+      Run.push_back(Lits[I]);
+      continue;
+    }
+    FlushRun();
+    Value *Index = RW.createConstant(
+        G, Tensor::fromInt64s("dim_index", {1}, {int64_t(Src[I])}));
+    Node *Gather =
+        RW.createNode("Gather", {Shape->getResult(0), Index}, 1, "", "dim");
+    Gather->setAttr(Attribute::getInt("axis", 0));
+    Pieces.push_back(Gather->getResult(0));
+  }
+  FlushRun();
+  Node *Concat = RW.createNode("Concat", Pieces, 1, "", "target_dynamic");
+  Concat->setAttr(Attribute::getInt("axis", 0));
+  RW.setOperand(&N, 1, Concat->getResult(0));
+  Repaired = true;
+  return true;
 }
 
 void MakeDynamicPass::repairRecurrentState(Node &N, DimAnalysis &DA,
