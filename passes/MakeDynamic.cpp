@@ -122,6 +122,8 @@ private:
   std::vector<std::pair<Value *, std::vector<Dim>>> NewShapes;
   std::vector<Problem> Problems;
   bool Repaired = false;
+  /// What was repaired, by kind (for the closing remark).
+  std::map<std::string, int> RepairCounts;
 };
 
 LogicalResult MakeDynamicPass::applyShape(Model &M, const ShapeSpec &Spec,
@@ -345,6 +347,7 @@ void MakeDynamicPass::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
       G, Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
                             {static_cast<int64_t>(New.size())}, New));
   RW.setOperand(&N, 1, C);
+  ++RepairCounts["Reshape target"];
   Repaired = true;
 }
 
@@ -450,6 +453,7 @@ bool MakeDynamicPass::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
   Node *Concat = RW.createNode("Concat", Pieces, 1, "", "target_dynamic");
   Concat->setAttr(Attribute::getInt("axis", 0));
   RW.setOperand(&N, 1, Concat->getResult(0));
+  ++RepairCounts["computed Reshape target"];
   Repaired = true;
   return true;
 }
@@ -476,6 +480,7 @@ void MakeDynamicPass::repairRecurrentState(Node &N, DimAnalysis &DA,
     std::optional<std::vector<double>> Vals = T.toDoubles();
     if (Vals && llvm::all_of(*Vals, [](double V) { return V == 0; })) {
       RW.setOperand(&N, I, nullptr);
+      ++RepairCounts["recurrent initial state"];
       Repaired = true;
       continue;
     }
@@ -544,6 +549,7 @@ void MakeDynamicPass::repairResize(
     RW.setInsertionPointBefore(&N);
     Node *S = RW.createNode("Shape", {Partner}, 1, "", "sizes_dynamic");
     RW.setOperand(&N, 3, S->getResult(0));
+    ++RepairCounts["Resize sizes input"];
     Repaired = true;
     return;
   }
@@ -559,6 +565,7 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   NewShapes.clear();
   Problems.clear();
   Repaired = false;
+  RepairCounts.clear();
   if (Shapes.empty())
     return emitError(Diags) << "make-dynamic: give shapes=input[N,3,H,W]";
   std::set<std::string> Existing;
@@ -629,6 +636,12 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
                                    "holds an old size?): " +
                                        C});
   }
+  std::string Summary;
+  for (const auto &[Kind, Count] : RepairCounts)
+    Summary += (Summary.empty() ? "" : ", ") + std::to_string(Count) + " " +
+               Kind + (Count > 1 ? "s" : "");
+  emitRemark(Diags) << "make-dynamic: repaired "
+                    << (Summary.empty() ? "nothing" : Summary);
   for (const Problem &P : Problems) {
     if (AllowPartial) {
       if (P.N)
