@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -684,7 +685,21 @@ public:
                << "cannot open '" << Final << "': " << std::strerror(errno);
       return success();
     }
-    std::string Template = Final + ".tmp.XXXXXX";
+    // A symbolic link to a file (a user's link, or /dev/stdout ->
+    // /proc/self/fd/1 redirected to a file) is followed: renaming over the
+    // link would replace the link itself, and /dev/stdout for everyone.
+    std::string Target = Final;
+    struct stat Link;
+    if (::lstat(Final.c_str(), &Link) == 0 && S_ISLNK(Link.st_mode)) {
+      char *Real = ::realpath(Final.c_str(), nullptr);
+      if (!Real)
+        return emitError(Diags)
+               << "cannot write '" << Final << "': " << std::strerror(errno);
+      Target = Real;
+      std::free(Real);
+      FinalPath = Target;
+    }
+    std::string Template = Target + ".tmp.XXXXXX";
     std::vector<char> Buf(Template.begin(), Template.end());
     Buf.push_back('\0');
     FD = ::mkostemp(Buf.data(), O_CLOEXEC);
