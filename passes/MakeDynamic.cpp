@@ -23,6 +23,10 @@
 //    when its result feeds an elementwise Add/Sub/Mul/Div whose other operand
 //    had exactly those numbers at the old sizes: `sizes` becomes the Shape of
 //    that operand (any other size would make the elementwise op fail);
+//  - a Reshape target with several baked literals: a Concat of the input's
+//    Shape entries and at most one -1, checked by the dim algebra;
+//  - a Slice end equal to the old size of a now dynamic dim: INT64_MAX;
+//  - zero initial states of LSTM/GRU/RNN frozen at the old batch: dropped;
 // What it cannot repair is reported with the node, the constant and why,
 // as are conflicts the dim algebra finds afterwards; the pass then fails
 // unless allow-partial=true (the report becomes warnings). Finally dead
@@ -39,6 +43,7 @@
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
+#include <limits>
 #include <map>
 #include <set>
 
@@ -103,6 +108,7 @@ private:
   std::optional<int64_t> oldValue(const DimExpr &E) const;
   void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW);
+  void repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW);
   bool tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
                        llvm::ArrayRef<int64_t> Target, Rewriter &RW);
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
@@ -458,6 +464,59 @@ bool MakeDynamicPass::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
   return true;
 }
 
+/// A Slice whose constant end is the old size of a now dynamic dim took
+/// the whole dim at the old size: it ends at the end (INT64_MAX) at every
+/// size. Ends below the old size are real crops and stay.
+void MakeDynamicPass::repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW) {
+  if (N.getNumOperands() < 3 || !N.getOperand(0) || !N.getOperand(2))
+    return;
+  const std::vector<DimExpr> *Data = DA.getDims(*N.getOperand(0));
+  Tensor EndsT = getConstantValue(*N.getOperand(2));
+  std::optional<std::vector<int64_t>> Ends =
+      EndsT ? EndsT.toInt64s() : std::nullopt;
+  if (!Data || !Ends)
+    return;
+  std::vector<int64_t> Axes;
+  if (N.getNumOperands() > 3 && N.getOperand(3)) {
+    Tensor AxesT = getConstantValue(*N.getOperand(3));
+    std::optional<std::vector<int64_t>> A =
+        AxesT ? AxesT.toInt64s() : std::nullopt;
+    if (!A || A->size() != Ends->size())
+      return;
+    Axes = *A;
+  } else {
+    for (size_t I = 0; I < Ends->size(); ++I)
+      Axes.push_back(I);
+  }
+  // Negative steps run backwards: their ends are not sizes.
+  if (N.getNumOperands() > 4 && N.getOperand(4)) {
+    Tensor StepsT = getConstantValue(*N.getOperand(4));
+    std::optional<std::vector<int64_t>> Steps =
+        StepsT ? StepsT.toInt64s() : std::nullopt;
+    if (!Steps || llvm::any_of(*Steps, [](int64_t S) { return S <= 0; }))
+      return;
+  }
+  std::vector<DimExpr> Best = expressInInputs(DA, *N.getOperand(0), *Data, Old);
+  std::vector<int64_t> New = *Ends;
+  int64_t Rank = Best.size();
+  for (size_t I = 0; I < Axes.size(); ++I) {
+    int64_t Axis = Axes[I] < 0 ? Axes[I] + Rank : Axes[I];
+    if (Axis < 0 || Axis >= Rank || Best[Axis].isConstant())
+      continue;
+    if (oldValue(Best[Axis]) == New[I])
+      New[I] = std::numeric_limits<int64_t>::max();
+  }
+  if (New == *Ends)
+    return;
+  Value *C = RW.createConstant(
+      *N.getParentGraph(),
+      Tensor::fromInt64s(N.getOperand(2)->getName().str() + "_dynamic",
+                         {static_cast<int64_t>(New.size())}, New));
+  RW.setOperand(&N, 2, C);
+  ++RepairCounts["Slice end"];
+  Repaired = true;
+}
+
 void MakeDynamicPass::repairRecurrentState(Node &N, DimAnalysis &DA,
                                            Rewriter &RW) {
   if (N.getNumOperands() < 6 || !N.getOperand(0))
@@ -615,6 +674,8 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
       for (Node *N : Nodes) {
         if (N->is("Reshape"))
           repairReshape(*N, DA, RW);
+        else if (N->is("Slice"))
+          repairSliceEnds(*N, DA, RW);
         else if (N->is("LSTM") || N->is("GRU") || N->is("RNN"))
           repairRecurrentState(*N, DA, RW);
         else if (N->is("Resize"))
