@@ -667,10 +667,12 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
       Rewriter RW(M, Diags);
       llvm::DenseMap<const Node *, size_t> Order;
       std::vector<Node *> Nodes;
-      for (Node &N : M.getGraph().getNodes()) {
+      // Every graph: a subgraph's Reshape bakes sizes as well. Within a
+      // graph, walk order is topological order.
+      M.getGraph().walk([&](Node &N) {
         Order[&N] = Nodes.size();
         Nodes.push_back(&N);
-      }
+      });
       for (Node *N : Nodes) {
         if (N->is("Reshape"))
           repairReshape(*N, DA, RW);
