@@ -608,7 +608,7 @@ void MakeDynamicPass::repairResize(
     RW.setInsertionPointBefore(&N);
     Node *S = RW.createNode("Shape", {Partner}, 1, "", "sizes_dynamic");
     RW.setOperand(&N, 3, S->getResult(0));
-    ++RepairCounts["Resize sizes input"];
+    ++RepairCounts["Resize size input"];
     Repaired = true;
     return;
   }
