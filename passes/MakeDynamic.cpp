@@ -26,6 +26,7 @@
 //  - a Reshape target with several baked literals: a Concat of the input's
 //    Shape entries and at most one -1, checked by the dim algebra;
 //  - a Slice end equal to the old size of a now dynamic dim: INT64_MAX;
+//  - an Expand shape entry equal to the old size of the data's dim: 1;
 //  - zero initial states of LSTM/GRU/RNN frozen at the old batch: dropped;
 // What it cannot repair is reported with the node, the constant and why,
 // as are conflicts the dim algebra finds afterwards; the pass then fails
@@ -109,6 +110,7 @@ private:
   void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW);
+  void repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW);
   bool tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
                        llvm::ArrayRef<int64_t> Target, Rewriter &RW);
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
@@ -464,6 +466,35 @@ bool MakeDynamicPass::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
   return true;
 }
 
+/// Expand to a constant shape whose entry is the old size of the data's
+/// (now dynamic) dim there: broadcasting with 1 keeps that dim at every size
+/// and gives the same result at the old one.
+void MakeDynamicPass::repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW) {
+  if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
+    return;
+  const std::vector<DimExpr> *Data = DA.getDims(*N.getOperand(0));
+  Tensor T = getConstantValue(*N.getOperand(1));
+  std::optional<std::vector<int64_t>> Shape = T ? T.toInt64s() : std::nullopt;
+  if (!Data || !Shape || Shape->size() < Data->size())
+    return;
+  std::vector<DimExpr> Best = expressInInputs(DA, *N.getOperand(0), *Data, Old);
+  std::vector<int64_t> New = *Shape;
+  size_t Offset = Shape->size() - Best.size();
+  for (size_t J = 0; J < Best.size(); ++J)
+    if (!Best[J].isConstant() && New[J + Offset] > 1 &&
+        oldValue(Best[J]) == New[J + Offset])
+      New[J + Offset] = 1;
+  if (New == *Shape)
+    return;
+  Value *C = RW.createConstant(
+      *N.getParentGraph(),
+      Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
+                         {static_cast<int64_t>(New.size())}, New));
+  RW.setOperand(&N, 1, C);
+  ++RepairCounts["Expand shape"];
+  Repaired = true;
+}
+
 /// A Slice whose constant end is the old size of a now dynamic dim took
 /// the whole dim at the old size: it ends at the end (INT64_MAX) at every
 /// size. Ends below the old size are real crops and stay.
@@ -676,6 +707,8 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
       for (Node *N : Nodes) {
         if (N->is("Reshape"))
           repairReshape(*N, DA, RW);
+        else if (N->is("Expand"))
+          repairExpand(*N, DA, RW);
         else if (N->is("Slice"))
           repairSliceEnds(*N, DA, RW);
         else if (N->is("LSTM") || N->is("GRU") || N->is("RNN"))
