@@ -11,7 +11,9 @@ OUT=$("$WORK/build/consumer-opt" "$SRC/model.onnxtxt" \
   --pass-pipeline='set-graph-name{name=renamed_by_consumer},dce')
 echo "$OUT"
 grep -q "renamed_by_consumer" <<<"$OUT"
-# The consumer's pass is listed next to the built-in ones.
-"$WORK/build/consumer-opt" --list-passes | grep -q "set-graph-name"
-"$WORK/build/consumer-opt" --list-passes | grep -q "^  cse"
+# The consumer's pass is listed next to the built-in ones. (Capture first:
+# `cmd | grep -q` under pipefail fails when grep exits early on SIGPIPE.)
+LIST=$("$WORK/build/consumer-opt" --list-passes)
+grep -q "set-graph-name" <<<"$LIST"
+grep -q "^  cse " <<<"$LIST"
 echo "consumer project: OK"
