@@ -22,7 +22,7 @@ for p in "${PACKAGES[@]}"; do
   # nodejs/npm may come from the machine image rather than Debian.
   if [[ $p == nodejs ]] && command -v node >/dev/null; then continue; fi
   if [[ $p == npm ]] && command -v npm >/dev/null; then continue; fi
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"ok installed"* ]] || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
