@@ -852,7 +852,19 @@ public:
 
   pbio::CodedOutputStream &coded() { return Coded; }
 
-  bool copyMapped(const ExternalLocation &Loc) {
+  /// Writes the mapped bytes at \p Loc. Small ranges are read with pread
+  /// into the buffer (touching the mapping would fault its pages in), large
+  /// ones are copied in the kernel.
+  bool writeMapped(const ExternalLocation &Loc) {
+    if (Loc.Length < MinCopiedRange) {
+      Scratch.resize(size_t(Loc.Length));
+      const char *Data = Loc.File->data() + Loc.Offset;
+      if (::pread(Loc.File->getFD(), &Scratch[0], Scratch.size(),
+                  off_t(Loc.Offset)) == ssize_t(Scratch.size()))
+        Data = Scratch.data();
+      Coded.WriteRaw(Data, int(Loc.Length));
+      return true;
+    }
     Coded.Trim();
     if (!Out.Flush())
       return false;
@@ -874,6 +886,7 @@ private:
   pbio::FileOutputStream Out;
   pbio::CodedOutputStream Coded{&Out};
   RangeCopier Copier;
+  std::string Scratch;
   int Errno = 0;
 };
 
@@ -966,9 +979,7 @@ static LogicalResult writeModel(SplitModel &S, int FD, llvm::StringRef Path,
       Coded.WriteRaw(E.Header.data(), int(E.RawAt));
       Coded.WriteTag(RawDataTag);
       Coded.WriteVarint64(Loc.Length);
-      if (Loc.Length < MinCopiedRange)
-        Coded.WriteRaw(Loc.File->data() + Loc.Offset, int(Loc.Length));
-      else if (!W.copyMapped(Loc))
+      if (!W.writeMapped(Loc))
         return Fail();
       Coded.WriteRaw(E.Header.data() + E.RawAt, int(E.Header.size() - E.RawAt));
     }

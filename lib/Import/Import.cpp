@@ -683,7 +683,8 @@ static std::unique_ptr<Model> parseMapped(std::shared_ptr<MappedFile> File,
   llvm::StringRef Bytes(File->data(), File->size());
   MappedModel Mapped;
   std::string Thin;
-  if (thinModelBytes(Bytes, MinMappedRawData, Thin, Mapped.RawData)) {
+  if (thinModelFile(File->getFD(), File->size(), MinMappedRawData, Thin,
+                    Mapped.RawData)) {
     if (Thin.size() > size_t(INT_MAX)) {
       emitError(Diags) << "the model is larger than 2 GB even without its "
                           "large initializers, which protobuf cannot parse";

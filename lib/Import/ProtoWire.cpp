@@ -5,9 +5,17 @@
 // TensorProto.raw_data (field 9). Anything it does not understand makes it
 // give up, and the model is parsed the ordinary way.
 //
+// A file is scanned through a small pread window rather than its mapping:
+// the scan touches one spot per initializer, spread over the whole file, and
+// on this kind of VM a page fault costs ten times a pread.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ProtoWire.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <unistd.h>
 
 using namespace onnxopt;
 using namespace onnxopt::detail;
@@ -16,14 +24,78 @@ namespace {
 
 enum WireType : unsigned { Varint = 0, Fixed64 = 1, Len = 2, Fixed32 = 5 };
 
-/// One field of a message: its number, wire type and where it lies.
+/// The model's bytes: in memory, or read from a file through a window.
+class Source {
+public:
+  explicit Source(llvm::StringRef Bytes)
+      : Mem(Bytes.data()), Size(Bytes.size()) {}
+  Source(int FD, uint64_t Size) : FD(FD), Size(Size), Window(WindowSize) {}
+
+  uint64_t size() const { return Size; }
+
+  /// Up to \p N bytes at \p Offset (fewer at the end of the file); sets
+  /// \p Got. Returns null on a read error.
+  const char *peek(uint64_t Offset, size_t N, size_t &Got) {
+    N = size_t(std::min<uint64_t>(N, Size - Offset));
+    Got = N;
+    if (Mem)
+      return Mem + Offset;
+    if (Offset < WindowStart || Offset + N > WindowStart + WindowLength) {
+      WindowStart = Offset;
+      WindowLength = 0;
+      size_t Want = size_t(std::min<uint64_t>(Window.size(), Size - Offset));
+      if (!read(Offset, Want, Window.data()))
+        return nullptr;
+      WindowLength = Want;
+    }
+    return Window.data() + (Offset - WindowStart);
+  }
+
+  /// Appends [From, To) to \p Out.
+  bool append(uint64_t From, uint64_t To, std::string &Out) {
+    if (Mem) {
+      Out.append(Mem + From, size_t(To - From));
+      return true;
+    }
+    size_t Old = Out.size();
+    Out.resize(Old + size_t(To - From));
+    return read(From, size_t(To - From), &Out[Old]);
+  }
+
+private:
+  static constexpr size_t WindowSize = 4 << 10;
+
+  bool read(uint64_t Offset, size_t N, char *Out) {
+    while (N) {
+      ssize_t Got = ::pread(FD, Out, N, off_t(Offset));
+      if (Got < 0 && errno == EINTR)
+        continue;
+      if (Got <= 0)
+        return false;
+      Out += Got;
+      Offset += uint64_t(Got);
+      N -= size_t(Got);
+    }
+    return true;
+  }
+
+  const char *Mem = nullptr;
+  int FD = -1;
+  uint64_t Size;
+  std::vector<char> Window;
+  uint64_t WindowStart = 0;
+  size_t WindowLength = 0;
+};
+
+/// One field of a message: its number, wire type and where it lies (offsets
+/// into the model's bytes).
 struct Field {
   uint32_t Number = 0;
   unsigned Wire = 0;
-  const char *Start = nullptr;   ///< the tag
-  const char *Payload = nullptr; ///< the value (after the length for Len)
-  const char *End = nullptr;     ///< one past the value
-  uint64_t Value = 0;            ///< the value of a Varint field
+  uint64_t Start = 0;   ///< the tag
+  uint64_t Payload = 0; ///< the value (after the length for Len)
+  uint64_t End = 0;     ///< one past the value
+  uint64_t Value = 0;   ///< the value of a Varint field
 };
 
 bool readVarint(const char *&P, const char *End, uint64_t &V) {
@@ -39,42 +111,46 @@ bool readVarint(const char *&P, const char *End, uint64_t &V) {
   return false;
 }
 
-/// Reads the field at \p P and moves \p P past it. Groups (wire types 3 and
-/// 4, deprecated and absent from ONNX) are not supported.
-bool nextField(const char *&P, const char *End, Field &F) {
-  F.Start = P;
+/// Reads the field at \p Pos (before \p End) and moves \p Pos past it.
+/// Groups (wire types 3 and 4, deprecated and absent from ONNX) are not
+/// supported.
+bool nextField(Source &S, uint64_t &Pos, uint64_t End, Field &F) {
+  // A tag and a varint or length take at most 15 bytes.
+  size_t Avail;
+  const char *Begin = S.peek(Pos, 16, Avail);
+  if (!Begin)
+    return false;
+  const char *P = Begin, *Stop = Begin + std::min<uint64_t>(Avail, End - Pos);
+  F.Start = Pos;
   uint64_t Tag;
-  if (!readVarint(P, End, Tag) || Tag > UINT32_MAX || (Tag >> 3) == 0)
+  if (!readVarint(P, Stop, Tag) || Tag > UINT32_MAX || (Tag >> 3) == 0)
     return false;
   F.Number = uint32_t(Tag >> 3);
   F.Wire = unsigned(Tag & 7);
+  uint64_t Size = 0;
   switch (F.Wire) {
   case Varint:
-    F.Payload = P;
-    if (!readVarint(P, End, F.Value))
+    if (!readVarint(P, Stop, F.Value))
       return false;
     break;
   case Fixed64:
-  case Fixed32: {
-    size_t Size = F.Wire == Fixed64 ? 8 : 4;
-    if (size_t(End - P) < Size)
-      return false;
-    F.Payload = P;
-    P += Size;
+    Size = 8;
     break;
-  }
-  case Len: {
-    uint64_t Size;
-    if (!readVarint(P, End, Size) || Size > uint64_t(End - P))
-      return false;
-    F.Payload = P;
-    P += Size;
+  case Fixed32:
+    Size = 4;
     break;
-  }
+  case Len:
+    if (!readVarint(P, Stop, Size))
+      return false;
+    break;
   default:
     return false;
   }
-  F.End = P;
+  F.Payload = Pos + uint64_t(P - Begin);
+  if (Size > End - F.Payload)
+    return false;
+  F.End = F.Payload + Size;
+  Pos = F.End;
   return true;
 }
 
@@ -110,14 +186,13 @@ struct Cut {
 enum class Scan { Keep, Map, Malformed };
 
 /// Decides whether the initializer \p T leaves its raw_data out.
-Scan scanTensor(const Field &T, uint64_t MinBytes, Field &Raw) {
-  const char *P = T.Payload;
+Scan scanTensor(Source &S, const Field &T, uint64_t MinBytes, Field &Raw) {
   unsigned RawCount = 0;
   uint64_t DataType = 0, Location = 0;
   bool Plain = true;
   Field F;
-  while (P != T.End) {
-    if (!nextField(P, T.End, F))
+  for (uint64_t Pos = T.Payload; Pos != T.End;) {
+    if (!nextField(S, Pos, T.End, F))
       return Scan::Malformed;
     int Want = expectedTensorWire(F.Number);
     if (isTypedPayload(F.Number) || (Want >= 0 && unsigned(Want) != F.Wire))
@@ -131,7 +206,7 @@ Scan scanTensor(const Field &T, uint64_t MinBytes, Field &Raw) {
   }
   constexpr uint64_t String = 8; // TensorProto::STRING
   bool Map = Plain && RawCount == 1 && DataType != String && Location == 0 &&
-             uint64_t(Raw.End - Raw.Payload) >= MinBytes;
+             Raw.End - Raw.Payload >= MinBytes;
   return Map ? Scan::Map : Scan::Keep;
 }
 
@@ -143,28 +218,16 @@ void appendVarint(std::string &Out, uint64_t V) {
   Out.push_back(char(V));
 }
 
-} // namespace
-
-unsigned detail::varintSize(uint64_t V) {
-  unsigned N = 1;
-  while (V >= 0x80) {
-    V >>= 7;
-    ++N;
-  }
-  return N;
-}
-
-bool detail::thinModelBytes(llvm::StringRef Bytes, uint64_t MinBytes,
-                            std::string &Thin,
-                            std::vector<MappedRawData> &Mapped) {
-  const char *Begin = Bytes.begin(), *End = Bytes.end();
+bool thinModel(Source &S, uint64_t MinBytes, std::string &Thin,
+               std::vector<MappedRawData> &Mapped) {
   constexpr uint32_t GraphField = 7, InitializerField = 5;
+  uint64_t End = S.size();
 
   // The model: exactly one graph.
   Field Graph, F;
   unsigned Graphs = 0;
-  for (const char *P = Begin; P != End;) {
-    if (!nextField(P, End, F))
+  for (uint64_t Pos = 0; Pos != End;) {
+    if (!nextField(S, Pos, End, F))
       return false;
     if (F.Number == GraphField) {
       if (F.Wire != Len || ++Graphs > 1)
@@ -179,21 +242,20 @@ bool detail::thinModelBytes(llvm::StringRef Bytes, uint64_t MinBytes,
   std::vector<Cut> Cuts;
   Mapped.clear();
   int Index = 0;
-  for (const char *P = Graph.Payload; P != Graph.End;) {
-    if (!nextField(P, Graph.End, F))
+  for (uint64_t Pos = Graph.Payload; Pos != Graph.End;) {
+    if (!nextField(S, Pos, Graph.End, F))
       return false;
     if (F.Number != InitializerField)
       continue;
     if (F.Wire != Len)
       return false;
     Field Raw;
-    Scan S = scanTensor(F, MinBytes, Raw);
-    if (S == Scan::Malformed)
+    Scan R = scanTensor(S, F, MinBytes, Raw);
+    if (R == Scan::Malformed)
       return false;
-    if (S == Scan::Map) {
+    if (R == Scan::Map) {
       Cuts.push_back({F, Raw});
-      Mapped.push_back({Index, uint64_t(Raw.Payload - Begin),
-                        uint64_t(Raw.End - Raw.Payload)});
+      Mapped.push_back({Index, Raw.Payload, Raw.End - Raw.Payload});
     }
     ++Index;
   }
@@ -202,44 +264,59 @@ bool detail::thinModelBytes(llvm::StringRef Bytes, uint64_t MinBytes,
 
   // Sizes after the cuts: each initializer loses its raw_data field, and its
   // length prefix (and the graph's) may get shorter.
-  uint64_t GraphSize = uint64_t(Graph.End - Graph.Payload);
-  for (const Cut &C : Cuts) {
-    uint64_t Old = uint64_t(C.Tensor.End - C.Tensor.Start);
-    uint64_t NewSize = uint64_t(C.Tensor.End - C.Tensor.Payload) -
-                       uint64_t(C.Raw.End - C.Raw.Start);
-    GraphSize -= Old - (1 + varintSize(NewSize) + NewSize);
-  }
-
-  auto Append = [&](const char *From, const char *To) {
-    Thin.append(From, size_t(To - From));
+  auto CutSize = [](const Cut &C) {
+    return (C.Tensor.End - C.Tensor.Payload) - (C.Raw.End - C.Raw.Start);
   };
+  uint64_t GraphSize = Graph.End - Graph.Payload;
+  for (const Cut &C : Cuts)
+    GraphSize -= (C.Tensor.End - C.Tensor.Start) -
+                 (1 + varintSize(CutSize(C)) + CutSize(C));
+
   Thin.clear();
-  Thin.reserve(size_t(Bytes.size() - uint64_t(Graph.End - Graph.Payload) +
-                      GraphSize + 16));
-  Append(Begin, Graph.Start);
+  Thin.reserve(size_t(End - (Graph.End - Graph.Payload) + GraphSize + 16));
+  if (!S.append(0, Graph.Start, Thin))
+    return false;
   Thin.push_back(char((GraphField << 3) | Len));
   appendVarint(Thin, GraphSize);
-  const char *Pos = Graph.Payload;
+  uint64_t Pos = Graph.Payload;
   for (const Cut &C : Cuts) {
-    Append(Pos, C.Tensor.Start);
+    if (!S.append(Pos, C.Tensor.Start, Thin))
+      return false;
     Thin.push_back(char((InitializerField << 3) | Len));
-    appendVarint(Thin, uint64_t(C.Tensor.End - C.Tensor.Payload) -
-                           uint64_t(C.Raw.End - C.Raw.Start));
-    Append(C.Tensor.Payload, C.Raw.Start);
-    Append(C.Raw.End, C.Tensor.End);
+    appendVarint(Thin, CutSize(C));
+    if (!S.append(C.Tensor.Payload, C.Raw.Start, Thin) ||
+        !S.append(C.Raw.End, C.Tensor.End, Thin))
+      return false;
     Pos = C.Tensor.End;
   }
-  Append(Pos, End);
-  return true;
+  return S.append(Pos, End, Thin);
+}
+
+} // namespace
+
+unsigned detail::varintSize(uint64_t V) {
+  unsigned N = 1;
+  while (V >= 0x80) {
+    V >>= 7;
+    ++N;
+  }
+  return N;
+}
+
+bool detail::thinModelFile(int FD, uint64_t Size, uint64_t MinBytes,
+                           std::string &Thin,
+                           std::vector<MappedRawData> &Mapped) {
+  Source S(FD, Size);
+  return thinModel(S, MinBytes, Thin, Mapped);
 }
 
 size_t detail::rawDataInsertionPoint(llvm::StringRef Serialized) {
-  const char *P = Serialized.begin(), *End = Serialized.end();
+  Source S(Serialized);
   Field F;
-  while (P != End) {
-    const char *Start = P;
-    if (!nextField(P, End, F) || F.Number > RawDataField)
-      return size_t(Start - Serialized.begin());
+  for (uint64_t Pos = 0; Pos != S.size();) {
+    uint64_t Start = Pos;
+    if (!nextField(S, Pos, S.size(), F) || F.Number > RawDataField)
+      return size_t(Start);
   }
   return Serialized.size();
 }

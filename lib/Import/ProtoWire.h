@@ -27,16 +27,18 @@ struct MappedRawData {
   uint64_t Length; ///< of the payload
 };
 
-/// Scans a binary ModelProto for main-graph initializers whose raw_data has
-/// at least \p MinBytes (and that have no other payload field and are not
-/// external or strings). When there are some, returns true, fills \p Mapped
-/// in initializer order and builds in \p Thin the same model without those
-/// payloads: parsing \p Thin gives the model minus their raw_data. Returns
-/// false when there is nothing to leave out or the scan does not understand
-/// the bytes (malformed, groups, several `graph` fields); the caller then
-/// parses \p Bytes as they are, and protobuf reports what is wrong.
-bool thinModelBytes(llvm::StringRef Bytes, uint64_t MinBytes, std::string &Thin,
-                    std::vector<MappedRawData> &Mapped);
+/// Scans the binary ModelProto in the \p Size bytes of the file open as
+/// \p FD for main-graph initializers whose raw_data has at least \p MinBytes
+/// (and that have no other payload field and are not external or strings).
+/// The file is read with pread, so the scan neither maps nor faults in its
+/// pages. When there are some, returns true, fills \p Mapped in initializer
+/// order and builds in \p Thin the same model without those payloads:
+/// parsing \p Thin gives the model minus their raw_data. Returns false when
+/// there is nothing to leave out, on a read error, or when the scan does not
+/// understand the bytes (malformed, groups, several `graph` fields); the
+/// caller then parses the file as it is, and protobuf reports what is wrong.
+bool thinModelFile(int FD, uint64_t Size, uint64_t MinBytes, std::string &Thin,
+                   std::vector<MappedRawData> &Mapped);
 
 /// Where raw_data goes in \p Serialized, a TensorProto without raw_data as
 /// protobuf writes it (known fields in number order, then unknown ones): the
