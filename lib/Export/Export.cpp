@@ -37,6 +37,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -802,8 +803,9 @@ bool writeAll(int FD, const char *Data, uint64_t Size) {
 /// Appends [Offset, Offset + Length) of a mapped file to \p OutFD at its
 /// current position: copy_file_range copies in the kernel (no page of the
 /// mapping is touched); where it is unsupported (another file system, a
-/// pipe) the bytes are written from the mapping, whose pages are dropped
-/// once written so that RSS stays flat. Returns false with errno set.
+/// pipe) sendfile does; failing both, the bytes are written from the
+/// mapping, whose pages are dropped once written so that RSS stays flat.
+/// Returns false with errno set.
 class RangeCopier {
 public:
   bool copy(const MappedFile &F, uint64_t Offset, uint64_t Length, int OutFD) {
@@ -816,6 +818,20 @@ public:
       if (N <= 0) {
         // Real write errors come back from write() below.
         UseCopyRange = false;
+        break;
+      }
+      Offset += uint64_t(N);
+      Length -= uint64_t(N);
+    }
+    // sendfile also writes to pipes and across file systems.
+    while (Length && UseSendfile && F.getFD() >= 0) {
+      off_t In = off_t(Offset);
+      ssize_t N = ::sendfile(OutFD, F.getFD(), &In,
+                             std::min<uint64_t>(Length, 1 << 30));
+      if (N < 0 && errno == EINTR)
+        continue;
+      if (N <= 0) {
+        UseSendfile = false;
         break;
       }
       Offset += uint64_t(N);
@@ -841,7 +857,7 @@ public:
   }
 
 private:
-  bool UseCopyRange = true;
+  bool UseCopyRange = true, UseSendfile = true;
 };
 
 /// A buffered protobuf writer (1 MiB blocks) into which mapped byte ranges
