@@ -20,9 +20,10 @@ enum class FileFormat { Binary, Text };
 /// (stdin) the content decides (binary protobuf vs text).
 FileFormat guessFormatFromPath(llvm::StringRef Path);
 
-/// Loads a model from a file (or "-" for stdin). Binary files are parsed
-/// streaming; external data is mapped, not read. Returns null after emitting
-/// a diagnostic on any error.
+/// Loads a model from a file (or "-" for stdin). Binary files are mapped and
+/// the raw_data of large initializers stays in the mapping (stdin and other
+/// unmappable inputs are parsed streaming); external data is mapped, not
+/// read. Returns null after emitting a diagnostic on any error.
 std::unique_ptr<Model> loadModel(llvm::StringRef Path, DiagnosticEngine &Diags);
 
 /// Parses a binary model held in memory.
