@@ -1131,7 +1131,7 @@ static LogicalResult writeText(const Model &M, llvm::StringRef Path,
 LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
                                  FileFormat Format, DiagnosticEngine &Diags,
                                  const ExportOptions &Opts) {
-  if (Opts.Verify && failed(verifyModel(M, Diags)))
+  if (Opts.Verify && Opts.VerifyIR && failed(verifyModel(M, Diags)))
     return failure();
   bool Binary = Format == FileFormat::Binary;
   bool ToStdout = Path == "-";

@@ -280,6 +280,9 @@ static int runTool(const CommandLine &CL) {
 
   ExportOptions EO;
   EO.Verify = CL.Verify;
+  // The pass manager verified the IR (with topological order) after the
+  // last pass; the input check alone did not require order.
+  EO.VerifyIR = !(CL.VerifyEach && PM.size() > 0);
   EO.ForceExternal = CL.ForceExternal;
   EO.ExternalDataName = CL.ExternalDataName;
   EO.ExternalThreshold = CL.ExternalThreshold;

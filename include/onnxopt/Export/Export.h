@@ -21,6 +21,9 @@ struct ExportOptions {
   /// Run the IR verifier, onnx::checker and strict shape inference on the
   /// proto before writing.
   bool Verify = true;
+  /// With Verify: also run the IR verifier. A caller that just verified the
+  /// IR (the pass manager after its last pass) may skip it.
+  bool VerifyIR = true;
   /// Tensors of at least this many bytes go to external data when the
   /// model would exceed protobuf's 2 GB limit, or when ForceExternal is set.
   uint64_t ExternalThreshold = 1024;
