@@ -45,6 +45,8 @@ struct CommandLine {
   bool ForceExternal = false;
   std::string ExternalDataName;
   uint64_t ExternalThreshold = 1024;
+  /// --freeze-shape-sets: one static model per ';'-separated shape set.
+  std::vector<std::string> ShapeSets;
 };
 
 } // namespace
@@ -82,6 +84,12 @@ static void printHelp(llvm::raw_ostream &OS) {
         "(default name:\n"
      << "                           <output file name>.data)\n"
      << "  --external-threshold=<n> size threshold in bytes (default 1024)\n"
+     << "  --freeze-shape-sets=<s>  write one static model per shape set "
+        "('x[1,3,640,640];\n"
+        "                           x[1,3,320,320]'), all sharing one "
+        "weight file: -o dir/m.onnx\n"
+        "                           gives dir/m_1x3x640x640.onnx, ..., and "
+        "dir/m.weights.data\n"
      << "  --version                print the version\n"
      << "  -h, --help               print this help\n";
 }
@@ -183,6 +191,19 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       CL.Timing = true;
     } else if (Name == "summary") {
       CL.Summary = true;
+    } else if (Name == "freeze-shape-sets") {
+      std::string V;
+      if (!NextValue(Name, Inline, V))
+        return false;
+      llvm::SmallVector<llvm::StringRef, 4> Sets;
+      llvm::StringRef(V).split(Sets, ';', -1, false);
+      for (llvm::StringRef Set : Sets)
+        if (!Set.trim().empty())
+          CL.ShapeSets.push_back(Set.trim().str());
+      if (CL.ShapeSets.empty()) {
+        Error = "--freeze-shape-sets needs at least one shape set";
+        return false;
+      }
     } else if (Name == "external-data") {
       CL.ForceExternal = true;
       if (Inline)
@@ -221,8 +242,86 @@ static FileFormat outputFormat(const CommandLine &CL) {
   return guessFormatFromPath(CL.Output);
 }
 
+/// "x[1,3,640,640],y[2]" -> "1x3x640x640_2": the file-name tag of a set.
+static std::string shapeSetTag(llvm::StringRef Set) {
+  std::string Tag;
+  for (const std::string &Item : splitOptionList(Set)) {
+    llvm::StringRef Dims = llvm::StringRef(Item).split('[').second;
+    Dims = Dims.rsplit(']').first;
+    if (!Tag.empty())
+      Tag += '_';
+    for (char C : Dims)
+      Tag += C == ',' ? 'x' : (C == '?' ? 'd' : C);
+  }
+  return Tag;
+}
+
+/// Writes one frozen model per shape set beside -o, all referencing one
+/// weight file: the model (after the user's pipeline) is first saved with
+/// external data as a base, then each set reloads the base, runs
+/// freeze-dims and is saved beside it, which keeps the references. On any
+/// error everything written is removed.
+static int writeFrozenFamily(const CommandLine &CL, const Model &M,
+                             DiagnosticEngine &Diags) {
+  llvm::StringRef Out = CL.Output;
+  llvm::SmallString<256> Dir(llvm::sys::path::parent_path(Out));
+  std::string Stem = llvm::sys::path::stem(Out).str();
+  auto InDir = [&](const std::string &Name) {
+    llvm::SmallString<256> P(Dir);
+    llvm::sys::path::append(P, Name);
+    return std::string(P.str());
+  };
+  std::vector<std::string> Written;
+  auto Cleanup = [&] {
+    for (const std::string &F : Written)
+      llvm::sys::fs::remove(F);
+  };
+  std::string Base = InDir("." + Stem + ".base.onnx");
+  ExportOptions BaseOpts;
+  BaseOpts.Verify = false; // each member is verified when it is written
+  BaseOpts.ForceExternal = true;
+  BaseOpts.ExternalThreshold = CL.ExternalThreshold;
+  BaseOpts.ExternalDataName = Stem + ".weights.data";
+  if (failed(saveModel(M, Base, FileFormat::Binary, Diags, BaseOpts)))
+    return 1;
+  Written.push_back(Base);
+  Written.push_back(InDir(BaseOpts.ExternalDataName));
+  for (const std::string &Set : CL.ShapeSets) {
+    std::string Error;
+    PassManager Freeze;
+    if (failed(parsePassPipeline("freeze-dims{shapes=" + Set + "}", Freeze,
+                                 Error))) {
+      llvm::errs() << "onnx-opt: error: invalid shape set '" << Set
+                   << "': " << Error << "\n";
+      Cleanup();
+      return 1;
+    }
+    std::unique_ptr<Model> Member = loadModel(Base, Diags);
+    std::string Path = InDir(Stem + "_" + shapeSetTag(Set) + ".onnx");
+    ExportOptions EO;
+    EO.Verify = CL.Verify;
+    EO.ExternalThreshold = CL.ExternalThreshold;
+    if (!Member || failed(Freeze.run(*Member, Diags)) ||
+        failed(saveModel(*Member, Path, FileFormat::Binary, Diags, EO))) {
+      emitNote(Diags) << "while freezing shape set '" << Set << "'";
+      Cleanup();
+      return 1;
+    }
+    Written.push_back(Path);
+    llvm::errs() << "wrote " << Path << "\n";
+  }
+  llvm::sys::fs::remove(Base);
+  return 0;
+}
+
 static int runTool(const CommandLine &CL) {
   llvm::raw_ostream &Err = llvm::errs();
+  if (!CL.ShapeSets.empty() &&
+      (!CL.HasOutput || CL.Output == "-" || outputFormat(CL) != FileFormat::Binary)) {
+    Err << "onnx-opt: error: --freeze-shape-sets needs a binary output file "
+           "(-o dir/model.onnx) to name the family after\n";
+    return 1;
+  }
   if (CL.ForceExternal && (CL.Output == "-" || outputFormat(CL) != FileFormat::Binary)) {
     Err << "onnx-opt: error: --external-data needs a binary output file (-o model.onnx)\n";
     return 1;
@@ -277,6 +376,13 @@ static int runTool(const CommandLine &CL) {
   if (failed(PM.run(*M, Diags)))
     return 1;
   LapMs();
+
+  if (!CL.ShapeSets.empty()) {
+    int RC = writeFrozenFamily(CL, *M, Diags);
+    if (CL.Timing)
+      PM.printTiming(Err);
+    return RC;
+  }
 
   ExportOptions EO;
   EO.Verify = CL.Verify;
