@@ -118,26 +118,6 @@ bool keepsShape(const Node &N) {
       .Default(false);
 }
 
-/// A diagnostic engine for the inference rounds: forwards errors and
-/// warnings once each and drops remarks.
-class QuietDiagnostics {
-public:
-  explicit QuietDiagnostics(DiagnosticEngine &Outer) {
-    Engine.setFileName(Outer.getFileName());
-    Engine.setHandler([&Outer, this](const Diagnostic &D) {
-      if (D.Sev == Severity::Remark || D.Sev == Severity::Note)
-        return;
-      if (Seen.insert(D.Location + "\n" + D.Message).second)
-        Outer.emit(D);
-    });
-  }
-  DiagnosticEngine &get() { return Engine; }
-
-private:
-  DiagnosticEngine Engine;
-  std::set<std::string> Seen;
-};
-
 struct FoldShapesOptions {
   bool AssumeNonzeroDims = false;
   bool Flatten = true;
@@ -906,7 +886,7 @@ public:
     FoldShapesOptions Opts;
     Opts.AssumeNonzeroDims = AssumeNonzeroDims;
     Opts.Flatten = UseFlatten;
-    QuietDiagnostics Quiet(Ctx.getDiags());
+    DeduplicatingDiagnostics Quiet(Ctx.getDiags());
 
     // Types are inferred for the analysis and restored afterwards.
     llvm::DenseMap<Value *, Type> Saved;

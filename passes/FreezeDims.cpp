@@ -59,26 +59,6 @@ std::string joinSorted(const std::set<std::string> &Names) {
   return S;
 }
 
-/// A diagnostic engine for the passes freeze-dims runs: forwards errors and
-/// warnings once each and drops remarks (they would repeat every round).
-class InnerDiagnostics {
-public:
-  explicit InnerDiagnostics(DiagnosticEngine &Outer) {
-    Engine.setFileName(Outer.getFileName());
-    Engine.setHandler([&Outer, this](const Diagnostic &D) {
-      if (D.Sev == Severity::Remark || D.Sev == Severity::Note)
-        return;
-      if (Seen.insert(D.Location + "\n" + D.Message).second)
-        Outer.emit(D);
-    });
-  }
-  DiagnosticEngine &get() { return Engine; }
-
-private:
-  DiagnosticEngine Engine;
-  std::set<std::string> Seen;
-};
-
 class FreezeDimsPass : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "freeze-dims"; }
@@ -237,7 +217,7 @@ LogicalResult FreezeDimsPass::checkRanges(Model &M, DimRangeMap &Ranges,
 }
 
 LogicalResult FreezeDimsPass::foldUntilStable(Model &M, PassContext &Ctx) {
-  InnerDiagnostics Inner(Ctx.getDiags());
+  DeduplicatingDiagnostics Inner(Ctx.getDiags());
   std::string Err;
   std::unique_ptr<Pass> ConstantFold = createConstantFoldPass();
   if (!ConstantFold->findOption("size-limit")

@@ -65,6 +65,16 @@ void DiagnosticEngine::print(llvm::raw_ostream &OS,
   OS.flush();
 }
 
+DeduplicatingDiagnostics::DeduplicatingDiagnostics(DiagnosticEngine &Outer) {
+  Engine.setFileName(Outer.getFileName());
+  Engine.setHandler([&Outer, this](const Diagnostic &D) {
+    if (D.Sev == Severity::Remark || D.Sev == Severity::Note)
+      return;
+    if (Seen.insert(D.Location + "\n" + D.Message).second)
+      Outer.emit(D);
+  });
+}
+
 InFlightDiagnostic::InFlightDiagnostic(DiagnosticEngine *Engine, Severity Sev,
                                        std::string Location)
     : Engine(Engine), Sev(Sev), Location(std::move(Location)) {}

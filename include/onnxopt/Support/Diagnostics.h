@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,19 @@ private:
   std::string Location;
   std::string Message;
   llvm::raw_string_ostream OS{Message};
+};
+
+/// An engine for work a pass repeats (rounds of inference and folding):
+/// forwards each distinct error and warning to \p Outer once and drops
+/// remarks and notes, which would repeat every round.
+class DeduplicatingDiagnostics {
+public:
+  explicit DeduplicatingDiagnostics(DiagnosticEngine &Outer);
+  DiagnosticEngine &get() { return Engine; }
+
+private:
+  DiagnosticEngine Engine;
+  std::set<std::string> Seen;
 };
 
 InFlightDiagnostic emitError(DiagnosticEngine &D, const Node &N);
