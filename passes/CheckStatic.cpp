@@ -247,26 +247,12 @@ LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
   NumBlockers = NumValues = NumNodes = 0;
 
   // Judge values by their inferred types, then leave the model as it was.
-  llvm::DenseMap<Value *, Type> Saved;
-  auto SaveGraph = [&](Graph &G) {
-    for (const std::unique_ptr<Value> &V : G.getInputs())
-      Saved[V.get()] = V->getType();
-    for (Node &N : G.getNodes())
-      for (unsigned I = 0; I < N.getNumResults(); ++I)
-        if (Value *V = N.getResult(I))
-          Saved[V] = V->getType();
-  };
-  SaveGraph(M.getGraph());
-  M.getGraph().walk([&](Node &N) {
-    for (Graph *Sub : N.getSubgraphs())
-      SaveGraph(*Sub);
-  });
+  TypeSnapshot Saved(M);
   LogicalResult Inferred = inferShapes(M, *Diags);
 
   checkGraph(M.getGraph());
 
-  for (auto &Entry : Saved)
-    Entry.first->setType(std::move(Entry.second));
+  Saved.restore();
   if (failed(Inferred))
     return emitError(*Diags) << "check-static: shape inference failed";
 

@@ -889,20 +889,7 @@ public:
     DeduplicatingDiagnostics Quiet(Ctx.getDiags());
 
     // Types are inferred for the analysis and restored afterwards.
-    llvm::DenseMap<Value *, Type> Saved;
-    auto SaveGraph = [&](Graph &G) {
-      for (const std::unique_ptr<Value> &V : G.getInputs())
-        Saved[V.get()] = V->getType();
-      for (Node &N : G.getNodes())
-        for (unsigned I = 0; I < N.getNumResults(); ++I)
-          if (Value *V = N.getResult(I))
-            Saved[V] = V->getType();
-    };
-    SaveGraph(M.getGraph());
-    M.getGraph().walk([&](Node &N) {
-      for (Graph *Sub : N.getSubgraphs())
-        SaveGraph(*Sub);
-    });
+    TypeSnapshot Saved(M);
 
     LogicalResult Result = success();
     for (int64_t Round = 0; Round < MaxRounds; ++Round) {
@@ -913,15 +900,10 @@ public:
       }
       ShapeFolder Folder(M, Ctx.getDiags(), Opts);
       bool Changed = Folder.run();
-      for (auto [New, Old] : Folder.getTypeDonors()) {
-        auto It = Saved.find(Old);
-        if (It == Saved.end())
-          continue;
-        Type T = It->second; // operator[] may rehash
-        Saved[New] = std::move(T);
-      }
+      for (auto [New, Old] : Folder.getTypeDonors())
+        Saved.transfer(New, Old);
       for (const Value *V : Folder.getErasedValues())
-        Saved.erase(const_cast<Value *>(V));
+        Saved.forget(V);
       if (!Changed)
         break;
       Ctx.Changed = true;
@@ -931,8 +913,7 @@ public:
     }
     if (KeepInferredTypes)
       return Result;
-    for (auto &Entry : Saved)
-      Entry.first->setType(std::move(Entry.second));
+    Saved.restore();
     return Result;
   }
 

@@ -945,6 +945,56 @@ llvm::ArrayRef<DimFact> ShapeInference::getDimFacts() const { return P->Facts; }
 
 const ShapeInferenceStats &ShapeInference::getStats() const { return P->Stats; }
 
+TypeSnapshot::TypeSnapshot(Model &M) {
+  auto SaveGraph = [&](Graph &G) {
+    auto Save = [&](Value *V) {
+      Index[V] = Saved.size();
+      Saved.emplace_back(V, V->getType());
+    };
+    for (const std::unique_ptr<Value> &V : G.getInputs())
+      Save(V.get());
+    for (Node &N : G.getNodes())
+      for (unsigned I = 0; I < N.getNumResults(); ++I)
+        if (Value *V = N.getResult(I))
+          Save(V);
+  };
+  SaveGraph(M.getGraph());
+  M.getGraph().walk([&](Node &N) {
+    for (Graph *Sub : N.getSubgraphs())
+      SaveGraph(*Sub);
+  });
+}
+
+void TypeSnapshot::transfer(Value *New, const Value *Old) {
+  auto It = Index.find(Old);
+  if (It == Index.end() || !Saved[It->second].first)
+    return;
+  Type T = Saved[It->second].second;
+  auto NewIt = Index.find(New);
+  if (NewIt != Index.end()) {
+    Saved[NewIt->second] = {New, std::move(T)};
+    return;
+  }
+  Index[New] = Saved.size();
+  Saved.emplace_back(New, std::move(T));
+}
+
+void TypeSnapshot::forget(const Value *V) {
+  auto It = Index.find(V);
+  if (It == Index.end())
+    return;
+  Saved[It->second].first = nullptr;
+  Index.erase(It);
+}
+
+void TypeSnapshot::restore() {
+  for (auto &[V, T] : Saved)
+    if (V)
+      V->setType(std::move(T));
+  Saved.clear();
+  Index.clear();
+}
+
 LogicalResult onnxopt::inferShapes(Model &M, DiagnosticEngine &Diags,
                                    ShapeInferenceOptions Opts) {
   ShapeInference SI(M, Diags, Opts);

@@ -16,6 +16,7 @@
 #include "onnxopt/IR/Type.h"
 #include "onnxopt/Support/Diagnostics.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -115,6 +116,24 @@ private:
 /// Infers the whole model with a temporary engine.
 LogicalResult inferShapes(Model &M, DiagnosticEngine &Diags,
                           ShapeInferenceOptions Opts = {});
+
+/// The types of every graph input and node result (main graph and
+/// subgraphs), taken before an analysis infers over the model, so that the
+/// model can be left with the types it had.
+class TypeSnapshot {
+public:
+  explicit TypeSnapshot(Model &M);
+  /// A rewrite replaced \p Old by \p New: \p New gets \p Old's saved type.
+  void transfer(Value *New, const Value *Old);
+  /// \p V was erased: nothing is restored for it.
+  void forget(const Value *V);
+  /// Puts every saved type back (once).
+  void restore();
+
+private:
+  std::vector<std::pair<Value *, Type>> Saved;
+  llvm::DenseMap<const Value *, size_t> Index;
+};
 
 /// Merges \p Inferred into \p Declared following onnx::shape_inference's
 /// rules: inferred information fills what is unknown, a known inferred dim
