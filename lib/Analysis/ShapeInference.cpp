@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
+#include "lib/Import/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -42,111 +43,13 @@ constexpr uint64_t kMaxCopiedAttributeBytes = 64 * 1024;
 // Type <-> TypeProto
 //===----------------------------------------------------------------------===//
 
-void dimToProto(const Dim &D, onnx::TensorShapeProto_Dimension &P) {
-  if (D.isKnown())
-    P.set_dim_value(D.getValue());
-  else if (D.isSymbol())
-    P.set_dim_param(D.getSymbol().str());
-  if (!D.getDenotation().empty())
-    P.set_denotation(D.getDenotation().str());
-}
-
+// Types and dims convert with the importer's functions: one definition of
+// the TypeProto <-> Type mapping for I/O and inference.
 Dim dimFromProto(const onnx::TensorShapeProto_Dimension &P) {
-  Dim D;
-  if (P.has_dim_value())
-    D = Dim::known(P.dim_value());
-  else if (P.has_dim_param())
-    D = Dim::symbol(P.dim_param());
-  if (P.has_denotation())
-    D.setDenotation(P.denotation());
-  return D;
+  return detail::importDim(P);
 }
-
-template <typename TensorTypeProto>
-void tensorTypeToProto(const Type &T, TensorTypeProto &P) {
-  if (T.getElemType())
-    P.set_elem_type(T.getElemType());
-  if (!T.hasShape())
-    return;
-  onnx::TensorShapeProto &S = *P.mutable_shape();
-  for (const Dim &D : T.getDims())
-    dimToProto(D, *S.add_dim());
-}
-
-void typeToProto(const Type &T, onnx::TypeProto &P) {
-  switch (T.getKind()) {
-  case Type::Kind::None:
-    return;
-  case Type::Kind::Tensor:
-    tensorTypeToProto(T, *P.mutable_tensor_type());
-    break;
-  case Type::Kind::SparseTensor:
-    tensorTypeToProto(T, *P.mutable_sparse_tensor_type());
-    break;
-  case Type::Kind::Sequence:
-    typeToProto(T.getElementType(),
-                *P.mutable_sequence_type()->mutable_elem_type());
-    break;
-  case Type::Kind::Optional:
-    typeToProto(T.getElementType(),
-                *P.mutable_optional_type()->mutable_elem_type());
-    break;
-  case Type::Kind::Map:
-    P.mutable_map_type()->set_key_type(T.getElemType());
-    typeToProto(T.getElementType(),
-                *P.mutable_map_type()->mutable_value_type());
-    break;
-  case Type::Kind::Opaque:
-    P.mutable_opaque_type()->set_domain(T.getOpaqueDomain().str());
-    P.mutable_opaque_type()->set_name(T.getOpaqueName().str());
-    break;
-  }
-  if (!T.getDenotation().empty())
-    P.set_denotation(T.getDenotation().str());
-}
-
-template <typename TensorTypeProto>
-std::optional<std::vector<Dim>> shapeFromProto(const TensorTypeProto &P) {
-  if (!P.has_shape())
-    return std::nullopt;
-  std::vector<Dim> Dims;
-  Dims.reserve(P.shape().dim_size());
-  for (const auto &D : P.shape().dim())
-    Dims.push_back(dimFromProto(D));
-  return Dims;
-}
-
-Type typeFromProto(const onnx::TypeProto &P) {
-  Type T;
-  switch (P.value_case()) {
-  case onnx::TypeProto::kTensorType:
-    T = Type::tensor(P.tensor_type().elem_type(),
-                     shapeFromProto(P.tensor_type()));
-    break;
-  case onnx::TypeProto::kSparseTensorType:
-    T = Type::sparseTensor(P.sparse_tensor_type().elem_type(),
-                           shapeFromProto(P.sparse_tensor_type()));
-    break;
-  case onnx::TypeProto::kSequenceType:
-    T = Type::sequence(typeFromProto(P.sequence_type().elem_type()));
-    break;
-  case onnx::TypeProto::kOptionalType:
-    T = Type::optional(typeFromProto(P.optional_type().elem_type()));
-    break;
-  case onnx::TypeProto::kMapType:
-    T = Type::map(P.map_type().key_type(),
-                  typeFromProto(P.map_type().value_type()));
-    break;
-  case onnx::TypeProto::kOpaqueType:
-    T = Type::opaque(P.opaque_type().domain(), P.opaque_type().name());
-    break;
-  default:
-    return Type();
-  }
-  if (P.has_denotation())
-    T.setDenotation(P.denotation());
-  return T;
-}
+void typeToProto(const Type &T, onnx::TypeProto &P) { detail::exportType(T, P); }
+Type typeFromProto(const onnx::TypeProto &P) { return detail::importType(P); }
 
 /// The type of a tensor initializer, for constants that carry no type.
 void tensorToTypeProto(const Tensor &T, onnx::TypeProto &P) {

@@ -6,22 +6,25 @@
 using namespace onnxopt;
 using namespace onnxopt::detail;
 
+Dim detail::importDim(const onnx::TensorShapeProto::Dimension &D) {
+  Dim Out;
+  if (D.has_dim_value())
+    Out = Dim::known(D.dim_value());
+  else if (D.has_dim_param())
+    Out = Dim::symbol(D.dim_param());
+  if (D.has_denotation())
+    Out.setDenotation(D.denotation());
+  return Out;
+}
+
 static std::optional<std::vector<Dim>>
 importShape(bool HasShape, const onnx::TensorShapeProto &SP) {
   if (!HasShape)
     return std::nullopt;
   std::vector<Dim> Dims;
   Dims.reserve(SP.dim_size());
-  for (const onnx::TensorShapeProto::Dimension &D : SP.dim()) {
-    Dim Out;
-    if (D.has_dim_value())
-      Out = Dim::known(D.dim_value());
-    else if (D.has_dim_param())
-      Out = Dim::symbol(D.dim_param());
-    if (D.has_denotation())
-      Out.setDenotation(D.denotation());
-    Dims.push_back(std::move(Out));
-  }
+  for (const onnx::TensorShapeProto::Dimension &D : SP.dim())
+    Dims.push_back(importDim(D));
   return Dims;
 }
 

@@ -1,8 +1,8 @@
 //===- ProtoTypes.h - TypeProto <-> Type conversion ------------*- C++ -*-===//
 //
-// Private to the binary importer and exporter (and the text importer, which
-// goes through a ModelProto too). Includes protobuf; keep it out of public
-// headers.
+// Private to the library: the binary importer and exporter, the text
+// importer (through a ModelProto) and the shape-inference adapter share this
+// one mapping. Includes protobuf; keep it out of public headers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXOPT_LIB_IMPORT_PROTOTYPES_H
@@ -13,6 +13,9 @@
 
 namespace onnxopt {
 namespace detail {
+
+/// Converts one dim (value, param or unknown, with its denotation).
+Dim importDim(const onnx::TensorShapeProto::Dimension &D);
 
 /// Converts a TypeProto; an empty TypeProto becomes Type::Kind::None.
 Type importType(const onnx::TypeProto &TP);
