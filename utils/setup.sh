@@ -13,7 +13,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   llvm-14-dev llvm-14-tools
   googletest libgtest-dev libbenchmark-dev
-  python3 libonnx-testdata
+  python3 python3-onnx python3-numpy libonnx-testdata
   nodejs npm
 )
 
