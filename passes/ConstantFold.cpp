@@ -49,8 +49,10 @@ public:
         KeepConstantNodes(KeepConstantNodes),
         UseConstantNodes(M.getIrVersion() < 4) {}
 
-  void run() {
-    foldGraph(M.getGraph());
+  /// Folds the nodes of \p G (not of its subgraphs: the pass manager
+  /// visits those) and erases what folding left dead.
+  void run(Graph &G) {
+    foldGraph(G);
     eraseDeadChains();
   }
   unsigned getNumFolded() const { return NumFolded; }
@@ -103,8 +105,6 @@ void ConstantFolder::foldGraph(Graph &G) {
   for (Node &N : G.getNodes())
     Nodes.push_back(&N);
   for (Node *N : Nodes) {
-    for (Graph *Sub : N->getSubgraphs())
-      foldGraph(*Sub);
     if (foldNode(*N)) {
       ++NumFolded;
       Folded.push_back(N);
@@ -248,7 +248,7 @@ void ConstantFolder::eraseDeadChains() {
       Ren.Constant->setName(Ren.Name);
 }
 
-class ConstantFoldPass : public Pass {
+class ConstantFoldPass : public GraphPass {
 public:
   llvm::StringRef getArgument() const override { return "constant-fold"; }
   llvm::StringRef getDescription() const override {
@@ -256,20 +256,27 @@ public:
            "results by initializers, in every graph";
   }
 
-  LogicalResult run(Model &M, PassContext &Ctx) override {
+  /// Parent first: a body reads the outer values already folded.
+  Order getOrder() const override { return Order::ParentFirst; }
+
+  LogicalResult runOnGraph(Graph &G, Model &M, PassContext &Ctx) override {
     if (SizeLimit < 0)
       return emitError(Ctx.getDiags()) << "size-limit must not be negative";
     ConstantEvalOptions Opts;
     Opts.MaxResultBytes = static_cast<uint64_t>(SizeLimit.getValue());
     ConstantFolder Folder(M, Ctx.getDiags(), Opts, KeepConstantNodes);
-    Folder.run();
+    Folder.run(G);
     if (Folder.getNumFolded())
       Ctx.Changed = true;
-    if (unsigned Kept = Folder.getNumOverBudget())
+    Ctx.statistic("over-budget") += Folder.getNumOverBudget();
+    return success();
+  }
+
+  LogicalResult finishModel(Model &, PassContext &Ctx) override {
+    if (uint64_t Kept = Ctx.statistic("over-budget"))
       emitRemark(Ctx.getDiags())
-          << "constant-fold: " << Kept
-          << " node(s) not folded: result over size-limit (" << SizeLimit
-          << " bytes)";
+          << Kept << " node(s) not folded: result over size-limit ("
+          << SizeLimit << " bytes)";
     return success();
   }
 

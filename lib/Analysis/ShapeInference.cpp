@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
-#include "lib/Import/ProtoTypes.h"
+#include "onnxopt/Import/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -48,7 +48,9 @@ constexpr uint64_t kMaxCopiedAttributeBytes = 64 * 1024;
 Dim dimFromProto(const onnx::TensorShapeProto_Dimension &P) {
   return detail::importDim(P);
 }
-void typeToProto(const Type &T, onnx::TypeProto &P) { detail::exportType(T, P); }
+void typeToProto(const Type &T, onnx::TypeProto &P) {
+  detail::exportType(T, P);
+}
 Type typeFromProto(const onnx::TypeProto &P) { return detail::importType(P); }
 
 /// The type of a tensor initializer, for constants that carry no type.

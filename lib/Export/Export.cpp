@@ -16,10 +16,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "onnxopt/Export/Export.h"
-#include "../Import/ProtoTypes.h"
-#include "../Import/ProtoWire.h"
+#include "ProtoWire.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Verifier.h"
+#include "onnxopt/Import/ProtoTypes.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"

@@ -3,6 +3,7 @@
 #define ONNXOPT_IR_IR_H
 
 #include "onnxopt/IR/Attribute.h"
+#include "onnxopt/IR/Diagnostics.h"
 #include "onnxopt/IR/Graph.h"
 #include "onnxopt/IR/Model.h"
 #include "onnxopt/IR/Node.h"
