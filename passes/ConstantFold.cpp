@@ -77,20 +77,7 @@ private:
   unsigned NumFolded = 0, NumOverBudget = 0;
   /// Folded nodes, in folding order; erased at the end when dead.
   std::vector<Node *> Folded;
-  /// A new initializer, the name of the value it replaced and that value's
-  /// node.
-  struct Rename {
-    Value *Constant;
-    std::string Name;
-    const Node *Def;
-  };
-  std::vector<Rename> Renames;
 };
-
-bool isConstantNodeType(const Model &M, int32_t ElemType) {
-  return M.getOpsetVersion("") >= 9 || ElemType == 1 /*float*/ ||
-         ElemType == 10 /*float16*/ || ElemType == 11 /*double*/;
-}
 
 bool hasUsedResult(const Node &N) {
   for (unsigned I = 0; I < N.getNumResults(); ++I)
@@ -173,79 +160,12 @@ bool ConstantFolder::agreesWithDeclared(const Node &N, const Value &V,
 }
 
 bool ConstantFolder::replaceResult(Node &N, Value *Result, Tensor T) {
-  Graph &G = *N.getParentGraph();
-  bool IsOutput = Result->isGraphOutput();
-  if (IsOutput || UseConstantNodes) {
-    // An initializer cannot take over an output's name, and before IR 4
-    // every initializer must be a graph input: a Constant node can, if the
-    // opset's Constant takes the type (only floats before opset 9).
-    if (!isConstantNodeType(M, T.getElemType()))
-      return false;
-    R.setInsertionPointBefore(&N);
-    Node *C = R.createNode("Constant", {}, 1, "", N.getName());
-    Value *CV = C->getResult(0);
-    if (IsOutput) {
-      CV->setType(Result->getType());
-    } else {
-      std::vector<Dim> Dims;
-      for (int64_t D : T.getDims())
-        Dims.push_back(Dim::known(D));
-      CV->setType(Type::tensor(T.getElemType(), Dims));
-    }
-    C->setAttr(Attribute::getTensor("value", T.withName("")));
-    if (failed(R.replaceAllUsesWith(Result, CV))) {
-      R.eraseNode(C);
-      return false;
-    }
-    if (!IsOutput)
-      Renames.push_back({CV, Result->getName().str(), &N});
-    return true;
-  }
-  Value *C = R.createConstant(G, std::move(T));
-  if (failed(R.replaceAllUsesWith(Result, C))) {
-    G.eraseConstant(C);
-    return false;
-  }
-  Renames.push_back({C, Result->getName().str(), &N});
-  return true;
+  return R.replaceWithConstant(*Result, std::move(T)) != nullptr;
 }
 
 void ConstantFolder::eraseDeadChains() {
-  // Erase folded nodes, then whatever only they kept alive: producers of the
-  // default domain without subgraphs, and constant initializers.
-  llvm::DenseSet<const Node *> Erased;
-  llvm::DenseSet<const Value *> ErasedValues;
-  std::vector<Node *> Work(Folded.rbegin(), Folded.rend());
-  while (!Work.empty()) {
-    Node *N = Work.back();
-    Work.pop_back();
-    if (Erased.count(N) || hasUsedResult(*N))
-      continue;
-    std::vector<Value *> Operands(N->getOperands().begin(),
-                                  N->getOperands().end());
-    Erased.insert(N);
-    for (unsigned I = 0; I < N->getNumResults(); ++I)
-      ErasedValues.insert(N->getResult(I));
-    R.eraseNode(N);
-    for (Value *V : Operands) {
-      if (!V || !V->use_empty())
-        continue;
-      if (V->isConstant() && !V->isGraphOutput()) {
-        ErasedValues.insert(V);
-        V->getOwningGraph()->eraseConstant(V);
-        continue;
-      }
-      Node *Def = V->getDefiningNode();
-      if (Def && Def->isOnnxDomain() && Def->getSubgraphs().empty() &&
-          !Erased.count(Def))
-        Work.push_back(Def);
-    }
-  }
-  // The values folding replaced are gone with their nodes: their constants
-  // (those still alive) take over their names.
-  for (const Rename &Ren : Renames)
-    if (Erased.count(Ren.Def) && !ErasedValues.count(Ren.Constant))
-      Ren.Constant->setName(Ren.Name);
+  // The folded nodes, then whatever only they kept alive.
+  R.eraseDeadChains(Folded);
 }
 
 class ConstantFoldPass : public GraphPass {

@@ -4,6 +4,7 @@
 
 #include "onnxopt/IR/Attribute.h"
 #include "onnxopt/IR/Diagnostics.h"
+#include "onnxopt/IR/ElementType.h"
 #include "onnxopt/IR/Graph.h"
 #include "onnxopt/IR/Model.h"
 #include "onnxopt/IR/Node.h"
