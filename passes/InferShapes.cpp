@@ -43,14 +43,28 @@ public:
     Opts.Strict = Strict;
     Opts.DataPropagation = DataPropagation;
     Opts.NameUnknownDims = NameUnknownDims;
-    ShapeInference SI(M, Ctx.getDiags(), Opts);
-    LogicalResult R = SI.inferModel();
-    if (SI.getStats().ValuesRefined)
-      Ctx.Changed = true;
+    LogicalResult R = success();
+    ShapeInferenceOptions Defaults;
+    if (Opts.Strict == Defaults.Strict &&
+        Opts.DataPropagation == Defaults.DataPropagation &&
+        Opts.NameUnknownDims == Defaults.NameUnknownDims) {
+      // The default inference is the shared analysis: the shape passes after
+      // this one reuse it instead of inferring again.
+      ShapeInfo &SI = Ctx.getAnalysis<ShapeInfo>();
+      R = SI.getResult();
+      Ctx.Changed |= SI.getEngine().getStats().ValuesRefined > 0;
+      Ctx.markAnalysisPreserved<ShapeInfo>();
+    } else {
+      ShapeInference SI(M, Ctx.getDiags(), Opts);
+      R = SI.inferModel();
+      if (SI.getStats().ValuesRefined)
+        Ctx.Changed = true;
+    }
     if (succeeded(R) && ExplainDims) {
-      DimAnalysis DA(M);
+      DimAnalysis &DA = Ctx.getAnalysis<DimAnalysis>();
       DA.run();
       DA.explain(llvm::errs());
+      Ctx.markAnalysisPreserved<DimAnalysis>();
     }
     return R;
   }

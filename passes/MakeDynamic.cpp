@@ -662,6 +662,8 @@ LogicalResult runInnerPipeline(llvm::StringRef Pipeline, Model &M,
   std::string Err;
   if (failed(Inner.addPipeline(Pipeline, Err)))
     return emitError(Ctx.getDiags()) << "inner pipeline: " << Err;
+  // make-dynamic has changed the model since any analysis was cached.
+  Ctx.getAnalysisManager().clear();
   return Inner.run(M, Ctx.getDiags(), Ctx.getAnalysisManager());
 }
 

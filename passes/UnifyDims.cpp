@@ -53,10 +53,13 @@ public:
       return emitError(Ctx.getDiags())
              << "derived must be 'expr' or 'fresh', got '" << Derived.getValue()
              << "'";
-    ShapeInference SI(M, Ctx.getDiags());
-    if (failed(SI.inferModel()))
-      return failure();
-    DimAnalysis DA(M);
+    // Shared analyses: after infer-shapes (or another pass that kept them)
+    // nothing is inferred again.
+    bool Cached = Ctx.getAnalysisManager().isCached<ShapeInfo>();
+    if (failed(Ctx.getAnalysis<ShapeInfo>().getResult()))
+      return Cached ? emitError(Ctx.getDiags()) << "shape inference failed"
+                    : failure();
+    DimAnalysis &DA = Ctx.getAnalysis<DimAnalysis>();
     DA.run();
     for (const std::string &Conflict : DA.getConflicts())
       emitWarning(Ctx.getDiags()) << "dims contradict each other: " << Conflict;

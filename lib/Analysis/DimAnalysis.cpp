@@ -1233,7 +1233,14 @@ std::optional<PartialDims> DimAnalysis::Impl::reduce(Node &N, const Dims &X) {
 DimAnalysis::DimAnalysis(Model &M) : P(std::make_unique<Impl>(M)) {}
 DimAnalysis::~DimAnalysis() = default;
 
-void DimAnalysis::run() { P->run(); }
+void DimAnalysis::run() {
+  // Once: a cached analysis (AnalysisManager) is asked to run by each pass
+  // that reads it.
+  if (Ran)
+    return;
+  Ran = true;
+  P->run();
+}
 
 const std::vector<DimExpr> *DimAnalysis::getDims(const Value &V) const {
   auto It = P->ValueDims.find(&V);

@@ -905,3 +905,8 @@ LogicalResult onnxopt::inferShapes(Model &M, DiagnosticEngine &Diags,
   ShapeInference SI(M, Diags, Opts);
   return SI.inferModel();
 }
+
+ShapeInfo::ShapeInfo(Model &M, DiagnosticEngine &Diags)
+    : Engine(std::make_unique<ShapeInference>(M, Diags)) {
+  Result = Engine->inferModel();
+}

@@ -116,6 +116,7 @@ public:
   ~DimAnalysis();
 
   /// Computes everything; linear in the model size (a few sweeps at most).
+  /// Later calls do nothing.
   void run();
 
   /// Dims of \p V (null when its rank is unknown).
@@ -156,6 +157,7 @@ public:
 
 private:
   std::unique_ptr<Impl> P;
+  bool Ran = false;
 };
 
 /// True for symbol names that exporters make up: `unk__12`,

@@ -113,6 +113,22 @@ private:
   std::unique_ptr<Impl> P;
 };
 
+/// The model's types as ONNX's inference (default options) finds them,
+/// recorded in the IR: what infer-shapes does. As a cached analysis
+/// (`Ctx.getAnalysis<ShapeInfo>()`), a pipeline of shape passes infers once
+/// until a pass changes the model.
+class ShapeInfo {
+public:
+  ShapeInfo(Model &M, DiagnosticEngine &Diags);
+  /// Failure if inference found a contradiction (reported when built).
+  LogicalResult getResult() const { return Result; }
+  ShapeInference &getEngine() { return *Engine; }
+
+private:
+  std::unique_ptr<ShapeInference> Engine;
+  LogicalResult Result = success();
+};
+
 /// Infers the whole model with a temporary engine.
 LogicalResult inferShapes(Model &M, DiagnosticEngine &Diags,
                           ShapeInferenceOptions Opts = {});

@@ -1,6 +1,9 @@
 //===- AnalysisManager.h - Cached analyses of one model --------*- C++ -*-===//
 //
-// An analysis is any class constructible as `T(Model &, AnalysisManager &)`.
+// An analysis is any class constructible as `T(Model &, AnalysisManager &)`,
+// `T(Model &, DiagnosticEngine &)` or `T(Model &)` (the last two let the
+// analysis layer, which sits below the pass layer, define analyses without
+// knowing this class).
 // The manager builds it on first request and keeps it until a pass that did
 // not preserve it finishes (MLIR's AnalysisManager and PreservedAnalyses,
 // without TypeID machinery: an analysis is identified by the address of a
@@ -15,6 +18,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <memory>
+#include <type_traits>
 
 namespace onnxopt {
 
@@ -90,8 +94,16 @@ private:
   struct HolderBase {
     virtual ~HolderBase() = default;
   };
+  template <typename T> static T build(Model &M, AnalysisManager &AM) {
+    if constexpr (std::is_constructible_v<T, Model &, AnalysisManager &>)
+      return T(M, AM);
+    else if constexpr (std::is_constructible_v<T, Model &, DiagnosticEngine &>)
+      return T(M, AM.getDiags());
+    else
+      return T(M);
+  }
   template <typename T> struct Holder : HolderBase {
-    Holder(Model &M, AnalysisManager &AM) : Value(M, AM) {}
+    Holder(Model &M, AnalysisManager &AM) : Value(build<T>(M, AM)) {}
     T Value;
   };
 
