@@ -60,7 +60,8 @@ struct EraseNoOpCast : Pattern {
     if (!hasOneOperandOneResult(N))
       return R.notifyMatchFailure(N, "expected one input and one output");
     const Type &InTy = N.getOperand(0)->getType();
-    if (!InTy.isTensor() || InTy.getElemType() == 0)
+    if (!InTy.isTensor() ||
+        InTy.getElemType() == static_cast<int32_t>(ElementType::Undefined))
       return R.notifyMatchFailure(N, "input element type is unknown");
     if (InTy.getElemType() != N.getAttrInt("to", -1))
       return R.notifyMatchFailure(N, "cast changes the element type");

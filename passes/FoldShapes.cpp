@@ -46,7 +46,6 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include <memory>
-#include <onnx/onnx_pb.h>
 #include <set>
 #include <vector>
 
@@ -97,7 +96,8 @@ struct ShapeValue {
 };
 
 bool isShapeElemType(int32_t ET) {
-  return ET == onnx::TensorProto::INT64 || ET == onnx::TensorProto::INT32;
+  return ET == static_cast<int32_t>(ElementType::Int64) ||
+         ET == static_cast<int32_t>(ElementType::Int32);
 }
 
 /// Ops whose (first) result has exactly the shape of their first operand.
@@ -495,7 +495,7 @@ Value *ShapeFolder::makeConstant(Node &Before, llvm::ArrayRef<int64_t> Values,
   if (!Scalar)
     Dims.push_back(Values.size());
   Tensor T = Tensor::fromInt64s(Hint, Dims, Values);
-  if (ElemType == onnx::TensorProto::INT32) {
+  if (ElemType == static_cast<int32_t>(ElementType::Int32)) {
     std::string Bytes;
     for (int64_t V : Values)
       for (int B = 0; B < 4; ++B)
@@ -616,8 +616,9 @@ bool ShapeFolder::foldReshapeTarget(Node &N, const Value *Data,
   // one, no -1 is there already, and the others cannot multiply to 0.
   if (Open >= 0 && (MinusOnes > 0 || !OthersNonzero))
     return false;
-  Value *C = makeConstant(N, NewTarget, false, onnx::TensorProto::INT64,
-                          Target->getName());
+  Value *C =
+      makeConstant(N, NewTarget, false,
+                   static_cast<int32_t>(ElementType::Int64), Target->getName());
   if (!C)
     return false;
   // If the old target's computation dies, the constant takes its name.
@@ -701,8 +702,9 @@ bool ShapeFolder::reshapeToFlatten(Node &N, bool AllowZero) {
     return false;
   int64_t Opset = M.getOpsetVersion(N.getDomain());
   int32_t ET = DT.getElemType();
-  if (Opset < 9 && ET != onnx::TensorProto::FLOAT &&
-      ET != onnx::TensorProto::DOUBLE && ET != onnx::TensorProto::FLOAT16)
+  if (Opset < 9 && ET != static_cast<int32_t>(ElementType::Float) &&
+      ET != static_cast<int32_t>(ElementType::Double) &&
+      ET != static_cast<int32_t>(ElementType::Float16))
     return false;
   int64_t Axis = -1;
   llvm::ArrayRef<Dim> Dims = DT.getDims();
