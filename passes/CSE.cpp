@@ -19,7 +19,9 @@
 // content).
 //
 // Never merged: nodes with graph attributes (If/Loop/Scan), random ops,
-// ops listed in skip-ops, and a node whose results cannot take the place of
+// ops listed in skip-ops, nodes of domains not known to be pure (a custom op
+// may be random or stateful; `pure-domains` lists the ones that are: the
+// ONNX domains always are), and a node whose results cannot take the place of
 // the other's (both are graph outputs: the interface is kept). Each graph
 // has its own map: equal nodes of one subgraph merge, nothing is hoisted
 // across graphs. The first node (and its name) is kept. On input that is
@@ -141,13 +143,15 @@ public:
   Order getOrder() const override { return Order::ParentFirst; }
 
   LogicalResult runOnGraph(Graph &G, Model &M, PassContext &Ctx) override {
-    llvm::StringSet<> SkipSet;
+    Filter F;
     for (llvm::StringRef Op : RandomOps)
-      SkipSet.insert(Op);
+      F.SkipOps.insert(Op);
     for (const std::string &Op : SkipOps)
-      SkipSet.insert(Op);
+      F.SkipOps.insert(Op);
+    for (const std::string &D : PureDomains)
+      F.PureDomains.insert(D);
     Rewriter R(M, Ctx.getDiags());
-    mergeGraph(G, SkipSet, R, Ctx.Changed);
+    mergeGraph(G, F, R, Ctx.Changed);
     return success();
   }
 
@@ -155,15 +159,25 @@ private:
   ListOption<std::string> SkipOps{
       *this, "skip-ops",
       "op types never merged, in addition to the random ops"};
+  ListOption<std::string> PureDomains{
+      *this, "pure-domains",
+      "custom domains whose ops are pure and may be merged (the ONNX "
+      "domains always are)"};
 
-  static void mergeGraph(Graph &G, const llvm::StringSet<> &SkipSet,
-                         Rewriter &R, bool &Changed) {
+  /// What may not be merged.
+  struct Filter {
+    llvm::StringSet<> SkipOps;
+    llvm::StringSet<> PureDomains;
+  };
+
+  static void mergeGraph(Graph &G, const Filter &F, Rewriter &R,
+                         bool &Changed) {
     mergeConstants(G, R, Changed);
 
     llvm::DenseSet<NodeKey, NodeKeyInfo> Known;
     std::vector<Node *> Merged;
     for (Node &N : G.getNodes()) {
-      if (!isCandidate(N, SkipSet))
+      if (!isCandidate(N, F))
         continue;
       auto Inserted = Known.insert(NodeKey{&N, hashNode(N)});
       if (!Inserted.second && replaceUses(N, *Inserted.first->N, R))
@@ -178,8 +192,11 @@ private:
       Changed = true;
   }
 
-  static bool isCandidate(const Node &N, const llvm::StringSet<> &SkipSet) {
-    if (SkipSet.count(N.getOpType()))
+  static bool isCandidate(const Node &N, const Filter &F) {
+    if (F.SkipOps.count(N.getOpType()))
+      return false;
+    bool OnnxDomain = N.isOnnxDomain() || N.getDomain().startswith("ai.onnx.");
+    if (!OnnxDomain && !F.PureDomains.count(N.getDomain()))
       return false;
     for (const Attribute &A : N.getAttrs())
       if (A.isGraph())

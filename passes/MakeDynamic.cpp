@@ -212,12 +212,30 @@ LogicalResult DynamicRewrite::reinfer(Model &M, DiagnosticEngine &Diags) {
 }
 
 /// True if \p E evaluates to an integer at a spread of sizes: an exact
-/// division the algebra only assumed (2*H*W/6) fails at most of them.
+/// division the algebra only assumed (2*H*W/6) fails at most of them. Each
+/// symbol gets its own value in every sample, never the value of another
+/// symbol of the same sample, so a division that is exact only when two
+/// symbols are equal (H*W/W' with H = W at the example shape) is refused,
+/// whatever the symbols are called. The values are 1, primes (pairwise
+/// coprime) and a few highly composite sizes.
 bool isIntegralAtSamples(const DimExpr &E) {
-  for (int64_t K : {1, 2, 3, 5, 7, 11, 13, 17, 64, 97, 320, 481, 1000}) {
+  std::vector<std::string> Symbols;
+  E.forEachSymbol([&](llvm::StringRef S) {
+    if (!llvm::is_contained(Symbols, S.str()))
+      Symbols.push_back(S.str());
+  });
+  llvm::sort(Symbols);
+  static constexpr int64_t Values[] = {1,  2,  3,   5,  7,   11,  13,   17,
+                                       19, 23, 29,  31, 37,  41,  43,   47,
+                                       53, 97, 101, 64, 320, 481, 1000, 59};
+  constexpr size_t NumValues = sizeof(Values) / sizeof(Values[0]);
+  // Step 7 is coprime to 24: within one sample the symbols' indices differ,
+  // so their values do.
+  for (size_t Round = 0; Round < NumValues; ++Round) {
     std::optional<int64_t> V =
-        E.evaluate([K](llvm::StringRef S) -> std::optional<int64_t> {
-          return K + static_cast<int64_t>(S.size() % 3);
+        E.evaluate([&](llvm::StringRef S) -> std::optional<int64_t> {
+          size_t I = llvm::find(Symbols, S.str()) - Symbols.begin();
+          return Values[(Round + 7 * I) % NumValues];
         });
     if (!V)
       return false;

@@ -346,6 +346,9 @@ public:
   Model &M;
   DiagnosticEngine &Diags;
   ShapeInferenceOptions Opts;
+  /// Set when a body inferred for its holder had an error: the public entry
+  /// points fail then, even though the holder's own inference succeeded.
+  bool SubgraphFailed = false;
   FreshSymbols Symbols;
   /// Results of data propagation. Entries are boxed so that pointers handed
   /// to inference functions survive insertions by nested subgraphs.
@@ -392,8 +395,10 @@ public:
                             G.getPath(), "': ", Why);
       In->setType(std::move(T));
     }
-    // Problems inside the body are reported by the engine node by node.
-    (void)E.inferGraph(G);
+    // Problems inside the body are reported by the engine node by node; the
+    // whole inference fails with them (ONNX's caller only wants types here).
+    if (failed(E.inferGraph(G)))
+      E.SubgraphFailed = true;
     OutputTypes.assign(G.getNumOutputs(), onnx::TypeProto());
     std::vector<const onnx::TypeProto *> Result;
     for (unsigned I = 0; I < G.getNumOutputs(); ++I) {
@@ -820,18 +825,21 @@ ShapeInference::ShapeInference(Model &M, DiagnosticEngine &Diags,
 ShapeInference::~ShapeInference() = default;
 
 LogicalResult ShapeInference::inferModel() {
-  LogicalResult R = P->inferGraph(P->M.getGraph());
-  P->emitUnsupportedRemarks();
-  return R;
+  return inferGraph(P->M.getGraph());
 }
 
 LogicalResult ShapeInference::inferGraph(Graph &G) {
+  P->SubgraphFailed = false;
   LogicalResult R = P->inferGraph(G);
   P->emitUnsupportedRemarks();
-  return R;
+  return success(succeeded(R) && !P->SubgraphFailed);
 }
 
-LogicalResult ShapeInference::inferNode(Node &N) { return P->inferNode(N); }
+LogicalResult ShapeInference::inferNode(Node &N) {
+  P->SubgraphFailed = false;
+  LogicalResult R = P->inferNode(N);
+  return success(succeeded(R) && !P->SubgraphFailed);
+}
 
 std::optional<std::vector<Dim>>
 ShapeInference::getPropagatedData(const Value &V) const {

@@ -1,4 +1,5 @@
 //===- FrameworkTest.cpp - GraphPass, analyses, rewriter helpers ----------===//
+#include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
@@ -278,4 +279,28 @@ g (float[2] X) => (float[2] Y) {
   EXPECT_EQ(Ops, (std::vector<std::string>{"Relu", "Print"}));
 }
 
+} // namespace
+
+namespace {
+TEST(ShapeInferenceSubgraphs, AnErrorInABodyFailsTheWholeInference) {
+  // The then-branch declares Relu's result with the wrong length.
+  std::unique_ptr<Model> M = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] X, bool C) => (float[2] Y) {
+  Y = If <then_branch = t () => (float[2] A) {
+    A = Relu (X)
+  }, else_branch = e () => (float[2] B) {
+    B = Neg (X)
+  }> (C)
+}
+)");
+  ASSERT_TRUE(M);
+  Graph &Then = *M->getGraph().getNodes().begin()->getSubgraphs()[0];
+  Then.getOutput(0)->setType(Type::tensor(1, std::vector<Dim>{Dim::known(3)}));
+  Collected D;
+  ShapeInference SI(*M, D.Engine);
+  EXPECT_TRUE(failed(SI.inferModel()));
+  ASSERT_FALSE(D.Lines.empty());
+  EXPECT_NE(D.Lines[0].find("contradicts"), std::string::npos) << D.Lines[0];
+}
 } // namespace
