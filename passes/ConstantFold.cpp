@@ -31,6 +31,7 @@
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 #include <memory>
 #include <vector>
@@ -221,8 +222,10 @@ void ConstantFolder::eraseDeadChains() {
     Work.pop_back();
     if (Erased.count(N) || hasUsedResult(*N))
       continue;
-    std::vector<Value *> Operands(N->getOperands().begin(),
-                                  N->getOperands().end());
+    // Each operand once: a node may use one value twice (Concat(C, C)), and
+    // the first visit may erase it.
+    llvm::SetVector<Value *> Operands(N->getOperands().begin(),
+                                      N->getOperands().end());
     Erased.insert(N);
     for (unsigned I = 0; I < N->getNumResults(); ++I)
       ErasedValues.insert(N->getResult(I));
