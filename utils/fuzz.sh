@@ -24,7 +24,8 @@ BUILD=${FUZZ_BUILD_DIR:-build-asan}
 export CCACHE_BASEDIR=$PWD
 if [[ ! -f $BUILD/CMakeCache.txt ]]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXOPT_SANITIZE=address,undefined \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+    -DONNXOPT_SANITIZE=address,undefined \
     -DONNXOPT_FUZZ=ON >/dev/null
 fi
 ninja -C "$BUILD" "fuzz-$TARGET" onnx-opt >/dev/null
