@@ -277,6 +277,8 @@ std::optional<ShapeValue> ShapeFolder::transferGather(const Node &N) {
 }
 
 std::optional<ShapeValue> ShapeFolder::transferSlice(const Node &N) {
+  if (N.getNumOperands() < 1)
+    return std::nullopt;
   const ShapeValue *Data = get(N.getOperand(0));
   if (!Data || Data->Scalar)
     return std::nullopt;
@@ -333,7 +335,10 @@ std::optional<ShapeValue> ShapeFolder::transferSlice(const Node &N) {
 std::optional<ShapeValue> ShapeFolder::transferArith(const Node &N) {
   if (N.getNumOperands() != 2)
     return std::nullopt;
-  const ShapeValue *A = get(N.getOperand(0));
+  // A copy: get() may insert into Shapes, which moves its entries.
+  std::optional<ShapeValue> A;
+  if (const ShapeValue *P = get(N.getOperand(0)))
+    A = *P;
   const ShapeValue *B = get(N.getOperand(1));
   if (!A || !B)
     return std::nullopt;
