@@ -6,6 +6,9 @@
 #   SETUP_SH=file utils/check-test-deps.sh   check against another setup script
 #   CHECK_INSTALLED=0 ...               do not also require the packages to be
 #                                       installed on this machine
+#   utils/check-test-deps.sh --self-test     check that a setup script without
+#                                       python3-onnx (which lit tests import)
+#                                       is caught, with the package name
 #
 # What it reads: the commands of lit RUN lines (test/**/*.onnxtxt, *.test),
 # the Python modules imported by RUN lines, by Python sources that tests write
@@ -18,6 +21,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SETUP_SH=${SETUP_SH:-utils/setup.sh}
 CHECK_INSTALLED=${CHECK_INSTALLED:-1}
+
+if [[ ${1:-} == --self-test ]]; then
+  tmp=$(mktemp)
+  trap 'rm -f "$tmp"' EXIT
+  sed 's/ python3-onnx / /' utils/setup.sh >"$tmp"
+  if out=$(SETUP_SH=$tmp CHECK_INSTALLED=0 bash "$0" 2>&1); then
+    echo "check-test-deps self-test: a setup without python3-onnx passed" >&2
+    exit 1
+  fi
+  if [[ $out != *"Debian package 'python3-onnx'"*"does not install"* ]]; then
+    echo "check-test-deps self-test: unexpected message: $out" >&2
+    exit 1
+  fi
+  echo "check-test-deps self-test: a missing python3-onnx is reported"
+  exit 0
+fi
 
 # Commands -> Debian package. "essential" means a package every Debian system
 # has (Essential: yes or priority required), "project" a program this tree
