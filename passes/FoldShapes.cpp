@@ -44,6 +44,7 @@
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSwitch.h"
 #include <memory>
 #include <set>
@@ -252,6 +253,8 @@ std::optional<std::vector<int64_t>> ShapeFolder::axesOf(const Node &N) {
 }
 
 std::optional<ShapeValue> ShapeFolder::transferGather(const Node &N) {
+  if (N.getNumOperands() != 2 || !N.getOperand(0) || !N.getOperand(1))
+    return std::nullopt;
   const ShapeValue *Data = get(N.getOperand(0));
   std::optional<std::vector<int64_t>> Indices = constInts(N.getOperand(1));
   if (!Data || Data->Scalar || !Indices)
@@ -274,6 +277,8 @@ std::optional<ShapeValue> ShapeFolder::transferGather(const Node &N) {
 }
 
 std::optional<ShapeValue> ShapeFolder::transferSlice(const Node &N) {
+  if (N.getNumOperands() < 1)
+    return std::nullopt;
   const ShapeValue *Data = get(N.getOperand(0));
   if (!Data || Data->Scalar)
     return std::nullopt;
@@ -330,7 +335,10 @@ std::optional<ShapeValue> ShapeFolder::transferSlice(const Node &N) {
 std::optional<ShapeValue> ShapeFolder::transferArith(const Node &N) {
   if (N.getNumOperands() != 2)
     return std::nullopt;
-  const ShapeValue *A = get(N.getOperand(0));
+  // A copy: get() may insert into Shapes, which moves its entries.
+  std::optional<ShapeValue> A;
+  if (const ShapeValue *P = get(N.getOperand(0)))
+    A = *P;
   const ShapeValue *B = get(N.getOperand(1));
   if (!A || !B)
     return std::nullopt;
@@ -547,6 +555,8 @@ bool ShapeFolder::replaceWith(Value *Old, Value *New) {
 }
 
 bool ShapeFolder::materialize(Node &N) {
+  if (N.getNumResults() != 1 || !N.getResult(0))
+    return false;
   Value *V = N.getResult(0);
   auto It = Shapes.find(V);
   if (N.is("Constant") || N.getNumResults() != 1 || It == Shapes.end() ||
@@ -821,7 +831,7 @@ void ShapeFolder::eraseDeadChains() {
   llvm::DenseSet<const Node *> Erased;
   std::vector<Node *> Work;
   auto Consider = [&](Value *V) {
-    if (!V || !V->use_empty() || ErasedValues.count(V))
+    if (!V || ErasedValues.count(V) || !V->use_empty())
       return;
     if (V->isConstant()) {
       ErasedValues.insert(V);
@@ -846,8 +856,10 @@ void ShapeFolder::eraseDeadChains() {
         Dead = false;
     if (!Dead)
       continue;
-    std::vector<Value *> Operands(N->getOperands().begin(),
-                                  N->getOperands().end());
+    // Each operand once: a node may use one value twice (Concat(C, C)), and
+    // the first visit may erase it.
+    llvm::SetVector<Value *> Operands(N->getOperands().begin(),
+                                      N->getOperands().end());
     for (unsigned I = 0; I < N->getNumResults(); ++I)
       ErasedValues.insert(N->getResult(I));
     Erased.insert(N);

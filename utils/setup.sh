@@ -15,7 +15,11 @@ PACKAGES=(
   googletest libgtest-dev libbenchmark-dev
   python3 python3-onnx python3-numpy libonnx-testdata
   nodejs npm
+  clang-14 libclang-rt-14-dev
 )
+# clang-14 and libclang-rt-14-dev (ASan, UBSan, libFuzzer runtimes) are for
+# the sanitizer and fuzz builds of .ci/run and utils/fuzz.sh.
+# utils/check-test-deps.sh checks that this list covers what the tests use.
 
 missing=()
 for p in "${PACKAGES[@]}"; do

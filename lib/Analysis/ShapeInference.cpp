@@ -16,8 +16,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/IR/IR.h"
-#include "onnxopt/Import/ProtoTypes.h"
+#include "onnxopt/IR/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -774,6 +775,9 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
     return success(Ok);
   }
 
+  // ONNX's inference functions assume a node that matches its schema.
+  if (failed(validateNode(N, Schema, Diags)))
+    return failure();
   NodeContext Ctx(*this, N);
   try {
     if (Local)
@@ -786,6 +790,8 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
           Functions, &Symbols);
   } catch (const std::exception &Ex) {
     return reportFailure(N, Ex.what());
+  } catch (...) {
+    return reportFailure(N, "unknown exception");
   }
   ++Stats.NodesInferred;
   LogicalResult Written = writeResults(N, Ctx);
@@ -793,15 +799,26 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
   if (!Opts.DataPropagation || !Schema ||
       !Schema->has_data_propagation_function())
     return Written;
+  // Data propagation functions read their inputs' types unchecked (Shape
+  // dereferences a missing one): only nodes whose inputs all have types.
+  for (const Value *V : N.getOperands())
+    if (V && V->getType().isNone())
+      return Written;
   PropagationContext PCtx(*this, Ctx);
+  std::string Failure;
   try {
     Schema->GetDataPropagationFunction()(PCtx);
   } catch (const std::exception &Ex) {
+    Failure = Ex.what();
+  } catch (...) {
+    Failure = "unknown exception";
+  }
+  if (!Failure.empty()) {
     for (unsigned I = 0; I < N.getNumResults(); ++I)
       if (Value *V = N.getResult(I))
         Data.erase(V);
     --Stats.NodesInferred;
-    if (failed(reportFailure(N, Ex.what())))
+    if (failed(reportFailure(N, Failure)))
       return failure();
   }
   return Written;

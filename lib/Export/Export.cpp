@@ -17,9 +17,10 @@
 
 #include "onnxopt/Export/Export.h"
 #include "ProtoWire.h"
+#include "onnxopt/Analysis/NodeValidation.h"
+#include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Verifier.h"
-#include "onnxopt/Import/ProtoTypes.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -167,13 +168,18 @@ private:
 bool Exporter::keepReference(const ExternalLocation &Ext) {
   if (Save->KeepAll)
     return true;
-  llvm::SmallString<256> Resolved;
-  if (llvm::sys::path::is_absolute(Ext.Location)) {
-    Resolved = Ext.Location;
-  } else {
-    Resolved = Save->OutDir;
-    llvm::sys::path::append(Resolved, Ext.Location);
-  }
+  // Only references under the output's directory are kept: absolute and
+  // '..' locations (read with --allow-external-data-outside) are copied into
+  // the data file beside the output, so the output loads without the flag.
+  if (llvm::sys::path::is_absolute(Ext.Location))
+    return false;
+  for (auto I = llvm::sys::path::begin(Ext.Location),
+            E = llvm::sys::path::end(Ext.Location);
+       I != E; ++I)
+    if (*I == "..")
+      return false;
+  llvm::SmallString<256> Resolved(Save->OutDir);
+  llvm::sys::path::append(Resolved, Ext.Location);
   bool Same = false;
   std::string MappedPath = Ext.File ? Ext.File->getPath().str() : "";
   if (llvm::sys::fs::equivalent(Resolved, MappedPath, Same) || !Same)
@@ -639,6 +645,8 @@ static LogicalResult verifyInPlace(onnx::ModelProto &P, bool Restore,
   } catch (const std::exception &E) {
     return emitError(Diags)
            << "onnx checker: " << llvm::StringRef(E.what()).trim();
+  } catch (...) {
+    return emitError(Diags) << "onnx checker: unknown exception";
   }
   try {
     onnx::ShapeInferenceOptions Opts(/*check_type=*/true, /*strict_mode=*/1,
@@ -648,6 +656,8 @@ static LogicalResult verifyInPlace(onnx::ModelProto &P, bool Restore,
   } catch (const std::exception &E) {
     return emitError(Diags)
            << "strict shape inference: " << llvm::StringRef(E.what()).trim();
+  } catch (...) {
+    return emitError(Diags) << "strict shape inference: unknown exception";
   }
   return success();
 }
@@ -1133,9 +1143,20 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
                                  const ExportOptions &Opts) {
   if (Opts.Verify && Opts.VerifyIR && failed(verifyModel(M, Diags)))
     return failure();
+  // ONNX's checker and inference below crash on some invalid nodes.
+  if (Opts.Verify && failed(validateModelNodes(M, Diags)))
+    return failure();
   bool Binary = Format == FileFormat::Binary;
   bool ToStdout = Path == "-";
 
+  // A data file is written beside the output, nowhere else.
+  llvm::StringRef DataName = Opts.ExternalDataName;
+  if (!DataName.empty() && (DataName == "." || DataName == ".." ||
+                            DataName.find('/') != llvm::StringRef::npos ||
+                            DataName.find('\0') != llvm::StringRef::npos))
+    return emitError(Diags) << "external data file name '" << DataName
+                            << "' is not a plain file name (the data file "
+                               "is written beside the output)";
   SaveContext Ctx;
   Ctx.Threshold = Opts.ExternalThreshold;
   if (!ToStdout) {

@@ -19,7 +19,7 @@
 #include "onnxopt/Import/Import.h"
 #include "ProtoWire.h"
 #include "onnxopt/IR/IR.h"
-#include "onnxopt/Import/ProtoTypes.h"
+#include "onnxopt/IR/ProtoTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -32,6 +32,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -123,11 +124,84 @@ struct MappedModel {
   std::vector<MappedRawData> RawData;
 };
 
+/// The number of elements \p Dims describe, or nullopt when a dim is
+/// negative, above MaxDim, or the product overflows.
+std::optional<uint64_t> elementCount(llvm::ArrayRef<int64_t> Dims) {
+  uint64_t N = 1;
+  for (int64_t D : Dims)
+    if (D < 0 || D > MaxDim || __builtin_mul_overflow(N, uint64_t(D), &N))
+      return std::nullopt;
+  return N;
+}
+
+/// How many entries of its typed field a tensor of \p ET with \p Elems
+/// elements holds, and how many it has; false for types without one.
+bool typedFieldCount(const onnx::TensorProto &TP, uint64_t Elems,
+                     uint64_t &Expected, uint64_t &Have) {
+  using TPT = onnx::TensorProto;
+  Expected = Elems;
+  switch (TP.data_type()) {
+  case TPT::FLOAT:
+    Have = TP.float_data_size();
+    return true;
+  case TPT::COMPLEX64:
+    Have = TP.float_data_size();
+    return !__builtin_mul_overflow(Elems, 2, &Expected);
+  case TPT::DOUBLE:
+    Have = TP.double_data_size();
+    return true;
+  case TPT::COMPLEX128:
+    Have = TP.double_data_size();
+    return !__builtin_mul_overflow(Elems, 2, &Expected);
+  case TPT::INT64:
+    Have = TP.int64_data_size();
+    return true;
+  case TPT::UINT32:
+  case TPT::UINT64:
+    Have = TP.uint64_data_size();
+    return true;
+  case TPT::INT32:
+  case TPT::INT16:
+  case TPT::INT8:
+  case TPT::UINT16:
+  case TPT::UINT8:
+  case TPT::BOOL:
+  case TPT::FLOAT16:
+  case TPT::BFLOAT16:
+    Have = TP.int32_data_size();
+    return true;
+  case TPT::STRING:
+    Have = TP.string_data_size();
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// True when \p Path lies inside the directory \p Dir (both canonical).
+bool isUnder(llvm::StringRef Path, llvm::StringRef Dir) {
+  if (Dir == "/")
+    return Path.startswith("/");
+  return Path.startswith(Dir) &&
+         (Path.size() == Dir.size() || Path[Dir.size()] == '/');
+}
+
+/// realpath(3) as a string; empty on error (errno set).
+std::string canonicalPath(const std::string &Path) {
+  char *Real = ::realpath(Path.c_str(), nullptr);
+  if (!Real)
+    return std::string();
+  std::string Out(Real);
+  std::free(Real);
+  return Out;
+}
+
 class Importer {
 public:
   Importer(Model &M, llvm::StringRef BaseDir, DiagnosticEngine &Diags,
-           const MappedModel *Mapped)
-      : M(M), BaseDir(BaseDir.str()), Diags(Diags), Mapped(Mapped) {}
+           const MappedModel *Mapped, const ImportOptions &Opts)
+      : M(M), BaseDir(BaseDir.str()), Diags(Diags), Mapped(Mapped), Opts(Opts) {
+  }
 
   LogicalResult importGraph(onnx::GraphProto &GP, Graph &G,
                             const Scope *Parent);
@@ -143,17 +217,34 @@ private:
                                 const Graph &G);
   LogicalResult importAttribute(onnx::AttributeProto &AP, Node &N,
                                 const Scope &S, Attribute &A);
-  void importValueInfo(onnx::ValueInfoProto &VI, Value &V);
+  LogicalResult importValueInfo(onnx::ValueInfoProto &VI, Value &V,
+                                const Graph &G);
+  /// Checks the dims of \p TP and that \p PayloadBytes (its raw bytes,
+  /// where known) or its typed field match them.
+  LogicalResult checkTensor(const onnx::TensorProto &TP, const Graph &G,
+                            llvm::StringRef What,
+                            std::optional<uint64_t> PayloadBytes);
+  /// Resolves an external-data location under the model's directory.
+  std::optional<std::string> confine(llvm::StringRef Location,
+                                     const onnx::TensorProto &TP,
+                                     const Graph &G, llvm::StringRef What);
 
   /// The tensor of the main graph's initializer \p Index, whose bytes stay
   /// in the model file; nullopt when it was parsed whole.
-  std::optional<Tensor> takeMapped(onnx::TensorProto &TP, int Index);
+  std::optional<Tensor> takeMapped(onnx::TensorProto &TP, int Index,
+                                   const Graph &G, bool &Failed);
 
   Model &M;
   std::string BaseDir;
   DiagnosticEngine &Diags;
   const MappedModel *Mapped;
+  const ImportOptions &Opts;
   size_t NextMapped = 0;
+  /// Subgraph nesting of the graph being imported (the main graph is 0).
+  unsigned Depth = 0;
+  bool ReportedDepth = false;
+  /// The canonical model directory, computed on the first external tensor.
+  std::optional<std::string> RealBaseDir;
   /// One mapping per external-data file, shared by its tensors.
   llvm::StringMap<std::shared_ptr<MappedFile>> Files;
 };
@@ -169,8 +260,49 @@ LogicalResult Importer::define(Scope &S, Graph &G, Value *V,
          << What << " '" << V->getName() << "' is defined more than once";
 }
 
+/// The first dim of \p TP (at any nesting) that no tensor can have: negative
+/// or above MaxDim.
+static std::optional<int64_t> badDim(const onnx::TypeProto &TP) {
+  const onnx::TypeProto *T = &TP;
+  // Iterative: sequence/optional/map nesting comes from the input.
+  while (T) {
+    const onnx::TensorShapeProto *Shape = nullptr;
+    const onnx::TypeProto *Next = nullptr;
+    switch (T->value_case()) {
+    case onnx::TypeProto::kTensorType:
+      Shape = &T->tensor_type().shape();
+      break;
+    case onnx::TypeProto::kSparseTensorType:
+      Shape = &T->sparse_tensor_type().shape();
+      break;
+    case onnx::TypeProto::kSequenceType:
+      Next = &T->sequence_type().elem_type();
+      break;
+    case onnx::TypeProto::kOptionalType:
+      Next = &T->optional_type().elem_type();
+      break;
+    case onnx::TypeProto::kMapType:
+      Next = &T->map_type().value_type();
+      break;
+    default:
+      break;
+    }
+    if (Shape)
+      for (const onnx::TensorShapeProto::Dimension &D : Shape->dim())
+        if (D.has_dim_value() && (D.dim_value() < 0 || D.dim_value() > MaxDim))
+          return D.dim_value();
+    T = Next;
+  }
+  return std::nullopt;
+}
+
 /// Moves the ValueInfoProto's type and leftovers onto \p V.
-void Importer::importValueInfo(onnx::ValueInfoProto &VI, Value &V) {
+LogicalResult Importer::importValueInfo(onnx::ValueInfoProto &VI, Value &V,
+                                        const Graph &G) {
+  if (VI.has_type())
+    if (std::optional<int64_t> D = badDim(VI.type()))
+      return emitError(Diags, G) << "value '" << VI.name() << "' has dim " << *D
+                                 << " (dims must be between 0 and 2^53)";
   if (VI.has_type()) {
     Type T = importType(VI.type());
     // An empty TypeProto stays in the residual so it is written back.
@@ -181,6 +313,78 @@ void Importer::importValueInfo(onnx::ValueInfoProto &VI, Value &V) {
   }
   VI.clear_name();
   V.Residual = residualOf(VI);
+  return success();
+}
+
+LogicalResult Importer::checkTensor(const onnx::TensorProto &TP, const Graph &G,
+                                    llvm::StringRef What,
+                                    std::optional<uint64_t> PayloadBytes) {
+  auto Fail = [&]() {
+    return emitError(Diags, G) << What << " '" << TP.name() << "': ";
+  };
+  for (int64_t D : TP.dims())
+    if (D < 0 || D > MaxDim)
+      return Fail() << "dim " << D << " (dims must be between 0 and 2^53)";
+  std::optional<uint64_t> Elems = elementCount(
+      llvm::ArrayRef<int64_t>(TP.dims().data(), size_t(TP.dims_size())));
+  size_t ElemSize = getElemTypeSize(TP.data_type());
+  uint64_t Bytes = 0;
+  if (!Elems || (ElemSize && __builtin_mul_overflow(*Elems, ElemSize, &Bytes)))
+    return Fail() << "its dims describe more than 2^64 bytes";
+  if (!PayloadBytes && TP.has_raw_data())
+    PayloadBytes = TP.raw_data().size();
+  if (PayloadBytes) {
+    if (ElemSize && *PayloadBytes != Bytes)
+      return Fail() << "it holds " << *PayloadBytes << " bytes of data, but "
+                    << "its dims and element type need " << Bytes;
+    return success();
+  }
+  uint64_t Expected, Have;
+  if (typedFieldCount(TP, *Elems, Expected, Have) && Have && Have != Expected)
+    return Fail() << "it holds " << Have << " values, but its dims need "
+                  << Expected;
+  return success();
+}
+
+std::optional<std::string> Importer::confine(llvm::StringRef Location,
+                                             const onnx::TensorProto &TP,
+                                             const Graph &G,
+                                             llvm::StringRef What) {
+  auto Refuse = [&](llvm::StringRef Why) {
+    emitError(Diags, G) << What << " '" << TP.name()
+                        << "': external data location '" << Location << "' "
+                        << Why
+                        << " (pass --allow-external-data-outside to allow it)";
+    return std::nullopt;
+  };
+  llvm::SmallString<256> Path;
+  if (llvm::sys::path::is_absolute(Location)) {
+    if (!Opts.AllowExternalDataOutside)
+      return Refuse("is absolute; locations are relative to the model's "
+                    "directory");
+    Path = Location;
+    return std::string(Path);
+  }
+  Path = BaseDir.empty() ? std::string(".") : BaseDir;
+  llvm::sys::path::append(Path, Location);
+  if (Opts.AllowExternalDataOutside)
+    return std::string(Path);
+  for (auto I = llvm::sys::path::begin(Location),
+            E = llvm::sys::path::end(Location);
+       I != E; ++I)
+    if (*I == "..")
+      return Refuse("leaves the model's directory through '..'");
+  // Symbolic links may still lead out: compare canonical paths. A file that
+  // does not exist is reported by the caller when it opens it.
+  if (!RealBaseDir)
+    RealBaseDir = canonicalPath(BaseDir.empty() ? "." : BaseDir);
+  std::string Real = canonicalPath(std::string(Path));
+  if (!Real.empty() && !RealBaseDir->empty() && !isUnder(Real, *RealBaseDir))
+    return Refuse("resolves to '" + Real +
+                  "' (through a symbolic link), outside the model's "
+                  "directory '" +
+                  *RealBaseDir + "'");
+  return std::string(Path);
 }
 
 std::optional<ExternalLocation>
@@ -215,13 +419,10 @@ Importer::resolveExternal(const onnx::TensorProto &TP, const Graph &G,
     return std::nullopt;
   }
 
-  llvm::SmallString<256> Path;
-  if (llvm::sys::path::is_absolute(Loc.Location)) {
-    Path = Loc.Location;
-  } else {
-    Path = BaseDir;
-    llvm::sys::path::append(Path, Loc.Location);
-  }
+  std::optional<std::string> Resolved = confine(Loc.Location, TP, G, What);
+  if (!Resolved)
+    return std::nullopt;
+  llvm::SmallString<256> Path(*Resolved);
   std::shared_ptr<MappedFile> &File = Files[Path];
   if (!File) {
     std::string Error;
@@ -236,16 +437,29 @@ Importer::resolveExternal(const onnx::TensorProto &TP, const Graph &G,
   Loc.File = File;
   uint64_t Size = File->size();
   if (Loc.Offset > Size || (HasLength && Loc.Length > Size - Loc.Offset)) {
-    emitError(Diags, G) << What << " '" << TP.name() << "': external data "
-                        << "range [" << Loc.Offset << ", "
-                        << (HasLength ? std::to_string(Loc.Offset + Loc.Length)
-                                      : std::string("end"))
-                        << ") is outside '" << Path << "' (" << Size
-                        << " bytes)";
+    // Offset + length may not fit 64 bits: print them apart.
+    auto Diag = emitError(Diags, G)
+                << What << " '" << TP.name() << "': external data at offset "
+                << Loc.Offset;
+    if (HasLength)
+      Diag << " with length " << Loc.Length;
+    Diag << " is outside '" << Path << "' (" << Size << " bytes)";
     return std::nullopt;
   }
-  if (!HasLength)
+  if (!HasLength) {
+    // Without a length the tensor takes what its dims say (as ONNX Runtime
+    // reads it), which must be there.
     Loc.Length = Size - Loc.Offset;
+    std::optional<uint64_t> Elems = elementCount(
+        llvm::ArrayRef<int64_t>(TP.dims().data(), size_t(TP.dims_size())));
+    size_t ElemSize = getElemTypeSize(TP.data_type());
+    uint64_t Need;
+    if (Elems && ElemSize && !__builtin_mul_overflow(*Elems, ElemSize, &Need) &&
+        Need <= Loc.Length)
+      Loc.Length = Need;
+  }
+  if (failed(checkTensor(TP, G, What, Loc.Length)))
+    return std::nullopt;
   return Loc;
 }
 
@@ -254,19 +468,27 @@ std::optional<Tensor> Importer::importTensor(onnx::TensorProto &TP,
                                              llvm::StringRef What) {
   auto P = std::make_shared<onnx::TensorProto>();
   takeTensor(TP, *P);
-  if (P->data_location() != onnx::TensorProto::EXTERNAL)
+  if (P->data_location() != onnx::TensorProto::EXTERNAL) {
+    if (failed(checkTensor(*P, G, What, std::nullopt)))
+      return std::nullopt;
     return Tensor(std::move(P));
+  }
   std::optional<ExternalLocation> Loc = resolveExternal(*P, G, What);
   if (!Loc)
     return std::nullopt;
   return Tensor(std::move(P), std::move(Loc));
 }
 
-std::optional<Tensor> Importer::takeMapped(onnx::TensorProto &TP, int Index) {
+std::optional<Tensor> Importer::takeMapped(onnx::TensorProto &TP, int Index,
+                                           const Graph &G, bool &Failed) {
   if (!Mapped || NextMapped == Mapped->RawData.size() ||
       Mapped->RawData[NextMapped].Initializer != Index)
     return std::nullopt;
   const MappedRawData &R = Mapped->RawData[NextMapped++];
+  if (failed(checkTensor(TP, G, "initializer", R.Length))) {
+    Failed = true;
+    return std::nullopt;
+  }
   auto P = std::make_shared<onnx::TensorProto>();
   takeTensor(TP, *P);
   return Tensor::fromMappedRawData(std::move(P), Mapped->File, R.Offset,
@@ -347,8 +569,18 @@ LogicalResult Importer::importAttribute(onnx::AttributeProto &AP, Node &N,
   bool Ok = true;
   auto ImportGraph = [&](onnx::GraphProto &GP) {
     A.Graphs.push_back(std::make_unique<Graph>(&M, GP.name(), &N));
+    if (Depth >= MaxSubgraphDepth) {
+      if (!ReportedDepth)
+        emitError(Diags, N)
+            << "subgraphs are nested more than " << MaxSubgraphDepth << " deep";
+      ReportedDepth = true;
+      Ok = false;
+      return;
+    }
+    ++Depth;
     if (failed(importGraph(GP, *A.Graphs.back(), &S)))
       Ok = false;
+    --Depth;
   };
   auto ImportTensor = [&](onnx::TensorProto &TP) {
     std::optional<Tensor> T = importTensor(TP, G, "tensor of attribute");
@@ -423,7 +655,7 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
   // Phase 1: define every name of this graph.
   for (onnx::ValueInfoProto &VI : *GP.mutable_input()) {
     Value *V = G.addInput(VI.name(), Type());
-    importValueInfo(VI, *V);
+    Ok &= succeeded(importValueInfo(VI, *V, G));
     Ok &= succeeded(define(S, G, V, "input"));
   }
 
@@ -431,9 +663,10 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
     onnx::TensorProto &TP = *GP.mutable_initializer(I);
     std::string Name = TP.name();
     std::optional<Tensor> T;
+    bool MappedFailed = false;
     if (!Parent)
-      T = takeMapped(TP, I);
-    if (!T)
+      T = takeMapped(TP, I, G, MappedFailed);
+    if (!T && !MappedFailed)
       T = importTensor(TP, G, "initializer");
     if (!T) {
       // Still define the name so that its uses do not cascade into errors.
@@ -506,7 +739,7 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
     G.addOutput(V);
     if (First && V->getOrigin() == Value::Origin::NodeResult &&
         V->getOwningGraph() == &G)
-      importValueInfo(VI, *V);
+      Ok &= succeeded(importValueInfo(VI, *V, G));
   }
 
   // value_info naming a node result or a constant lives on the value; any
@@ -522,7 +755,7 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
     }
     V->HadValueInfo = true;
     V->InfoOrder = I;
-    importValueInfo(VI, *V);
+    Ok &= succeeded(importValueInfo(VI, *V, G));
   }
 
   // Phase 2: resolve uses, in node order, and import attributes (subgraphs
@@ -585,7 +818,8 @@ static bool opsetsAreCanonical(const onnx::ModelProto &P) {
 static std::unique_ptr<Model> importMapped(onnx::ModelProto &&Proto,
                                            llvm::StringRef BaseDir,
                                            DiagnosticEngine &Diags,
-                                           const MappedModel *Mapped) {
+                                           const MappedModel *Mapped,
+                                           const ImportOptions &Opts) {
   if (!Proto.has_graph()) {
     emitError(Diags) << "not an ONNX model: it has no graph";
     return nullptr;
@@ -596,7 +830,7 @@ static std::unique_ptr<Model> importMapped(onnx::ModelProto &&Proto,
   for (const onnx::OperatorSetIdProto &O : Proto.opset_import())
     M->getOpsetImports().push_back(OpsetImport{O.domain(), O.version()});
 
-  Importer I(*M, BaseDir, Diags, Mapped);
+  Importer I(*M, BaseDir, Diags, Mapped, Opts);
   if (failed(I.importGraph(*Proto.mutable_graph(), M->getGraph(), nullptr)))
     return nullptr;
 
@@ -612,8 +846,9 @@ static std::unique_ptr<Model> importMapped(onnx::ModelProto &&Proto,
 
 std::unique_ptr<Model> onnxopt::importModel(onnx::ModelProto &&Proto,
                                             llvm::StringRef BaseDir,
-                                            DiagnosticEngine &Diags) {
-  return importMapped(std::move(Proto), BaseDir, Diags, nullptr);
+                                            DiagnosticEngine &Diags,
+                                            const ImportOptions &Opts) {
+  return importMapped(std::move(Proto), BaseDir, Diags, nullptr, Opts);
 }
 
 //===----------------------------------------------------------------------===//
@@ -637,6 +872,7 @@ static std::unique_ptr<Model> tooLarge(DiagnosticEngine &Diags) {
 static std::unique_ptr<Model> parseStream(pbio::ZeroCopyInputStream &In,
                                           llvm::StringRef BaseDir,
                                           DiagnosticEngine &Diags,
+                                          const ImportOptions &Opts,
                                           const MappedModel *Mapped = nullptr) {
   // The parsed proto lives on an arena: millions of small messages are
   // bump-allocated and freed at once (1M nodes: 15% less CPU). Blocks stay
@@ -659,12 +895,13 @@ static std::unique_ptr<Model> parseStream(pbio::ZeroCopyInputStream &In,
                         "or malformed";
     return nullptr;
   }
-  return importMapped(std::move(Proto), BaseDir, Diags, Mapped);
+  return importMapped(std::move(Proto), BaseDir, Diags, Mapped, Opts);
 }
 
 std::unique_ptr<Model> onnxopt::parseBinaryModel(llvm::StringRef Bytes,
                                                  llvm::StringRef BaseDir,
-                                                 DiagnosticEngine &Diags) {
+                                                 DiagnosticEngine &Diags,
+                                                 const ImportOptions &Opts) {
   if (Bytes.empty()) {
     emitError(Diags) << "the model is empty";
     return nullptr;
@@ -672,14 +909,15 @@ std::unique_ptr<Model> onnxopt::parseBinaryModel(llvm::StringRef Bytes,
   if (Bytes.size() > size_t(INT_MAX))
     return tooLarge(Diags);
   pbio::ArrayInputStream In(Bytes.data(), int(Bytes.size()));
-  return parseStream(In, BaseDir, Diags);
+  return parseStream(In, BaseDir, Diags, Opts);
 }
 
 /// Parses a mapped model file. Large raw_data is left out of the parse and
 /// stays in \p File; without any, the mapping is parsed as it is.
 static std::unique_ptr<Model> parseMapped(std::shared_ptr<MappedFile> File,
                                           llvm::StringRef BaseDir,
-                                          DiagnosticEngine &Diags) {
+                                          DiagnosticEngine &Diags,
+                                          const ImportOptions &Opts) {
   llvm::StringRef Bytes(File->data(), File->size());
   MappedModel Mapped;
   std::string Thin;
@@ -692,16 +930,17 @@ static std::unique_ptr<Model> parseMapped(std::shared_ptr<MappedFile> File,
     }
     Mapped.File = std::move(File);
     pbio::ArrayInputStream In(Thin.data(), int(Thin.size()));
-    return parseStream(In, BaseDir, Diags, &Mapped);
+    return parseStream(In, BaseDir, Diags, Opts, &Mapped);
   }
   if (Bytes.size() > size_t(INT_MAX))
     return tooLarge(Diags);
   pbio::ArrayInputStream In(Bytes.data(), int(Bytes.size()));
-  return parseStream(In, BaseDir, Diags);
+  return parseStream(In, BaseDir, Diags, Opts);
 }
 
 /// Reads standard input; the first chunk decides between text and binary.
-static std::unique_ptr<Model> loadFromStdin(DiagnosticEngine &Diags) {
+static std::unique_ptr<Model> loadFromStdin(DiagnosticEngine &Diags,
+                                            const ImportOptions &Opts) {
   pbio::FileInputStream In(STDIN_FILENO, StreamBlockSize);
   const void *Data;
   int Size = 0;
@@ -719,7 +958,7 @@ static std::unique_ptr<Model> loadFromStdin(DiagnosticEngine &Diags) {
       llvm::StringRef(static_cast<const char *>(Data), size_t(Size)));
   if (!Text) {
     In.BackUp(Size);
-    return parseStream(In, "", Diags);
+    return parseStream(In, "", Diags, Opts);
   }
   std::string Buf(static_cast<const char *>(Data), size_t(Size));
   while (In.Next(&Data, &Size))
@@ -749,9 +988,10 @@ static std::unique_ptr<Model> loadTextFile(llvm::StringRef Path,
 }
 
 std::unique_ptr<Model> onnxopt::loadModel(llvm::StringRef Path,
-                                          DiagnosticEngine &Diags) {
+                                          DiagnosticEngine &Diags,
+                                          const ImportOptions &Opts) {
   if (Path == "-")
-    return loadFromStdin(Diags);
+    return loadFromStdin(Diags, Opts);
   llvm::StringRef BaseDir = llvm::sys::path::parent_path(Path);
   if (guessFormatFromPath(Path) == FileFormat::Text)
     return loadTextFile(Path, BaseDir, Diags);
@@ -778,11 +1018,11 @@ std::unique_ptr<Model> onnxopt::loadModel(llvm::StringRef Path,
     // Regular files are mapped; if that fails, they are read.
     std::string Ignored;
     if (std::shared_ptr<MappedFile> File = MappedFile::open(PathStr, Ignored))
-      return parseMapped(std::move(File), BaseDir, Diags);
+      return parseMapped(std::move(File), BaseDir, Diags, Opts);
     if (uint64_t(St.st_size) > uint64_t(INT_MAX))
       return tooLarge(Diags);
   }
-  std::unique_ptr<Model> M = parseStream(In, BaseDir, Diags);
+  std::unique_ptr<Model> M = parseStream(In, BaseDir, Diags, Opts);
   if (!M && In.GetErrno())
     emitError(Diags) << "cannot read '" << Path
                      << "': " << std::strerror(In.GetErrno());

@@ -250,12 +250,44 @@ static ParseError literalError(llvm::StringRef Text, ParseError E,
   while (Pos > LineStart && IsLiteralChar(Text[Pos - 1]))
     --Pos;
   E.Column = unsigned(Pos - LineStart + 1);
-  llvm::StringRef After = Text.substr(Pos).ltrim('-').take_front(3).lower();
+  // lower() returns a std::string: keep it alive while comparing.
+  std::string After = Text.substr(Pos).ltrim('-').take_front(3).lower();
   if (After == "inf" || After == "nan")
     E.Message = "inf and nan have no ONNX 1.12 text form";
   else
     E.Message = OutOfRange ? "number out of range" : "invalid number";
   return E;
+}
+
+/// The deepest nesting of brackets (`{`, `(`, `[`) in \p Text outside
+/// comments and strings, and the line where it is first reached.
+static unsigned maxNesting(llvm::StringRef Text, unsigned &AtLine) {
+  unsigned Depth = 0, Max = 0, Line = 1;
+  AtLine = 0;
+  for (size_t I = 0, E = Text.size(); I < E; ++I) {
+    char C = Text[I];
+    if (C == '\n') {
+      ++Line;
+    } else if (C == '#') {
+      while (I + 1 < E && Text[I + 1] != '\n')
+        ++I;
+    } else if (C == '"') {
+      for (++I; I < E && Text[I] != '"'; ++I) {
+        if (Text[I] == '\\')
+          ++I;
+        else if (Text[I] == '\n')
+          ++Line;
+      }
+    } else if (C == '{' || C == '(' || C == '[') {
+      if (++Depth > Max) {
+        Max = Depth;
+        AtLine = Line;
+      }
+    } else if ((C == '}' || C == ')' || C == ']') && Depth) {
+      --Depth;
+    }
+  }
+  return Max;
 }
 
 /// True when \p Text holds nothing but blanks and `#` comments.
@@ -280,6 +312,17 @@ std::unique_ptr<Model> onnxopt::parseTextModel(llvm::StringRef Text,
     emitError(Diags) << "cannot parse ONNX text: the input is empty";
     return nullptr;
   }
+  // OnnxParser is recursive: refuse what would exhaust the stack. A nested
+  // graph takes one `{`; a few more are open around it for a moment.
+  unsigned DeepLine;
+  constexpr unsigned MaxTextNesting = MaxSubgraphDepth + 16;
+  if (maxNesting(Text, DeepLine) > MaxTextNesting) {
+    emitError(Diags) << "cannot parse ONNX text: line " << DeepLine
+                     << ": brackets are nested more than " << MaxTextNesting
+                     << " deep (subgraphs may nest " << MaxSubgraphDepth
+                     << " deep)";
+    return nullptr;
+  }
   // OnnxParser reads a NUL-terminated buffer.
   std::string Buffer = Text.str();
   onnx::ModelProto Proto;
@@ -297,6 +340,9 @@ std::unique_ptr<Model> onnxopt::parseTextModel(llvm::StringRef Text,
     emitParseError(
         Diags, Text,
         literalError(Text, E, dynamic_cast<const std::out_of_range *>(&Ex)));
+    return nullptr;
+  } catch (...) {
+    emitError(Diags) << "cannot parse ONNX text: the parser failed";
     return nullptr;
   }
 

@@ -23,6 +23,12 @@
 
 using namespace onnxopt;
 
+#ifdef __has_feature
+#define ONNXOPT_HAS_FEATURE(X) __has_feature(X)
+#else
+#define ONNXOPT_HAS_FEATURE(X) 0
+#endif
+
 #ifndef ONNXOPT_VERSION
 #define ONNXOPT_VERSION "unknown"
 #endif
@@ -46,6 +52,9 @@ struct CommandLine {
   bool ForceExternal = false;
   std::string ExternalDataName;
   uint64_t ExternalThreshold = 1024;
+  /// --allow-external-data-outside: external data may lie outside the
+  /// model's directory.
+  bool AllowExternalOutside = false;
   /// --freeze-shape-sets: one static model per ';'-separated shape set.
   std::vector<std::string> ShapeSets;
 };
@@ -85,6 +94,11 @@ static void printHelp(llvm::raw_ostream &OS) {
         "(default name:\n"
      << "                           <output file name>.data)\n"
      << "  --external-threshold=<n> size threshold in bytes (default 1024)\n"
+     << "  --allow-external-data-outside\n"
+     << "                           read external data outside the model's "
+        "directory\n"
+     << "                           (absolute locations, '..', symbolic "
+        "links leading out)\n"
      << "  --freeze-shape-sets=<s>  write one static model per shape set "
         "('x[1,3,640,640];\n"
         "                           x[1,3,320,320]'), all sharing one "
@@ -209,6 +223,8 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       CL.ForceExternal = true;
       if (Inline)
         CL.ExternalDataName = Inline->str();
+    } else if (Name == "allow-external-data-outside" && !Inline) {
+      CL.AllowExternalOutside = true;
     } else if (Name == "external-threshold") {
       std::string V;
       if (!NextValue(Name, Inline, V))
@@ -241,6 +257,12 @@ static FileFormat outputFormat(const CommandLine &CL) {
   if (CL.Output == "-")
     return FileFormat::Text;
   return guessFormatFromPath(CL.Output);
+}
+
+static ImportOptions importOptions(const CommandLine &CL) {
+  ImportOptions IO;
+  IO.AllowExternalDataOutside = CL.AllowExternalOutside;
+  return IO;
 }
 
 /// "x[1,3,640,640],y[2]" -> "1x3x640x640_2": the file-name tag of a set.
@@ -297,7 +319,7 @@ static int writeFrozenFamily(const CommandLine &CL, const Model &M,
       Cleanup();
       return 1;
     }
-    std::unique_ptr<Model> Member = loadModel(Base, Diags);
+    std::unique_ptr<Model> Member = loadModel(Base, Diags, importOptions(CL));
     std::string Path = InDir(Stem + "_" + shapeSetTag(Set) + ".onnx");
     ExportOptions EO;
     EO.Verify = CL.Verify;
@@ -363,7 +385,7 @@ static int runTool(const CommandLine &CL) {
     Start = Now;
     return Ms;
   };
-  std::unique_ptr<Model> M = loadModel(CL.Input, Diags);
+  std::unique_ptr<Model> M = loadModel(CL.Input, Diags, importOptions(CL));
   if (!M)
     return 1;
   PM.recordTiming("(load)", LapMs());
@@ -407,9 +429,14 @@ static int runTool(const CommandLine &CL) {
     PM.printTiming(Err);
   if (Before)
     printSummaryTable(Err, *Before, summarizeModel(*M));
-  // The process is about to exit: tearing down a large IR only costs time
-  // (as LLVM tools do with -disable-free).
+    // The process is about to exit: tearing down a large IR only costs time
+    // (as LLVM tools do with -disable-free). Sanitizer builds free it, so that
+    // LeakSanitizer reports real leaks and ASan checks the destructors.
+#if defined(__SANITIZE_ADDRESS__) || ONNXOPT_HAS_FEATURE(address_sanitizer)
+  M.reset();
+#else
   (void)M.release();
+#endif
   return 0;
 }
 

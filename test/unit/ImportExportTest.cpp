@@ -358,8 +358,16 @@ TEST(ImportExport, ExternalDataErrors) {
     const char *Expected;
   } Cases[] = {
       {"missing.bin", 0, 8, "cannot read external data"},
-      {"weights.bin", 4, 8, "range [4, 12) is outside"},
-      {"weights.bin", 16, std::nullopt, "range [16, end) is outside"},
+      {"weights.bin", 4, 8, "at offset 4 with length 8 is outside"},
+      {"weights.bin", 16, std::nullopt, "at offset 16 is outside"},
+      // offset + length does not fit 64 bits: printed apart.
+      {"weights.bin", UINT64_MAX - 3, 8,
+       "at offset 18446744073709551612 with length 8 is outside"},
+      {"weights.bin", 0, 4,
+       "it holds 4 bytes of data, but its dims and "
+       "element type need 8"},
+      {"../weights.bin", 0, 8, "leaves the model's directory through '..'"},
+      {"/etc/passwd", 0, 8, "is absolute"},
       {"", 0, 8, "external data without a location"},
   };
   for (const Case &C : Cases) {
@@ -569,23 +577,43 @@ TEST(ImportExport, SparseInitializerFollowsItsConstant) {
 }
 
 TEST(ImportExport, HugeDimsSurvive) {
-  onnx::ModelProto P = makeAddModel();
-  for (auto *VI : {P.mutable_graph()->mutable_input(0),
-                   P.mutable_graph()->mutable_output(0)})
-    VI->mutable_type()
-        ->mutable_tensor_type()
-        ->mutable_shape()
-        ->mutable_dim(0)
-        ->set_dim_value(INT64_MAX);
-  P.mutable_graph()->mutable_initializer(0)->set_dims(0, INT64_MAX);
-  P.mutable_graph()->mutable_initializer(1)->set_dims(0, INT64_MAX);
+  // Dims up to 2^53 load and save unchanged (the tensors hold no data);
+  // one more is refused, in a type and in a tensor.
+  auto Make = [](int64_t Dim) {
+    onnx::ModelProto P = makeAddModel();
+    for (auto *VI : {P.mutable_graph()->mutable_input(0),
+                     P.mutable_graph()->mutable_output(0)})
+      VI->mutable_type()
+          ->mutable_tensor_type()
+          ->mutable_shape()
+          ->mutable_dim(0)
+          ->set_dim_value(Dim);
+    for (int I : {0, 1}) {
+      onnx::TensorProto &T = *P.mutable_graph()->mutable_initializer(I);
+      T.set_dims(0, Dim);
+      T.clear_raw_data();
+      T.clear_float_data();
+    }
+    return P;
+  };
+  for (int64_t Bad : {MaxDim + 1, int64_t(INT64_MAX), int64_t(-1)}) {
+    CapturedDiags D;
+    EXPECT_FALSE(importProto(Make(Bad), D));
+    EXPECT_NE(D.Text.find("value 'x' has dim " + std::to_string(Bad) +
+                          " (dims must be between 0 and 2^53)"),
+              std::string::npos)
+        << D.Text;
+    EXPECT_NE(D.Text.find("initializer 'w0': dim " + std::to_string(Bad)),
+              std::string::npos)
+        << D.Text;
+  }
+  onnx::ModelProto P = Make(MaxDim);
   CapturedDiags D;
   std::unique_ptr<Model> M = importProto(P, D);
   ASSERT_TRUE(M) << D.Text;
   EXPECT_EQ(M->getGraph().getInput(0)->getType().getDims()[0].getValue(),
-            INT64_MAX);
-  EXPECT_EQ(findConstant(*M, "w0")->getInitializer().getNumElements(),
-            INT64_MAX);
+            MaxDim);
+  EXPECT_EQ(findConstant(*M, "w0")->getInitializer().getNumElements(), MaxDim);
   TempDir Dir;
   ExportOptions Opts;
   Opts.Verify = false;
@@ -958,6 +986,11 @@ TEST(ImportExport, UnusualTensorEncodingsParseAsProtobufDoes) {
   G.clear_initializer();
   W1.set_raw_data(floatRange(400));
   W1.add_float_data(2);
+  // Dims that match the raw_data that wins (the importer checks them).
+  W0.clear_dims();
+  W0.add_dims(310);
+  W1.clear_dims();
+  W1.add_dims(400);
   std::string Init0 =
       lenField(5, W0.SerializeAsString() + lenField(9, floatRange(310)));
   std::string Init1 = lenField(5, W1.SerializeAsString());

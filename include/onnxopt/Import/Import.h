@@ -16,6 +16,21 @@ class Model;
 
 enum class FileFormat { Binary, Text };
 
+/// What a loaded model may refer to, and how big it may be.
+struct ImportOptions {
+  /// External data may resolve outside the model's directory (absolute
+  /// locations, `..`, symbolic links leading out). Off: such a location is
+  /// an error.
+  bool AllowExternalDataOutside = false;
+};
+
+/// Subgraphs nested deeper than this are refused (If inside If ...):
+/// everything that walks graphs recursively stays within the stack.
+constexpr unsigned MaxSubgraphDepth = 256;
+/// Dims (of types and tensors) above 2^53 are refused: they are not sizes
+/// any runtime allocates, and products of them overflow.
+constexpr int64_t MaxDim = int64_t(1) << 53;
+
 /// `.onnxtxt`/`.txt`/`.onnxtext` are text, everything else binary; for "-"
 /// (stdin) the content decides (binary protobuf vs text).
 FileFormat guessFormatFromPath(llvm::StringRef Path);
@@ -24,21 +39,26 @@ FileFormat guessFormatFromPath(llvm::StringRef Path);
 /// the raw_data of large initializers stays in the mapping (stdin and other
 /// unmappable inputs are parsed streaming); external data is mapped, not
 /// read. Returns null after emitting a diagnostic on any error.
-std::unique_ptr<Model> loadModel(llvm::StringRef Path, DiagnosticEngine &Diags);
+std::unique_ptr<Model> loadModel(llvm::StringRef Path, DiagnosticEngine &Diags,
+                                 const ImportOptions &Opts = {});
 
 /// Parses a binary model held in memory.
 std::unique_ptr<Model> parseBinaryModel(llvm::StringRef Bytes,
                                         llvm::StringRef BaseDir,
-                                        DiagnosticEngine &Diags);
-/// Parses ONNX text syntax (onnx::OnnxParser).
+                                        DiagnosticEngine &Diags,
+                                        const ImportOptions &Opts = {});
+/// Parses ONNX text syntax (onnx::OnnxParser). Text nested deeper than the
+/// subgraph limit allows is refused before the (recursive) parser runs.
 std::unique_ptr<Model> parseTextModel(llvm::StringRef Text,
                                       DiagnosticEngine &Diags);
 
 /// Converts a ModelProto to IR. Tensor bytes are moved out of \p Proto (it
-/// is left partially consumed). \p BaseDir resolves external data.
+/// is left partially consumed). \p BaseDir resolves external data, which
+/// must stay under it unless \p Opts allows otherwise.
 std::unique_ptr<Model> importModel(onnx::ModelProto &&Proto,
                                    llvm::StringRef BaseDir,
-                                   DiagnosticEngine &Diags);
+                                   DiagnosticEngine &Diags,
+                                   const ImportOptions &Opts = {});
 
 } // namespace onnxopt
 

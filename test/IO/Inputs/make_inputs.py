@@ -76,3 +76,39 @@ save(m, "duplicate-name.onnx")
 # bad-types.onnx: Add(float, int64) passes the IR verifier but not ONNX's
 # strict type checking.
 save(add_model(w_array=np.arange(4, dtype=np.int64)), "bad-types.onnx")
+
+# --- Hostile inputs (issue 12): each must end in a clear error. ---
+
+# ext-parent.onnx: its data file is one directory up ("../ext.bin").
+m = add_model()
+set_external(m.graph.initializer[0], "../ext.bin", 16, 16)
+save(m, "ext-parent.onnx")
+
+# ext-absolute.onnx: an absolute location (which does not exist).
+m = add_model()
+set_external(m.graph.initializer[0], "/nonexistent-onnxopt-dir/ext.bin", 16, 16)
+save(m, "ext-absolute.onnx")
+
+# raw-short.onnx: raw_data of 12 bytes for a float[4].
+m = add_model()
+m.graph.initializer[0].raw_data = m.graph.initializer[0].raw_data[:12]
+save(m, "raw-short.onnx")
+
+# huge-dims.onnx: an input dim of 2^62.
+m = add_model()
+m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1 << 62
+save(m, "huge-dims.onnx")
+
+# huge-tensor.onnx: an initializer whose dims need more than 2^64 bytes.
+m = add_model()
+t = m.graph.initializer[0]
+t.ClearField("raw_data")
+del t.dims[:]
+t.dims.extend([1 << 40, 1 << 40])
+save(m, "huge-tensor.onnx")
+
+# ext-offset-overflow.onnx: offset + length does not fit 64 bits.
+m = add_model()
+set_external(m.graph.initializer[0], "ext.bin", (1 << 64) - 8, 16)
+save(m, "ext-offset-overflow.onnx")
+

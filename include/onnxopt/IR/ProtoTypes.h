@@ -6,8 +6,8 @@
 // protobuf headers, so include it only from .cpp files that talk to ONNX.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXOPT_IMPORT_PROTOTYPES_H
-#define ONNXOPT_IMPORT_PROTOTYPES_H
+#ifndef ONNXOPT_IR_PROTOTYPES_H
+#define ONNXOPT_IR_PROTOTYPES_H
 
 #include "onnxopt/IR/Type.h"
 #include <onnx/onnx_pb.h>
@@ -35,4 +35,4 @@ bool isDensifiedSparse(const onnx::TensorProto &TP);
 } // namespace detail
 } // namespace onnxopt
 
-#endif // ONNXOPT_IMPORT_PROTOTYPES_H
+#endif // ONNXOPT_IR_PROTOTYPES_H

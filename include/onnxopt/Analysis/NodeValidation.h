@@ -1,0 +1,47 @@
+//===- NodeValidation.h - Checking nodes before ONNX sees them -*- C++ -*-===//
+//
+// ONNX 1.12's inference functions and checker assume a node that matches its
+// schema: on one that does not they index past the end of shapes, divide by a
+// zero stride or dereference a missing input type, and the process dies by a
+// signal. Every call into ONNX (ShapeInference, the save-time verification)
+// is preceded by this check, which turns such nodes into diagnostics.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_ANALYSIS_NODEVALIDATION_H
+#define ONNXOPT_ANALYSIS_NODEVALIDATION_H
+
+#include "onnxopt/Support/Diagnostics.h"
+#include "onnxopt/Support/LogicalResult.h"
+
+namespace onnx {
+class OpSchema;
+} // namespace onnx
+
+namespace onnxopt {
+
+class Graph;
+class Model;
+class Node;
+
+/// Checks \p N against \p Schema (null: no schema, only the checks that need
+/// none): input and output counts, attribute names
+/// and types, required attributes, element types of typed inputs (each
+/// allowed by its type constraint, one type per constraint), the ranks and
+/// signs of strides, dilations, kernel_shape, pads and output_padding of
+/// convolutions and pools (against each other and the input's rank), and
+/// the input ranks that fixed-rank ops need. Emits one error on the first
+/// problem.
+LogicalResult validateNode(const Node &N, const onnx::OpSchema *Schema,
+                           DiagnosticEngine &Diags);
+
+/// The schema ONNX 1.12 uses for \p N in \p M (its domain's opset version),
+/// or null (unknown domain, no such op, or an opset above 1.12's schemas).
+const onnx::OpSchema *findNodeSchema(const Model &M, const Node &N);
+
+/// validateNode over every node of \p M, subgraphs included (iteratively:
+/// the nesting depth comes from the input). Emits every problem found.
+LogicalResult validateModelNodes(const Model &M, DiagnosticEngine &Diags);
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_ANALYSIS_NODEVALIDATION_H

@@ -1,0 +1,285 @@
+//===- NodeValidation.cpp - Checking nodes before ONNX sees them ----------===//
+//
+// The checks are the schema's own facts (counts, attribute types, type
+// constraints) plus the few attribute and rank rules whose violation ONNX
+// 1.12's inference functions do not survive: zero strides divide by zero,
+// kernel_shape/pads of the wrong length index past their ends, and old Gemm
+// inference reads dims of inputs that are not matrices.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/NodeValidation.h"
+#include "onnxopt/IR/ProtoTypes.h"
+#include "onnxopt/IR/IR.h"
+#include "llvm/ADT/StringSet.h"
+#include <onnx/defs/data_type_utils.h>
+#include <onnx/defs/schema.h>
+
+#include <map>
+
+using namespace onnxopt;
+
+const onnx::OpSchema *onnxopt::findNodeSchema(const Model &M, const Node &N) {
+  std::string Domain = N.isOnnxDomain() ? "" : N.getDomain().str();
+  int64_t Version = M.getOpsetVersion(N.getDomain());
+  if (Version <= 0 || Version > INT32_MAX)
+    return nullptr;
+  const auto &Ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+  auto It = Ranges.Map().find(Domain);
+  if (It == Ranges.Map().end() || Version > It->second.second)
+    return nullptr;
+  return onnx::OpSchemaRegistry::Schema(N.getOpType().str(), int(Version),
+                                        Domain);
+}
+
+static const char *attrKindName(AttrKind K) {
+  switch (K) {
+  case AttrKind::Float:
+    return "float";
+  case AttrKind::Int:
+    return "int";
+  case AttrKind::String:
+    return "string";
+  case AttrKind::Tensor:
+    return "tensor";
+  case AttrKind::Graph:
+    return "graph";
+  case AttrKind::SparseTensor:
+    return "sparse tensor";
+  case AttrKind::TypeProto:
+    return "type";
+  case AttrKind::Floats:
+    return "floats";
+  case AttrKind::Ints:
+    return "ints";
+  case AttrKind::Strings:
+    return "strings";
+  case AttrKind::Tensors:
+    return "tensors";
+  case AttrKind::Graphs:
+    return "graphs";
+  case AttrKind::SparseTensors:
+    return "sparse tensors";
+  case AttrKind::TypeProtos:
+    return "types";
+  case AttrKind::Undefined:
+    break;
+  }
+  return "undefined";
+}
+
+/// Convolutions and pools: the ops whose strides, dilations, kernel_shape
+/// and pads attributes mean one entry per spatial axis (pads: begins, then
+/// ends).
+static bool isWindowOp(const Node &N) {
+  static const llvm::StringSet<> Ops = {
+      "Conv",        "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
+      "AveragePool", "LpPool",        "MaxUnpool",   "DeformConv"};
+  return N.isOnnxDomain() && Ops.count(N.getOpType());
+}
+
+/// The rank of \p V when its type says it, else -1.
+static int64_t knownRank(const Value *V) {
+  if (!V || !V->getType().isTensor() || !V->getType().hasShape())
+    return -1;
+  return int64_t(V->getType().getRank());
+}
+
+static LogicalResult validateWindowAttrs(const Node &N,
+                                         DiagnosticEngine &Diags) {
+  // Spatial rank: from the data input's rank, else from the first
+  // per-axis attribute seen.
+  int64_t DataRank = knownRank(N.getNumOperands() ? N.getOperand(0) : nullptr);
+  int64_t Spatial = DataRank >= 2 ? DataRank - 2 : -1;
+  if (DataRank >= 0 && DataRank < 3 && N.getOpType() != "MaxUnpool")
+    return emitError(Diags, N)
+           << "input 'X' of rank " << DataRank
+           << " has no spatial axes (rank 3 or more expected)";
+  const char *SpatialFrom = "the input's rank";
+  struct Rule {
+    const char *Name;
+    int64_t Min;    // smallest allowed entry
+    int64_t Factor; // entries per spatial axis
+  };
+  static const Rule Rules[] = {
+      {"kernel_shape", 1, 1}, {"strides", 1, 1},        {"dilations", 1, 1},
+      {"pads", 0, 2},         {"output_padding", 0, 1}, {"output_shape", 0, 1}};
+  for (const Rule &R : Rules) {
+    const Attribute *A = N.getAttr(R.Name);
+    if (!A || A->Kind != AttrKind::Ints)
+      continue;
+    for (int64_t V : A->Ints)
+      if (V < R.Min)
+        return emitError(Diags, N)
+               << "attribute '" << R.Name << "' has entry " << V
+               << " (each must be " << (R.Min ? "positive" : "non-negative")
+               << ")";
+    int64_t Size = int64_t(A->Ints.size());
+    if (Size % R.Factor)
+      return emitError(Diags, N) << "attribute '" << R.Name << "' has " << Size
+                                 << " entries (two per spatial axis expected)";
+    if (Spatial < 0) {
+      Spatial = Size / R.Factor;
+      SpatialFrom = R.Name;
+      continue;
+    }
+    if (Size != Spatial * R.Factor)
+      return emitError(Diags, N)
+             << "attribute '" << R.Name << "' has " << Size << " entries, but "
+             << SpatialFrom << " implies " << Spatial * R.Factor;
+  }
+  if (const Attribute *G = N.getAttr("group"))
+    if (G->Kind == AttrKind::Int && G->I < 1)
+      return emitError(Diags, N)
+             << "attribute 'group' is " << G->I << " (must be positive)";
+  return success();
+}
+
+/// Inputs that must have a fixed rank, where ONNX 1.12's inference reads
+/// their dims without checking (by the spec: Gemm multiplies matrices).
+static LogicalResult validateRanks(const Node &N, DiagnosticEngine &Diags) {
+  if (N.is("Gemm"))
+    for (unsigned I = 0; I < 2 && I < N.getNumOperands(); ++I) {
+      int64_t R = knownRank(N.getOperand(I));
+      if (R >= 0 && R != 2)
+        return emitError(Diags, N) << "input " << I << " of Gemm has rank " << R
+                                   << " (a matrix expected)";
+    }
+  return success();
+}
+
+/// The ONNX type string ("tensor(float)") of \p T, or null when it is not
+/// fully known.
+static const std::string *typeString(const Type &T) {
+  if (T.isNone() || (T.isTensor() && T.getElemType() == 0))
+    return nullptr;
+  onnx::TypeProto P;
+  detail::exportType(T, P);
+  try {
+    return onnx::Utils::DataTypeUtils::ToType(P);
+  } catch (const std::exception &) {
+    return nullptr;
+  }
+}
+
+LogicalResult onnxopt::validateNode(const Node &N, const onnx::OpSchema *Schema,
+                                    DiagnosticEngine &Diags) {
+  if (isWindowOp(N) && failed(validateWindowAttrs(N, Diags)))
+    return failure();
+  if (failed(validateRanks(N, Diags)))
+    return failure();
+  for (const Attribute &A : N.getAttrs())
+    if (A.Kind == AttrKind::Undefined && A.Residual.empty())
+      return emitError(Diags, N) << "attribute '" << A.Name << "' has no type";
+  if (!Schema)
+    return success();
+
+  // Counts. Trailing omitted inputs count, as in ONNX's checker.
+  unsigned NumIn = N.getNumOperands(), NumOut = N.getNumResults();
+  if (NumIn < unsigned(Schema->min_input()) ||
+      NumIn > unsigned(Schema->max_input()))
+    return emitError(Diags, N)
+           << N.getOpType() << " has " << NumIn << " inputs, but opset "
+           << Schema->since_version() << " allows " << Schema->min_input()
+           << (Schema->max_input() == Schema->min_input()
+                   ? std::string()
+                   : " to " + (Schema->max_input() == INT32_MAX
+                                   ? std::string("any")
+                                   : std::to_string(Schema->max_input())));
+  if (NumOut < unsigned(Schema->min_output()) ||
+      NumOut > unsigned(Schema->max_output()))
+    return emitError(Diags, N)
+           << N.getOpType() << " has " << NumOut << " outputs, but opset "
+           << Schema->since_version() << " allows " << Schema->min_output()
+           << (Schema->max_output() == Schema->min_output()
+                   ? std::string()
+                   : " to " + (Schema->max_output() == INT32_MAX
+                                   ? std::string("any")
+                                   : std::to_string(Schema->max_output())));
+
+  // Attributes: known names (unless the schema takes any), their types,
+  // required ones present.
+  const auto &Known = Schema->attributes();
+  for (const Attribute &A : N.getAttrs()) {
+    auto It = Known.find(A.Name);
+    if (It == Known.end()) {
+      // ONNX 1.12 does not expose AllowUncheckedAttributes(); no operator of
+      // the default domain uses it but the experimental ATen.
+      if (!N.isOnnxDomain() || N.getOpType() == "ATen")
+        continue;
+      return emitError(Diags, N)
+             << "unknown attribute '" << A.Name << "' for " << N.getOpType()
+             << " (opset " << Schema->since_version() << ")";
+    }
+    if (A.Kind == AttrKind::Undefined)
+      continue; // a reference (ref_attr_name); the checker reports it
+    if (int(A.Kind) != int(It->second.type))
+      return emitError(Diags, N)
+             << "attribute '" << A.Name << "' is of type "
+             << attrKindName(A.Kind) << ", but " << N.getOpType() << " expects "
+             << attrKindName(AttrKind(It->second.type));
+  }
+  for (const auto &[Name, Attr] : Known)
+    if (Attr.required && !N.hasAttr(Name))
+      return emitError(Diags, N)
+             << N.getOpType() << " needs attribute '" << Name << "'";
+
+  // Inputs against the formal parameters: element types allowed by their
+  // constraint, one type per constraint.
+  std::map<std::string, const std::string *> Bound;
+  auto CheckParam = [&](const onnx::OpSchema::FormalParameter &P,
+                        const Value *V, unsigned Index,
+                        const char *Kind) -> LogicalResult {
+    if (!V)
+      return success();
+    const std::string *TS = typeString(V->getType());
+    if (!TS)
+      return success();
+    const onnx::DataTypeSet &Allowed = P.GetTypes();
+    if (!Allowed.empty() && !Allowed.count(TS))
+      return emitError(Diags, N)
+             << Kind << " " << Index << " ('" << V->getName() << "') of "
+             << N.getOpType() << " has type " << *TS << ", which constraint "
+             << P.GetTypeStr() << " does not allow";
+    if (!P.GetIsHomogeneous())
+      return success();
+    auto [It, New] = Bound.try_emplace(P.GetTypeStr(), TS);
+    if (!New && It->second != TS)
+      return emitError(Diags, N)
+             << Kind << " " << Index << " ('" << V->getName() << "') of "
+             << N.getOpType() << " has type " << *TS << ", but another use "
+             << "of constraint " << P.GetTypeStr() << " has type "
+             << *It->second;
+    return success();
+  };
+  const auto &Inputs = Schema->inputs();
+  for (unsigned I = 0; I < NumIn && !Inputs.empty(); ++I) {
+    const auto &P = Inputs[std::min<size_t>(I, Inputs.size() - 1)];
+    bool Variadic = P.GetOption() == onnx::OpSchema::Variadic;
+    if (!Variadic && I >= Inputs.size())
+      break;
+    // An omitted single input is the checker's to report: exporters write
+    // some (Resize-11's roi) and ONNX Runtime accepts them.
+    if (failed(CheckParam(P, N.getOperand(I), I, "input")))
+      return failure();
+  }
+  // Outputs are checked for their count only: their types are what
+  // inference is about to compute.
+  return success();
+}
+
+LogicalResult onnxopt::validateModelNodes(const Model &M,
+                                          DiagnosticEngine &Diags) {
+  bool Ok = true;
+  std::vector<const Graph *> Work{&M.getGraph()};
+  while (!Work.empty()) {
+    const Graph *G = Work.back();
+    Work.pop_back();
+    for (const Node &N : G->getNodes()) {
+      Ok &= succeeded(validateNode(N, findNodeSchema(M, N), Diags));
+      for (const Attribute &A : N.getAttrs())
+        for (const std::unique_ptr<Graph> &Sub : A.Graphs)
+          Work.push_back(Sub.get());
+    }
+  }
+  return success(Ok);
+}
