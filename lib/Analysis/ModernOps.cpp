@@ -525,8 +525,11 @@ void inferDFT20(InferenceContext &Ctx) {
     }
     Axis = A->front();
   }
-  // The axis counts among the signal dims (not the last, complex, dim).
-  Axis = normalizeAxis(Axis, Rank - 1, "axis");
+  // Negative axes count from the back of the whole input; the last dim
+  // (real, imaginary) cannot be transformed.
+  Axis = normalizeAxis(Axis, Rank, "axis");
+  if (Axis == Rank - 1)
+    fail_shape_inference("axis ", Axis, " is the last (complex) dim");
   bool Onesided = onnx::getAttribute(Ctx, "onesided", 0) != 0;
   bool Inverse = onnx::getAttribute(Ctx, "inverse", 0) != 0;
   if (Onesided && Inverse)
@@ -735,6 +738,8 @@ const ModernOp ModernOps[] = {
     {"", "DeformConv", 19, nullptr, "Conv", 11, false, 3, 5, 1, 1,
      "dilations:is group:i kernel_shape:is offset_group:i pads:is "
      "strides:is"},
+    {"", "DequantizeLinear", 19, inferDequantizeLinear19, nullptr, 0, false, 2,
+     3, 1, 1, "axis:i"},
     {"", "DequantizeLinear", 21, inferDequantizeLinear19, nullptr, 0, false, 2,
      3, 1, 1, "axis:i block_size:i"},
     {"", "Gelu", 20, inferSameAsFirstInput, nullptr, 0, false, 1, 1, 1, 1,
