@@ -97,9 +97,10 @@ function parseEntry(text) {
 }
 
 function readSignature(onnxOpt, model) {
-  const r = spawnSync(onnxOpt, [model, '--no-verify'], {encoding: 'utf8'});
+  const r = spawnSync(onnxOpt, [model, '--no-verify'],
+                      {encoding: 'utf8', maxBuffer: 1 << 30});
   if (r.status !== 0)
-    die(`${onnxOpt} ${model} failed: ${r.stderr}`);
+    die(`${onnxOpt} ${model} failed: ${r.error || r.stderr}`);
   const line = r.stdout.split('\n').find((l) => /\) => \(/.test(l));
   if (!line)
     die('no graph signature in the printed model');
