@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Analysis/ModernOps.h"
+#include "onnxopt/Analysis/OpTable.h"
 #include "onnxopt/IR/IR.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -373,9 +374,12 @@ void inferQuantizeLinear19(InferenceContext &Ctx) {
     *outputShape(Ctx, 0) = onnx::getInputShape(Ctx, 0);
 }
 
-/// DequantizeLinear-19/21/23: the type of x_scale, the shape of x.
+/// DequantizeLinear-19/21/23: output_dtype, else the type of x_scale; the
+/// shape of x.
 void inferDequantizeLinear19(InferenceContext &Ctx) {
-  int32_t ET = inputElemType(Ctx, 1);
+  int32_t ET = static_cast<int32_t>(onnx::getAttribute(Ctx, "output_dtype", 0));
+  if (!ET)
+    ET = inputElemType(Ctx, 1);
   setElemType(Ctx, 0, ET ? ET : int32_t(TensorProto::FLOAT));
   if (onnx::hasInputShape(Ctx, 0))
     *outputShape(Ctx, 0) = onnx::getInputShape(Ctx, 0);
@@ -742,6 +746,8 @@ const ModernOp ModernOps[] = {
      3, 1, 1, "axis:i"},
     {"", "DequantizeLinear", 21, inferDequantizeLinear19, nullptr, 0, false, 2,
      3, 1, 1, "axis:i block_size:i"},
+    {"", "DequantizeLinear", 23, inferDequantizeLinear19, nullptr, 0, false, 2,
+     3, 1, 1, "axis:i block_size:i output_dtype:i"},
     {"", "Gelu", 20, inferSameAsFirstInput, nullptr, 0, false, 1, 1, 1, 1,
      "approximate:s"},
     {"", "GridSample", 20, inferGridSample20, nullptr, 0, false, 2, 2, 1, 1,
@@ -752,8 +758,11 @@ const ModernOp ModernOps[] = {
      3, 1, 1, "epsilon:f num_groups:i stash_type:i"},
     {"", "ImageDecoder", 20, inferImageDecoder, nullptr, 0, false, 1, 1, 1, 1,
      "pixel_format:s"},
-    // convPoolShapeInference reads ceil_mode for every pool.
-    {"", "LpPool", 18, nullptr, "LpPool", 11, true, 0, 0, 0, 0, "ceil_mode:i"},
+    // LpPool-11's inference ignores dilations; MaxPool-12's applies them,
+    // and ceil_mode.
+    {"", "LpPool", 18, nullptr, "MaxPool", 12, false, 1, 1, 1, 1,
+     "auto_pad:s ceil_mode:i dilations:is kernel_shape:is p:i pads:is "
+     "strides:is"},
     {"", "Mish", 18, inferSameAsFirstInput, nullptr, 0, false, 1, 1, 1, 1, ""},
     {"", "OptionalGetElement", 18, inferOptionalGetElement18, nullptr, 0, false,
      1, 1, 1, 1, ""},
@@ -930,4 +939,62 @@ bool onnxopt::detail::checkModernSignature(const Node &N, const ModernOp &Op,
     }
   }
   return true;
+}
+
+std::string onnxopt::renderOpTableMarkdown() {
+  std::string S;
+  S += "| domain | op | version | change | what changed | onnx-opt infers it "
+       "with |\n";
+  S += "| --- | --- | --- | --- | --- | --- |\n";
+  for (const OpVersionEntry &E : getOpVersionEntries()) {
+    std::string How;
+    llvm::StringRef Domain = *E.Domain ? E.Domain : "ai.onnx";
+    OpResolution R = resolveOpVersion(E.Domain, E.OpType, E.Since);
+    switch (R.K) {
+    case OpResolution::Kind::Removed:
+      How = "pass-through (deprecated)";
+      break;
+    case OpResolution::Kind::TooNew:
+      How = "pass-through";
+      break;
+    case OpResolution::Kind::Onnx112Schema:
+      How = "type-only: ONNX 1.12 schema " + std::string(E.OpType) + "-" +
+            std::to_string(R.SchemaOpset);
+      if (const onnx::OpSchema *Sch =
+              onnx::OpSchemaRegistry::Schema(E.OpType, R.SchemaOpset, E.Domain))
+        How = "type-only: ONNX 1.12's " + std::string(E.OpType) + "-" +
+              std::to_string(Sch->SinceVersion());
+      break;
+    case OpResolution::Kind::Modern: {
+      const ModernOp *Op = findModernOp(E.Domain, E.OpType, R.SemanticSince);
+      if (!Op) {
+        How = "pass-through (no inference)";
+        break;
+      }
+      std::string Since = R.SemanticSince == E.Since
+                              ? ""
+                              : " (semantics of version " +
+                                    std::to_string(R.SemanticSince) + ")";
+      if (Op->Infer)
+        How = "our own inference" + Since;
+      else
+        How = "ONNX 1.12's " + std::string(Op->ReuseOp) + "-" +
+              std::to_string(getReusedSchema(*Op)
+                                 ? getReusedSchema(*Op)->SinceVersion()
+                                 : Op->ReuseOpset) +
+              Since;
+      if (Op->Infer && Op->ReuseOp)
+        How += ", data propagation of " + std::string(Op->ReuseOp) + "-" +
+               std::to_string(Op->ReuseOpset);
+      break;
+    }
+    }
+    std::string What = E.What;
+    if (E.AddedTypes && E.Change == OpChange::TypesOnly)
+      What = "types: " + describeTypeMask(E.AddedTypes);
+    S += "| " + Domain.str() + " | " + E.OpType + " | " +
+         std::to_string(E.Since) + " | " + getOpChangeName(E.Change).str() +
+         " | " + What + " | " + How + " |\n";
+  }
+  return S;
 }

@@ -111,6 +111,12 @@ llvm::StringRef getOpChangeName(OpChange C);
 /// The names of the element types in \p Mask, comma-separated.
 std::string describeTypeMask(uint32_t Mask);
 
+/// The tables of docs/opsets.md, generated from the op table and the
+/// inference table: what onnx-opt infers and checks at each op version
+/// newer than ONNX 1.12. test/unit/OpTableTest.cpp keeps the page equal to
+/// it.
+std::string renderOpTableMarkdown();
+
 } // namespace onnxopt
 
 #endif // ONNXOPT_ANALYSIS_OPTABLE_H
