@@ -812,21 +812,35 @@ void DimAnalysis::Impl::transfer(Node &N,
     return;
   }
   if (Op == "Pad" && X) {
-    // Pad-18 pads only the dims listed in its axes input.
-    if (N.getNumOperands() > 3 && N.getOperand(3))
-      return;
     std::optional<std::vector<int64_t>> Pads = N.getAttrInts("pads");
     const Dims *PadData = Pads ? nullptr : data(N, 1);
     size_t Rank = X->size();
-    if ((Pads && Pads->size() != 2 * Rank) ||
-        (!Pads && (!PadData || PadData->size() != 2 * Rank)))
+    // Pad-18 pads only the dims listed in its axes input, in that order.
+    std::vector<size_t> Axes;
+    if (N.getNumOperands() > 3 && N.getOperand(3)) {
+      std::optional<std::vector<int64_t>> A = constants(data(N, 3));
+      if (!A)
+        return;
+      for (int64_t V : *A) {
+        std::optional<size_t> P = normAxis(V, Rank);
+        if (!P)
+          return;
+        Axes.push_back(*P);
+      }
+    } else {
+      for (size_t K = 0; K < Rank; ++K)
+        Axes.push_back(K);
+    }
+    size_t NumAxes = Axes.size();
+    if ((Pads && Pads->size() != 2 * NumAxes) ||
+        (!Pads && (!PadData || PadData->size() != 2 * NumAxes)))
       return;
-    PartialDims R;
-    for (size_t K = 0; K < Rank; ++K) {
-      DimExpr Begin = Pads ? DimExpr::constant((*Pads)[K]) : (*PadData)[K];
-      DimExpr End =
-          Pads ? DimExpr::constant((*Pads)[K + Rank]) : (*PadData)[K + Rank];
-      R.push_back((*X)[K] + Begin + End);
+    PartialDims R = full(*X);
+    for (size_t I = 0; I < NumAxes; ++I) {
+      DimExpr Begin = Pads ? DimExpr::constant((*Pads)[I]) : (*PadData)[I];
+      DimExpr End = Pads ? DimExpr::constant((*Pads)[I + NumAxes])
+                         : (*PadData)[I + NumAxes];
+      R[Axes[I]] = (*X)[Axes[I]] + Begin + End;
     }
     Out[0] = R;
     return;
