@@ -30,11 +30,11 @@
 #include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 #include <cstring>
@@ -128,7 +128,7 @@ struct NodeKeyInfo {
   }
 };
 
-class CSEPass : public Pass {
+class CSEPass : public GraphPass {
 public:
   llvm::StringRef getArgument() const override { return "cse"; }
   llvm::StringRef getDescription() const override {
@@ -136,14 +136,18 @@ public:
            "within each graph";
   }
 
-  LogicalResult run(Model &M, PassContext &Ctx) override {
-    SkipSet.clear();
+  /// Parent first: outer constants and nodes are merged before the bodies
+  /// that read them, so body nodes reading two merged copies become equal.
+  Order getOrder() const override { return Order::ParentFirst; }
+
+  LogicalResult runOnGraph(Graph &G, Model &M, PassContext &Ctx) override {
+    llvm::StringSet<> SkipSet;
     for (llvm::StringRef Op : RandomOps)
       SkipSet.insert(Op);
     for (const std::string &Op : SkipOps)
       SkipSet.insert(Op);
     Rewriter R(M, Ctx.getDiags());
-    runOnGraph(M.getGraph(), R, Ctx.Changed);
+    mergeGraph(G, SkipSet, R, Ctx.Changed);
     return success();
   }
 
@@ -152,17 +156,14 @@ private:
       *this, "skip-ops",
       "op types never merged, in addition to the random ops"};
 
-  llvm::StringSet<> SkipSet;
-
-  void runOnGraph(Graph &G, Rewriter &R, bool &Changed) {
+  static void mergeGraph(Graph &G, const llvm::StringSet<> &SkipSet,
+                         Rewriter &R, bool &Changed) {
     mergeConstants(G, R, Changed);
 
     llvm::DenseSet<NodeKey, NodeKeyInfo> Known;
     std::vector<Node *> Merged;
     for (Node &N : G.getNodes()) {
-      for (Graph *Sub : N.getSubgraphs())
-        runOnGraph(*Sub, R, Changed);
-      if (!isCandidate(N))
+      if (!isCandidate(N, SkipSet))
         continue;
       auto Inserted = Known.insert(NodeKey{&N, hashNode(N)});
       if (!Inserted.second && replaceUses(N, *Inserted.first->N, R))
@@ -177,7 +178,7 @@ private:
       Changed = true;
   }
 
-  bool isCandidate(const Node &N) const {
+  static bool isCandidate(const Node &N, const llvm::StringSet<> &SkipSet) {
     if (SkipSet.count(N.getOpType()))
       return false;
     for (const Attribute &A : N.getAttrs())
@@ -242,7 +243,7 @@ private:
         Merged.push_back(C.get());
     }
     llvm::SmallPtrSet<const Value *, 16> MergedSet(Merged.begin(),
-                                                    Merged.end());
+                                                   Merged.end());
     G.eraseUnusedConstants(
         [&](const Value &V) { return MergedSet.count(&V) != 0; });
     if (!Merged.empty())

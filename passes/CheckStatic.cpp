@@ -149,20 +149,24 @@ public:
   LogicalResult run(Model &M, PassContext &Ctx) override;
 
 private:
+  Option<bool> ReportOnly{*this, "report-only",
+                          "list the blockers as warnings and succeed", false};
+};
+
+/// The state of one run: the pass object itself holds only options.
+struct Checker {
+  DiagnosticEngine *Diags = nullptr;
+  Model *TheModel = nullptr;
+  bool ReportOnly = false;
+  unsigned NumBlockers = 0, NumValues = 0, NumNodes = 0;
+
   void checkGraph(Graph &G);
   void checkValue(const Value &V);
   void checkNode(const Node &N);
   void block(const Node &N, const llvm::Twine &Why);
-
-  Option<bool> ReportOnly{*this, "report-only",
-                          "list the blockers as warnings and succeed", false};
-
-  DiagnosticEngine *Diags = nullptr;
-  Model *TheModel = nullptr;
-  unsigned NumBlockers = 0, NumValues = 0, NumNodes = 0;
 };
 
-void CheckStaticPass::block(const Node &N, const llvm::Twine &Why) {
+void Checker::block(const Node &N, const llvm::Twine &Why) {
   ++NumBlockers;
   if (ReportOnly)
     emitWarning(*Diags, N) << Why.str();
@@ -170,7 +174,7 @@ void CheckStaticPass::block(const Node &N, const llvm::Twine &Why) {
     emitError(*Diags, N) << Why.str();
 }
 
-void CheckStaticPass::checkValue(const Value &V) {
+void Checker::checkValue(const Value &V) {
   ++NumValues;
   const Type &T = V.getType();
   if (T.isStatic())
@@ -184,7 +188,7 @@ void CheckStaticPass::checkValue(const Value &V) {
     if (const Node *Def = V.getDefiningNode())
       emitWarning(*Diags, *Def) << "result '" << V.getName() << "': " << Why;
     else
-      emitWarning(*Diags) << describe(V) << ": " << Why;
+      emitWarning(*Diags, V) << Why;
     return;
   }
   if (const Node *Def = V.getDefiningNode())
@@ -193,7 +197,7 @@ void CheckStaticPass::checkValue(const Value &V) {
     emitError(*Diags, V) << Why;
 }
 
-void CheckStaticPass::checkNode(const Node &N) {
+void Checker::checkNode(const Node &N) {
   ++NumNodes;
   for (unsigned I = 0; I < N.getNumResults(); ++I)
     if (const Value *V = N.getResult(I))
@@ -231,38 +235,41 @@ void CheckStaticPass::checkNode(const Node &N) {
   }
 }
 
-void CheckStaticPass::checkGraph(Graph &G) {
+void Checker::checkGraph(Graph &G) {
   for (const std::unique_ptr<Value> &V : G.getInputs())
     checkValue(*V);
-  for (Node &N : G.getNodes()) {
+  for (Node &N : G.getNodes())
     checkNode(N);
-    for (Graph *Sub : N.getSubgraphs())
-      checkGraph(*Sub);
-  }
 }
 
 LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
-  Diags = &Ctx.getDiags();
-  TheModel = &M;
-  NumBlockers = NumValues = NumNodes = 0;
+  Checker C;
+  C.Diags = &Ctx.getDiags();
+  C.TheModel = &M;
+  C.ReportOnly = ReportOnly;
+  DiagnosticEngine *Diags = C.Diags;
 
   // Judge values by their inferred types, then leave the model as it was.
+  // A model-level pass: the inference and the restore span every graph.
   TypeSnapshot Saved(M);
   LogicalResult Inferred = inferShapes(M, *Diags);
 
-  checkGraph(M.getGraph());
+  // Every graph, the main graph before its bodies (the framework's walk).
+  for (Graph *G : collectGraphs(M, GraphPass::Order::ParentFirst))
+    C.checkGraph(*G);
 
   Saved.restore();
   if (failed(Inferred))
-    return emitError(*Diags) << "check-static: shape inference failed";
+    return emitError(*Diags) << "shape inference failed";
+  unsigned NumBlockers = C.NumBlockers;
 
   if (NumBlockers == 0) {
-    emitRemark(*Diags) << "check-static: the model is static (" << NumValues
-                       << " values, " << NumNodes << " nodes)";
+    emitRemark(*Diags) << "the model is static (" << C.NumValues << " values, "
+                       << C.NumNodes << " nodes)";
     return success();
   }
   if (ReportOnly) {
-    emitRemark(*Diags) << "check-static: " << NumBlockers << " blocker(s)";
+    emitRemark(*Diags) << NumBlockers << " blocker(s)";
     return success();
   }
   return emitError(*Diags) << "model is not static: " << NumBlockers

@@ -49,8 +49,10 @@ public:
         KeepConstantNodes(KeepConstantNodes),
         UseConstantNodes(M.getIrVersion() < 4) {}
 
-  void run() {
-    foldGraph(M.getGraph());
+  /// Folds the nodes of \p G (not of its subgraphs: the pass manager
+  /// visits those) and erases what folding left dead.
+  void run(Graph &G) {
+    foldGraph(G);
     eraseDeadChains();
   }
   unsigned getNumFolded() const { return NumFolded; }
@@ -75,20 +77,7 @@ private:
   unsigned NumFolded = 0, NumOverBudget = 0;
   /// Folded nodes, in folding order; erased at the end when dead.
   std::vector<Node *> Folded;
-  /// A new initializer, the name of the value it replaced and that value's
-  /// node.
-  struct Rename {
-    Value *Constant;
-    std::string Name;
-    const Node *Def;
-  };
-  std::vector<Rename> Renames;
 };
-
-bool isConstantNodeType(const Model &M, int32_t ElemType) {
-  return M.getOpsetVersion("") >= 9 || ElemType == 1 /*float*/ ||
-         ElemType == 10 /*float16*/ || ElemType == 11 /*double*/;
-}
 
 bool hasUsedResult(const Node &N) {
   for (unsigned I = 0; I < N.getNumResults(); ++I)
@@ -103,8 +92,6 @@ void ConstantFolder::foldGraph(Graph &G) {
   for (Node &N : G.getNodes())
     Nodes.push_back(&N);
   for (Node *N : Nodes) {
-    for (Graph *Sub : N->getSubgraphs())
-      foldGraph(*Sub);
     if (foldNode(*N)) {
       ++NumFolded;
       Folded.push_back(N);
@@ -173,82 +160,15 @@ bool ConstantFolder::agreesWithDeclared(const Node &N, const Value &V,
 }
 
 bool ConstantFolder::replaceResult(Node &N, Value *Result, Tensor T) {
-  Graph &G = *N.getParentGraph();
-  bool IsOutput = Result->isGraphOutput();
-  if (IsOutput || UseConstantNodes) {
-    // An initializer cannot take over an output's name, and before IR 4
-    // every initializer must be a graph input: a Constant node can, if the
-    // opset's Constant takes the type (only floats before opset 9).
-    if (!isConstantNodeType(M, T.getElemType()))
-      return false;
-    R.setInsertionPointBefore(&N);
-    Node *C = R.createNode("Constant", {}, 1, "", N.getName());
-    Value *CV = C->getResult(0);
-    if (IsOutput) {
-      CV->setType(Result->getType());
-    } else {
-      std::vector<Dim> Dims;
-      for (int64_t D : T.getDims())
-        Dims.push_back(Dim::known(D));
-      CV->setType(Type::tensor(T.getElemType(), Dims));
-    }
-    C->setAttr(Attribute::getTensor("value", T.withName("")));
-    if (failed(R.replaceAllUsesWith(Result, CV))) {
-      R.eraseNode(C);
-      return false;
-    }
-    if (!IsOutput)
-      Renames.push_back({CV, Result->getName().str(), &N});
-    return true;
-  }
-  Value *C = R.createConstant(G, std::move(T));
-  if (failed(R.replaceAllUsesWith(Result, C))) {
-    G.eraseConstant(C);
-    return false;
-  }
-  Renames.push_back({C, Result->getName().str(), &N});
-  return true;
+  return R.replaceWithConstant(*Result, std::move(T)) != nullptr;
 }
 
 void ConstantFolder::eraseDeadChains() {
-  // Erase folded nodes, then whatever only they kept alive: producers of the
-  // default domain without subgraphs, and constant initializers.
-  llvm::DenseSet<const Node *> Erased;
-  llvm::DenseSet<const Value *> ErasedValues;
-  std::vector<Node *> Work(Folded.rbegin(), Folded.rend());
-  while (!Work.empty()) {
-    Node *N = Work.back();
-    Work.pop_back();
-    if (Erased.count(N) || hasUsedResult(*N))
-      continue;
-    std::vector<Value *> Operands(N->getOperands().begin(),
-                                  N->getOperands().end());
-    Erased.insert(N);
-    for (unsigned I = 0; I < N->getNumResults(); ++I)
-      ErasedValues.insert(N->getResult(I));
-    R.eraseNode(N);
-    for (Value *V : Operands) {
-      if (!V || !V->use_empty())
-        continue;
-      if (V->isConstant() && !V->isGraphOutput()) {
-        ErasedValues.insert(V);
-        V->getOwningGraph()->eraseConstant(V);
-        continue;
-      }
-      Node *Def = V->getDefiningNode();
-      if (Def && Def->isOnnxDomain() && Def->getSubgraphs().empty() &&
-          !Erased.count(Def))
-        Work.push_back(Def);
-    }
-  }
-  // The values folding replaced are gone with their nodes: their constants
-  // (those still alive) take over their names.
-  for (const Rename &Ren : Renames)
-    if (Erased.count(Ren.Def) && !ErasedValues.count(Ren.Constant))
-      Ren.Constant->setName(Ren.Name);
+  // The folded nodes, then whatever only they kept alive.
+  R.eraseDeadChains(Folded);
 }
 
-class ConstantFoldPass : public Pass {
+class ConstantFoldPass : public GraphPass {
 public:
   llvm::StringRef getArgument() const override { return "constant-fold"; }
   llvm::StringRef getDescription() const override {
@@ -256,20 +176,27 @@ public:
            "results by initializers, in every graph";
   }
 
-  LogicalResult run(Model &M, PassContext &Ctx) override {
+  /// Parent first: a body reads the outer values already folded.
+  Order getOrder() const override { return Order::ParentFirst; }
+
+  LogicalResult runOnGraph(Graph &G, Model &M, PassContext &Ctx) override {
     if (SizeLimit < 0)
       return emitError(Ctx.getDiags()) << "size-limit must not be negative";
     ConstantEvalOptions Opts;
     Opts.MaxResultBytes = static_cast<uint64_t>(SizeLimit.getValue());
     ConstantFolder Folder(M, Ctx.getDiags(), Opts, KeepConstantNodes);
-    Folder.run();
+    Folder.run(G);
     if (Folder.getNumFolded())
       Ctx.Changed = true;
-    if (unsigned Kept = Folder.getNumOverBudget())
+    Ctx.statistic("over-budget") += Folder.getNumOverBudget();
+    return success();
+  }
+
+  LogicalResult finishModel(Model &, PassContext &Ctx) override {
+    if (uint64_t Kept = Ctx.statistic("over-budget"))
       emitRemark(Ctx.getDiags())
-          << "constant-fold: " << Kept
-          << " node(s) not folded: result over size-limit (" << SizeLimit
-          << " bytes)";
+          << Kept << " node(s) not folded: result over size-limit ("
+          << SizeLimit << " bytes)";
     return success();
   }
 

@@ -6,11 +6,13 @@
 //          initializer W, initializer Unused
 // After:   Y = Sigmoid(X)
 //
-// Liveness starts at the main graph's outputs and flows backwards through
-// operands. A live node makes the outputs of its subgraphs live, and a node
-// inside a subgraph makes the outer values it reads live, so a main-graph
-// node used only from an If/Loop/Scan body survives. Every node is visited
-// once and every operand is followed once: linear in the size of the model.
+// A GraphPass, bodies first. In each graph, liveness starts at the graph's
+// outputs and flows backwards through operands; a live node also needs the
+// values of this graph that its subgraphs read (outer-scope captures), so a
+// node used only from an If/Loop/Scan body survives. Bodies are cleaned
+// before the graph holding them, so a capture that a body stopped reading
+// no longer keeps its producer alive. Each graph is linear in its size plus
+// the size of the bodies of its live nodes.
 //
 // Nodes are pure: nodes of custom domains too, unless keep-custom-ops is set
 // (then they, and the nodes holding the subgraphs they live in, are roots).
@@ -33,7 +35,7 @@ using namespace onnxopt;
 
 namespace {
 
-class DCEPass : public Pass {
+class DCEPass : public GraphPass {
 public:
   llvm::StringRef getArgument() const override { return "dce"; }
   llvm::StringRef getDescription() const override {
@@ -41,12 +43,44 @@ public:
            "orphan value-infos, in every graph";
   }
 
-  LogicalResult run(Model &M, PassContext &Ctx) override {
-    Graph &Main = M.getGraph();
-    markLive(Main);
+  LogicalResult runOnGraph(Graph &G, Model &M, PassContext &Ctx) override {
+    llvm::DenseSet<Node *> Live;
+    llvm::SmallVector<Node *, 64> Worklist;
+    auto MarkNode = [&](Node *N) {
+      if (N && Live.insert(N).second)
+        Worklist.push_back(N);
+    };
+    // Only producers in G: values of outer graphs are their graph's business.
+    auto MarkValue = [&](Value *V) {
+      if (Node *Def = V ? V->getDefiningNode() : nullptr)
+        if (Def->getParentGraph() == &G)
+          MarkNode(Def);
+    };
+
+    for (Value *V : G.getOutputs())
+      MarkValue(V);
+    if (KeepCustomOps)
+      for (Node &N : G.getNodes())
+        if (hasSideEffectRoot(N))
+          MarkNode(&N);
+    while (!Worklist.empty()) {
+      Node *N = Worklist.pop_back_val();
+      for (Value *V : N->getOperands())
+        MarkValue(V);
+      for (Graph *Sub : N->getSubgraphs()) {
+        for (Value *V : Sub->getOutputs())
+          MarkValue(V);
+        Sub->walk([&](Node &Inner) {
+          for (Value *V : Inner.getOperands())
+            MarkValue(V);
+        });
+      }
+    }
 
     std::vector<Node *> Dead;
-    collectDead(Main, Dead);
+    for (Node &N : G.getNodes())
+      if (!Live.count(&N))
+        Dead.push_back(&N);
     if (!Dead.empty())
       Ctx.Changed = true;
     // Dead nodes may use each other in any order (and from inside their
@@ -59,7 +93,9 @@ public:
     for (Node *N : llvm::reverse(Dead))
       R.eraseNode(N);
 
-    sweepGraphs(Main, Ctx.Changed);
+    if (G.eraseUnusedConstants() || !G.OrphanValueInfos.empty())
+      Ctx.Changed = true;
+    G.OrphanValueInfos.clear();
     return success();
   }
 
@@ -69,42 +105,17 @@ private:
       "treat nodes of non-ONNX domains as having side effects (keep them)",
       false};
 
-  llvm::DenseSet<Node *> Live;
-  llvm::SmallVector<Node *, 64> Worklist;
-
-  void markNode(Node *N) {
-    if (N && Live.insert(N).second)
-      Worklist.push_back(N);
+  static bool isSideEffectRoot(const Node &N) {
+    return !N.isOnnxDomain() && !N.getDomain().startswith("ai.onnx.");
   }
-  void markValue(Value *V) {
-    if (V)
-      markNode(V->getDefiningNode());
-  }
-
-  /// Marks everything the main graph's outputs (and, optionally, custom
-  /// nodes) need.
-  void markLive(Graph &Main) {
-    Live.clear();
-    for (Value *V : Main.getOutputs())
-      markValue(V);
-    if (KeepCustomOps)
-      Main.walk([&](Node &N) {
-        if (!N.isOnnxDomain() && !N.getDomain().startswith("ai.onnx."))
-          markNode(&N);
-      });
-
-    while (!Worklist.empty()) {
-      Node *N = Worklist.pop_back_val();
-      for (Value *V : N->getOperands())
-        markValue(V);
-      for (Graph *Sub : N->getSubgraphs())
-        for (Value *V : Sub->getOutputs())
-          markValue(V);
-      // A live node inside a subgraph needs its holder; this only matters
-      // for side-effect roots, a use from the body already implies it.
-      if (Graph *G = N->getParentGraph())
-        markNode(G->getParentNode());
-    }
+  /// \p N is a custom node, or holds one somewhere in its subgraphs.
+  static bool hasSideEffectRoot(Node &N) {
+    if (isSideEffectRoot(N))
+      return true;
+    bool Found = false;
+    for (Graph *Sub : N.getSubgraphs())
+      Sub->walk([&](Node &Inner) { Found |= isSideEffectRoot(Inner); });
+    return Found;
   }
 
   /// Releases every use held by \p N and by the nodes and outputs of its
@@ -117,32 +128,6 @@ private:
       while (Sub->getNumOutputs())
         Sub->eraseOutput(Sub->getNumOutputs() - 1);
     }
-  }
-
-  /// Dead nodes of \p G and of the subgraphs of its live nodes (the bodies
-  /// of dead nodes go away with them).
-  void collectDead(Graph &G, std::vector<Node *> &Dead) {
-    for (Node &N : G.getNodes()) {
-      if (!Live.count(&N)) {
-        Dead.push_back(&N);
-        continue;
-      }
-      for (Graph *Sub : N.getSubgraphs())
-        collectDead(*Sub, Dead);
-    }
-  }
-
-  /// Removes unused constants and orphan value-infos from \p G and its
-  /// subgraphs (only live nodes remain at this point).
-  void sweepGraphs(Graph &G, bool &Changed) {
-    size_t Removed = G.eraseUnusedConstants();
-    if (Removed || !G.OrphanValueInfos.empty())
-      Changed = true;
-    G.OrphanValueInfos.clear();
-
-    for (Node &N : G.getNodes())
-      for (Graph *Sub : N.getSubgraphs())
-        sweepGraphs(*Sub, Changed);
   }
 };
 

@@ -72,8 +72,7 @@ LogicalResult EmitShapeProfilePass::profileInput(const Value &In,
   if (!T.isTensor())
     return success();
   if (!T.hasShape())
-    return emitError(Diags, In)
-           << "emit-shape-profile: the input has an unknown rank";
+    return emitError(Diags, In) << "the input has an unknown rank";
   bool Dynamic = false;
   InputProfile P;
   P.Name = In.getName().str();
@@ -87,14 +86,14 @@ LogicalResult EmitShapeProfilePass::profileInput(const Value &In,
     }
     if (D.isUnknown())
       return emitError(Diags, In)
-             << "emit-shape-profile: dim " << I
+             << "dim " << I
              << " of the input is unknown; a profile needs a symbol with a "
                 "range there";
     auto It = Ranges.find(D.getSymbol().str());
     if (It == Ranges.end())
       return emitError(Diags, In)
-             << "emit-shape-profile: dim " << I << " of the input ('"
-             << D.getSymbol() << "') has no range; set one with "
+             << "dim " << I << " of the input ('" << D.getSymbol()
+             << "') has no range; set one with "
              << "set-dim-range{ranges=" << D.getSymbol() << ":min:max:opt}";
     Dynamic = true;
     P.Min.push_back(It->second.Min);
@@ -111,7 +110,7 @@ LogicalResult EmitShapeProfilePass::run(Model &M, PassContext &Ctx) {
   DimRangeMap Ranges;
   std::string Error;
   if (!getDimRanges(M, Ranges, Error))
-    return emitError(Diags) << "emit-shape-profile: " << Error;
+    return emitError(Diags) << "" << Error;
   std::vector<InputProfile> Profiles;
   for (const std::unique_ptr<Value> &In : M.getGraph().getInputs()) {
     if (In->hasInitializer())
@@ -120,7 +119,7 @@ LogicalResult EmitShapeProfilePass::run(Model &M, PassContext &Ctx) {
       return failure();
   }
   if (Profiles.empty())
-    return emitError(Diags) << "emit-shape-profile: no input has a symbolic "
+    return emitError(Diags) << "no input has a symbolic "
                                "dim; the model needs no profile";
 
   std::string Line;
@@ -149,8 +148,8 @@ LogicalResult EmitShapeProfilePass::run(Model &M, PassContext &Ctx) {
     EC = OS.error();
   }
   if (EC)
-    return emitError(Diags) << "emit-shape-profile: cannot write '"
-                            << File.getValue() << "': " << EC.message();
+    return emitError(Diags)
+           << "cannot write '" << File.getValue() << "': " << EC.message();
   return success();
 }
 

@@ -793,8 +793,6 @@ bool ShapeFolder::cancelSqueezePair(Node &N) {
 }
 
 void ShapeFolder::visitNode(Node &N) {
-  for (Graph *Sub : N.getSubgraphs())
-    visitGraph(*Sub);
   if (std::optional<ShapeValue> SV = transfer(N))
     Shapes[N.getResult(0)] = std::move(*SV);
   if (!N.isOnnxDomain())
@@ -865,7 +863,11 @@ void ShapeFolder::eraseDeadChains() {
 }
 
 bool ShapeFolder::run() {
-  visitGraph(M.getGraph());
+  // The framework's walk, parent first: a body's nodes see what is known
+  // about the outer values they read. The graphs are listed before any
+  // rewrite; nodes holding subgraphs are never erased before the end.
+  for (Graph *G : collectGraphs(M, GraphPass::Order::ParentFirst))
+    visitGraph(*G);
   eraseDeadChains();
   return Changed;
 }
@@ -895,7 +897,7 @@ public:
     for (int64_t Round = 0; Round < MaxRounds; ++Round) {
       if (failed(inferShapes(M, Quiet.get()))) {
         Result = emitError(Ctx.getDiags())
-                 << "fold-shapes: shape inference found a contradiction";
+                 << "shape inference found a contradiction";
         break;
       }
       ShapeFolder Folder(M, Ctx.getDiags(), Opts);
@@ -909,7 +911,7 @@ public:
       Ctx.Changed = true;
       if (Round + 1 == MaxRounds)
         emitWarning(Ctx.getDiags())
-            << "fold-shapes: still changing after " << MaxRounds << " rounds";
+            << "still changing after " << MaxRounds << " rounds";
     }
     if (KeepInferredTypes)
       return Result;

@@ -28,7 +28,7 @@
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
-#include "onnxopt/Pass/Pass.h"
+#include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -110,7 +110,7 @@ LogicalResult FreezeDimsPass::bind(llvm::StringRef Symbol, int64_t Value,
       Bindings.try_emplace(Symbol.str(), Binding{Value, Source});
   if (Inserted || It->second.Value == Value)
     return success();
-  return emitError(Diags) << "freeze-dims: symbol '" << Symbol
+  return emitError(Diags) << "symbol '" << Symbol
                           << "' is given two values: " << It->second.Value
                           << " (" << It->second.Source << ") and " << Value
                           << " (" << Source << ")";
@@ -128,33 +128,31 @@ LogicalResult FreezeDimsPass::applyShape(Model &M, const ShapeSpec &Spec,
   }
   if (!In)
     return emitError(Diags)
-           << "freeze-dims: unknown input '" << Spec.Name
+           << "unknown input '" << Spec.Name
            << "'; the main graph's inputs are: " << joinSorted(Names);
   Type &T = In->getMutableType();
   if (!T.isTensor())
-    return emitError(Diags, *In)
-           << "freeze-dims: input is not a tensor: " << T.str();
+    return emitError(Diags, *In) << "input is not a tensor: " << T.str();
   std::string Source = "shapes=" + Spec.Name;
   if (!T.hasShape())
     T.setShape(std::vector<Dim>(Spec.Dims.size()));
   if (T.getRank() != Spec.Dims.size())
     return emitError(Diags, *In)
-           << "freeze-dims: the input has rank " << T.getRank()
-           << ", shapes= gives " << Spec.Dims.size() << " dims";
+           << "the input has rank " << T.getRank() << ", shapes= gives "
+           << Spec.Dims.size() << " dims";
   for (unsigned I = 0; I < Spec.Dims.size(); ++I) {
     if (Spec.Dims[I] == "?")
       continue;
     int64_t V;
     if (!parseDimValue(Spec.Dims[I], V))
       return emitError(Diags, *In)
-             << "freeze-dims: dim " << I << " of shapes=" << Spec.Name
+             << "dim " << I << " of shapes=" << Spec.Name
              << " must be a positive integer or '?', got '" << Spec.Dims[I]
              << "'";
     const Dim &D = T.getDims()[I];
     if (D.isKnown() && D.getValue() != V)
-      return emitError(Diags, *In)
-             << "freeze-dims: dim " << I << " of the input is " << D.getValue()
-             << ", shapes= gives " << V;
+      return emitError(Diags, *In) << "dim " << I << " of the input is "
+                                   << D.getValue() << ", shapes= gives " << V;
     if (D.isSymbol() && failed(bind(D.getSymbol(), V, Source, Diags)))
       return failure();
     if (D.isUnknown())
@@ -170,18 +168,17 @@ LogicalResult FreezeDimsPass::collectBindings(Model &M,
     Name = Name.trim();
     int64_t V;
     if (Name.empty() || Text.empty())
-      return emitError(Diags)
-             << "freeze-dims: expected name:value, got '" << Entry << "'";
+      return emitError(Diags) << "expected name:value, got '" << Entry << "'";
     if (!parseDimValue(Text, V))
       return emitError(Diags)
-             << "freeze-dims: the value of '" << Name
+             << "the value of '" << Name
              << "' must be a positive integer, got '" << Text.trim() << "'";
     if (!Symbols.count(Name.str())) {
       if (Symbols.empty())
-        return emitError(Diags) << "freeze-dims: unknown symbol '" << Name
+        return emitError(Diags) << "unknown symbol '" << Name
                                 << "'; the model has no symbolic dims";
       return emitError(Diags)
-             << "freeze-dims: unknown symbol '" << Name
+             << "unknown symbol '" << Name
              << "'; the model's symbols are: " << joinSorted(Symbols);
     }
     if (failed(bind(Name, V, "dims=", Diags)))
@@ -191,7 +188,7 @@ LogicalResult FreezeDimsPass::collectBindings(Model &M,
   for (const ShapeSpec &Spec : Shapes) {
     if (!Given.insert(Spec.Name).second)
       return emitError(Diags)
-             << "freeze-dims: input '" << Spec.Name << "' is given two shapes";
+             << "input '" << Spec.Name << "' is given two shapes";
     if (failed(applyShape(M, Spec, Diags)))
       return failure();
   }
@@ -202,15 +199,15 @@ LogicalResult FreezeDimsPass::checkRanges(Model &M, DimRangeMap &Ranges,
                                           DiagnosticEngine &Diags) {
   std::string Err;
   if (!getDimRanges(M, Ranges, Err))
-    return emitError(Diags) << "freeze-dims: cannot read the stored dim "
+    return emitError(Diags) << "cannot read the stored dim "
                                "ranges: "
                             << Err;
   for (const auto &[Symbol, B] : Bindings) {
     auto It = Ranges.find(Symbol);
     if (It != Ranges.end() && !It->second.contains(B.Value))
       return emitError(Diags)
-             << "freeze-dims: symbol '" << Symbol << "' is given " << B.Value
-             << " (" << B.Source << "), outside its range "
+             << "symbol '" << Symbol << "' is given " << B.Value << " ("
+             << B.Source << "), outside its range "
              << printDimRange(It->second);
   }
   return success();
@@ -218,36 +215,36 @@ LogicalResult FreezeDimsPass::checkRanges(Model &M, DimRangeMap &Ranges,
 
 LogicalResult FreezeDimsPass::foldUntilStable(Model &M, PassContext &Ctx) {
   DeduplicatingDiagnostics Inner(Ctx.getDiags());
+  // The folding pipeline, built in code like any other: options are checked
+  // by the same parser as on the command line.
+  PassManagerOptions FoldOpts;
+  // The outer pass manager verifies freeze-dims' result as a whole.
+  FoldOpts.VerifyEach = false;
+  PassManager Folders(FoldOpts);
   std::string Err;
-  std::unique_ptr<Pass> ConstantFold = createConstantFoldPass();
-  if (!ConstantFold->findOption("size-limit")
-           ->parse(std::to_string(SizeLimit.getValue()), Err))
-    return emitError(Ctx.getDiags()) << "freeze-dims: size-limit: " << Err;
-  std::vector<std::unique_ptr<Pass>> Folders;
-  Folders.push_back(std::move(ConstantFold));
-  Folders.push_back(createFoldShapesPass());
+  if (failed(Folders.addPipeline(
+          "constant-fold{size-limit=" + std::to_string(SizeLimit.getValue()) +
+              "},fold-shapes",
+          Err)))
+    return emitError(Ctx.getDiags()) << "size-limit: " << Err;
 
   for (int64_t Round = 0;; ++Round) {
     // Inference first: folding needs the types that freezing made static.
     if (failed(inferShapes(M, Inner.get())))
       return emitError(Ctx.getDiags())
-             << "freeze-dims: the frozen model contradicts its declared types";
+             << "the frozen model contradicts its declared types";
     if (!Fold)
       return success();
     bool Changed = false;
-    for (std::unique_ptr<Pass> &P : Folders) {
-      PassContext FoldCtx(Inner.get());
-      if (failed(P->run(M, FoldCtx)))
-        return failure();
-      Changed |= FoldCtx.Changed;
-    }
+    AnalysisManager FoldAM(M, Inner.get());
+    if (failed(Folders.run(M, Inner.get(), FoldAM, &Changed)))
+      return failure();
     if (!Changed)
       return success();
     Ctx.Changed = true;
     if (Round + 1 >= MaxRounds) {
       emitWarning(Ctx.getDiags())
-          << "freeze-dims: folding still changes the model after " << MaxRounds
-          << " rounds";
+          << "folding still changes the model after " << MaxRounds << " rounds";
       return inferShapes(M, Inner.get());
     }
   }
@@ -281,8 +278,7 @@ LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
     DroppedRange |= Ranges.erase(Entry.first) > 0;
   std::string Err;
   if (DroppedRange && !setDimRanges(M, Ranges, Err))
-    return emitError(Diags)
-           << "freeze-dims: cannot store the dim ranges: " << Err;
+    return emitError(Diags) << "cannot store the dim ranges: " << Err;
 
   forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
     if (!D.isSymbol())

@@ -41,7 +41,7 @@
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
-#include "onnxopt/Pass/Pass.h"
+#include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include <limits>
@@ -103,6 +103,20 @@ public:
   LogicalResult run(Model &M, PassContext &Ctx) override;
 
 private:
+  ListOption<ShapeSpec> Shapes{
+      *this, "shapes",
+      "new input shapes: a symbol makes a dim dynamic, e.g. input[N,3,H,W]"};
+  Option<bool> AllowPartial{*this, "allow-partial",
+                            "keep going when a constant cannot be repaired",
+                            false};
+  Option<bool> Unify{*this, "unify",
+                     "name the derived dims with unify-dims at the end", true};
+};
+
+/// The state of one run of make-dynamic (the pass object holds only its
+/// options, so it can run on two models at once).
+class DynamicRewrite {
+public:
   LogicalResult applyShape(Model &M, const ShapeSpec &Spec,
                            DiagnosticEngine &Diags);
   LogicalResult reinfer(Model &M, DiagnosticEngine &Diags);
@@ -116,15 +130,6 @@ private:
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
                     const llvm::DenseMap<const Node *, size_t> &Order);
 
-  ListOption<ShapeSpec> Shapes{
-      *this, "shapes",
-      "new input shapes: a symbol makes a dim dynamic, e.g. input[N,3,H,W]"};
-  Option<bool> AllowPartial{*this, "allow-partial",
-                            "keep going when a constant cannot be repaired",
-                            false};
-  Option<bool> Unify{*this, "unify",
-                     "name the derived dims with unify-dims at the end", true};
-
   /// Old value of each new symbol.
   OldValues Old;
   std::vector<std::pair<Value *, std::vector<Dim>>> NewShapes;
@@ -134,8 +139,8 @@ private:
   std::map<std::string, int> RepairCounts;
 };
 
-LogicalResult MakeDynamicPass::applyShape(Model &M, const ShapeSpec &Spec,
-                                          DiagnosticEngine &Diags) {
+LogicalResult DynamicRewrite::applyShape(Model &M, const ShapeSpec &Spec,
+                                         DiagnosticEngine &Diags) {
   Value *In = nullptr;
   std::string Names;
   for (const std::unique_ptr<Value> &V : M.getGraph().getInputs()) {
@@ -146,16 +151,15 @@ LogicalResult MakeDynamicPass::applyShape(Model &M, const ShapeSpec &Spec,
       In = V.get();
   }
   if (!In)
-    return emitError(Diags) << "make-dynamic: unknown input '" << Spec.Name
+    return emitError(Diags) << "unknown input '" << Spec.Name
                             << "'; the main graph's inputs are: " << Names;
   const Type &T = In->getType();
   if (!T.isTensor() || !T.hasShape())
-    return emitError(Diags, *In)
-           << "make-dynamic: the input is not a tensor of known rank";
+    return emitError(Diags, *In) << "the input is not a tensor of known rank";
   if (T.getRank() != Spec.Dims.size())
     return emitError(Diags, *In)
-           << "make-dynamic: the input has rank " << T.getRank()
-           << ", shapes= gives " << Spec.Dims.size() << " dims";
+           << "the input has rank " << T.getRank() << ", shapes= gives "
+           << Spec.Dims.size() << " dims";
   std::vector<Dim> Dims(T.getDims().begin(), T.getDims().end());
   for (unsigned I = 0; I < Dims.size(); ++I) {
     llvm::StringRef Text = Spec.Dims[I];
@@ -165,7 +169,7 @@ LogicalResult MakeDynamicPass::applyShape(Model &M, const ShapeSpec &Spec,
     if (!Text.getAsInteger(10, Number)) {
       if (!Dims[I].isKnown() || Dims[I].getValue() != Number)
         return emitError(Diags, *In)
-               << "make-dynamic: dim " << I << " of the input is "
+               << "dim " << I << " of the input is "
                << (Dims[I].isKnown() ? std::to_string(Dims[I].getValue())
                                      : "not a number")
                << ", shapes= gives " << Number;
@@ -173,13 +177,13 @@ LogicalResult MakeDynamicPass::applyShape(Model &M, const ShapeSpec &Spec,
     }
     if (!Dims[I].isKnown())
       return emitError(Diags, *In)
-             << "make-dynamic: dim " << I
+             << "dim " << I
              << " of the input is already dynamic; give '?' there";
     auto [It, Inserted] = Old.try_emplace(Text.str(), Dims[I].getValue());
     if (!Inserted && It->second != Dims[I].getValue())
-      return emitError(Diags, *In) << "make-dynamic: symbol '" << Text
-                                   << "' stands for " << It->second << " and "
-                                   << Dims[I].getValue() << "; use two symbols";
+      return emitError(Diags, *In)
+             << "symbol '" << Text << "' stands for " << It->second << " and "
+             << Dims[I].getValue() << "; use two symbols";
     Dim D = Dim::symbol(Text);
     D.setDenotation(Dims[I].getDenotation());
     Dims[I] = D;
@@ -189,7 +193,7 @@ LogicalResult MakeDynamicPass::applyShape(Model &M, const ShapeSpec &Spec,
 }
 
 /// Forgets every dim inferred from the old sizes and infers again.
-LogicalResult MakeDynamicPass::reinfer(Model &M, DiagnosticEngine &Diags) {
+LogicalResult DynamicRewrite::reinfer(Model &M, DiagnosticEngine &Diags) {
   M.getGraph().walk([](Node &N) {
     for (unsigned I = 0; I < N.getNumResults(); ++I) {
       Value *R = N.getResult(I);
@@ -203,8 +207,7 @@ LogicalResult MakeDynamicPass::reinfer(Model &M, DiagnosticEngine &Diags) {
     }
   });
   if (failed(inferShapes(M, Diags)))
-    return emitError(Diags)
-           << "make-dynamic: shape inference failed on the dynamic model";
+    return emitError(Diags) << "shape inference failed on the dynamic model";
   return success();
 }
 
@@ -222,7 +225,7 @@ bool isIntegralAtSamples(const DimExpr &E) {
   return true;
 }
 
-std::optional<int64_t> MakeDynamicPass::oldValue(const DimExpr &E) const {
+std::optional<int64_t> DynamicRewrite::oldValue(const DimExpr &E) const {
   return E.evaluate([this](llvm::StringRef S) -> std::optional<int64_t> {
     auto It = Old.find(S.str());
     if (It == Old.end())
@@ -231,7 +234,7 @@ std::optional<int64_t> MakeDynamicPass::oldValue(const DimExpr &E) const {
   });
 }
 
-void MakeDynamicPass::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
+void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
     return;
   Tensor T = getConstantValue(*N.getOperand(1));
@@ -240,7 +243,7 @@ void MakeDynamicPass::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
     return; // computed in the graph: it follows the new sizes already
   const std::vector<DimExpr> *InDims = DA.getDims(*N.getOperand(0));
   auto Report = [&](const std::string &Why) {
-    Problems.push_back({&N, "make-dynamic: constant target '" +
+    Problems.push_back({&N, "constant target '" +
                                 N.getOperand(1)->getName().str() +
                                 "' = " + printInts(*Target) + ": " + Why});
   };
@@ -364,9 +367,9 @@ void MakeDynamicPass::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
 /// reshapes keep the order of dims) becomes that dim, read from the input's
 /// Shape; at most one other literal becomes -1. Accepted only when the
 /// dim algebra shows the element count is preserved at every size.
-bool MakeDynamicPass::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
-                                      llvm::ArrayRef<int64_t> Target,
-                                      Rewriter &RW) {
+bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
+                                     llvm::ArrayRef<int64_t> Target,
+                                     Rewriter &RW) {
   if (N.getAttrInt("allowzero", 0) != 0)
     return false;
   std::vector<int> Src(Target.size(), -1);
@@ -469,7 +472,7 @@ bool MakeDynamicPass::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
 /// Expand to a constant shape whose entry is the old size of the data's
 /// (now dynamic) dim there: broadcasting with 1 keeps that dim at every size
 /// and gives the same result at the old one.
-void MakeDynamicPass::repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW) {
+void DynamicRewrite::repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
     return;
   const std::vector<DimExpr> *Data = DA.getDims(*N.getOperand(0));
@@ -498,7 +501,7 @@ void MakeDynamicPass::repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW) {
 /// A Slice whose constant end is the old size of a now dynamic dim took
 /// the whole dim at the old size: it ends at the end (INT64_MAX) at every
 /// size. Ends below the old size are real crops and stay.
-void MakeDynamicPass::repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW) {
+void DynamicRewrite::repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 3 || !N.getOperand(0) || !N.getOperand(2))
     return;
   const std::vector<DimExpr> *Data = DA.getDims(*N.getOperand(0));
@@ -548,8 +551,8 @@ void MakeDynamicPass::repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW) {
   Repaired = true;
 }
 
-void MakeDynamicPass::repairRecurrentState(Node &N, DimAnalysis &DA,
-                                           Rewriter &RW) {
+void DynamicRewrite::repairRecurrentState(Node &N, DimAnalysis &DA,
+                                          Rewriter &RW) {
   if (N.getNumOperands() < 6 || !N.getOperand(0))
     return;
   const std::vector<DimExpr> *X = DA.getDims(*N.getOperand(0));
@@ -574,8 +577,7 @@ void MakeDynamicPass::repairRecurrentState(Node &N, DimAnalysis &DA,
       Repaired = true;
       continue;
     }
-    Problems.push_back({&N, "make-dynamic: initial state '" +
-                                State->getName().str() +
+    Problems.push_back({&N, "initial state '" + State->getName().str() +
                                 "' is a constant of the old batch size and "
                                 "not zero"});
   }
@@ -588,7 +590,7 @@ void MakeDynamicPass::repairRecurrentState(Node &N, DimAnalysis &DA,
   }
 }
 
-void MakeDynamicPass::repairResize(
+void DynamicRewrite::repairResize(
     Node &N, DimAnalysis &DA, Rewriter &RW,
     const llvm::DenseMap<const Node *, size_t> &Order) {
   if (N.getNumOperands() < 4 || !N.getOperand(0) || !N.getOperand(3))
@@ -644,20 +646,31 @@ void MakeDynamicPass::repairResize(
     return;
   }
   Problems.push_back(
-      {&N, "make-dynamic: sizes '" + N.getOperand(3)->getName().str() +
+      {&N, "sizes '" + N.getOperand(3)->getName().str() +
                "' hold numbers where the input is dynamic, and no "
                "elementwise user says what they become"});
 }
 
+/// Runs \p Pipeline on \p M as a nested pipeline sharing \p Ctx's
+/// analyses; its diagnostics read "make-dynamic: dce: ...".
+LogicalResult runInnerPipeline(llvm::StringRef Pipeline, Model &M,
+                               PassContext &Ctx) {
+  PassManagerOptions Opts;
+  // The outer pass manager verifies make-dynamic's result as a whole.
+  Opts.VerifyEach = false;
+  PassManager Inner(Opts);
+  std::string Err;
+  if (failed(Inner.addPipeline(Pipeline, Err)))
+    return emitError(Ctx.getDiags()) << "inner pipeline: " << Err;
+  return Inner.run(M, Ctx.getDiags(), Ctx.getAnalysisManager());
+}
+
 LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
-  Old.clear();
-  NewShapes.clear();
-  Problems.clear();
-  Repaired = false;
-  RepairCounts.clear();
+  DynamicRewrite Run;
+  auto &[Old, NewShapes, Problems, Repaired, RepairCounts] = Run;
   if (Shapes.empty())
-    return emitError(Diags) << "make-dynamic: give shapes=input[N,3,H,W]";
+    return emitError(Diags) << "give shapes=input[N,3,H,W]";
   std::set<std::string> Existing;
   forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
     if (D.isSymbol())
@@ -667,23 +680,21 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   std::set<std::string> Given;
   for (const ShapeSpec &Spec : Shapes) {
     if (!Given.insert(Spec.Name).second)
-      return emitError(Diags)
-             << "make-dynamic: input '" << Spec.Name << "' is given twice";
-    if (failed(applyShape(M, Spec, Diags)))
+      return emitError(Diags) << "input '" << Spec.Name << "' is given twice";
+    if (failed(Run.applyShape(M, Spec, Diags)))
       return failure();
   }
   for (const auto &[Sym, Value] : Old)
     if (Existing.count(Sym))
-      return emitError(Diags) << "make-dynamic: symbol '" << Sym
-                              << "' is already used by the model";
+      return emitError(Diags)
+             << "symbol '" << Sym << "' is already used by the model";
   if (Old.empty())
-    return emitError(Diags)
-           << "make-dynamic: shapes= makes no dim dynamic (give symbols)";
+    return emitError(Diags) << "shapes= makes no dim dynamic (give symbols)";
 
   for (auto &[In, Dims] : NewShapes)
     In->getMutableType().setShape(Dims);
   Ctx.Changed = true;
-  if (failed(reinfer(M, Diags)))
+  if (failed(Run.reinfer(M, Diags)))
     return failure();
 
   // A repair can make the dims after it dynamic and so reveal the next
@@ -706,28 +717,28 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
       });
       for (Node *N : Nodes) {
         if (N->is("Reshape"))
-          repairReshape(*N, DA, RW);
+          Run.repairReshape(*N, DA, RW);
         else if (N->is("Expand"))
-          repairExpand(*N, DA, RW);
+          Run.repairExpand(*N, DA, RW);
         else if (N->is("Slice"))
-          repairSliceEnds(*N, DA, RW);
+          Run.repairSliceEnds(*N, DA, RW);
         else if (N->is("LSTM") || N->is("GRU") || N->is("RNN"))
-          repairRecurrentState(*N, DA, RW);
+          Run.repairRecurrentState(*N, DA, RW);
         else if (N->is("Resize"))
-          repairResize(*N, DA, RW, Order);
+          Run.repairResize(*N, DA, RW, Order);
       }
     }
     if (!Repaired)
       break;
-    PassContext Inner(Diags);
-    if (failed(createDCEPass()->run(M, Inner)) || failed(reinfer(M, Diags)))
+    if (failed(runInnerPipeline("dce", M, Ctx)) ||
+        failed(Run.reinfer(M, Diags)))
       return failure();
   }
   {
     DimAnalysis DA(M);
     DA.run();
     for (const std::string &C : DA.getConflicts())
-      Problems.push_back({nullptr, "make-dynamic: the dynamic model "
+      Problems.push_back({nullptr, "the dynamic model "
                                    "contradicts itself (a constant still "
                                    "holds an old size?): " +
                                        C});
@@ -736,8 +747,7 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   for (const auto &[Kind, Count] : RepairCounts)
     Summary += (Summary.empty() ? "" : ", ") + std::to_string(Count) + " " +
                Kind + (Count > 1 ? "s" : "");
-  emitRemark(Diags) << "make-dynamic: repaired "
-                    << (Summary.empty() ? "nothing" : Summary);
+  emitRemark(Diags) << "repaired " << (Summary.empty() ? "nothing" : Summary);
   for (const Problem &P : Problems) {
     if (AllowPartial) {
       if (P.N)
@@ -751,13 +761,12 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
     }
   }
   if (!Problems.empty() && !AllowPartial)
-    return emitError(Diags) << "make-dynamic: " << Problems.size()
+    return emitError(Diags) << "" << Problems.size()
                             << " baked size(s) left; allow-partial=true "
                                "keeps the partial result";
   if (!Unify)
     return success();
-  PassContext Inner(Diags);
-  return createUnifyDimsPass()->run(M, Inner);
+  return runInnerPipeline("unify-dims", M, Ctx);
 }
 
 } // namespace

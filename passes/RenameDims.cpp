@@ -82,23 +82,20 @@ private:
   LogicalResult parseMap(DiagnosticEngine &Diags,
                          std::map<std::string, std::string> &Renames) const {
     if (Map.empty())
-      return emitError(Diags) << "rename-dims: no renames given (use "
+      return emitError(Diags) << "no renames given (use "
                                  "map=old:new,...)";
     for (const std::string &Entry : Map) {
       auto [Old, New] = llvm::StringRef(Entry).split(':');
       if (Old.empty() || New.empty() || !llvm::StringRef(Entry).contains(':'))
-        return emitError(Diags)
-               << "rename-dims: expected old:new, got '" << Entry << "'";
+        return emitError(Diags) << "expected old:new, got '" << Entry << "'";
       if (llvm::all_of(New, llvm::isDigit))
         return emitError(Diags)
-               << "rename-dims: '" << Old << "' renamed to the number " << New
+               << "'" << Old << "' renamed to the number " << New
                << "; use freeze-dims to set a dim's value";
       if (!isValidSymbol(New))
-        return emitError(Diags)
-               << "rename-dims: '" << New << "' is not a valid symbol name";
+        return emitError(Diags) << "'" << New << "' is not a valid symbol name";
       if (!Renames.emplace(Old.str(), New.str()).second)
-        return emitError(Diags)
-               << "rename-dims: '" << Old << "' is renamed more than once";
+        return emitError(Diags) << "'" << Old << "' is renamed more than once";
     }
     return success();
   }
@@ -123,10 +120,10 @@ private:
       if (Symbols.count(Old))
         continue;
       if (Symbols.empty())
-        return emitError(Diags) << "rename-dims: unknown symbol '" << Old
+        return emitError(Diags) << "unknown symbol '" << Old
                                 << "'; the model has no symbolic dims";
       return emitError(Diags)
-             << "rename-dims: unknown symbol '" << Old
+             << "unknown symbol '" << Old
              << "'; the model's symbols are: " << llvm::join(Symbols, ", ");
     }
     // The name each symbol has after the renames, to find merges.
@@ -149,8 +146,8 @@ private:
       std::string A = Prev->second, B = S;
       if (!Renames.count(A))
         std::swap(A, B);
-      return emitError(Diags) << "rename-dims: renaming '" << A << "' to '"
-                              << Final << "' would merge it with '" << B
+      return emitError(Diags) << "renaming '" << A << "' to '" << Final
+                              << "' would merge it with '" << B
                               << "', a symbol not proven equal to it";
     }
     return success();

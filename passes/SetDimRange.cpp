@@ -67,30 +67,27 @@ LogicalResult SetDimRangePass::parseEntries(Model &M, DimRangeMap &Given,
     auto [Name, Text] = llvm::StringRef(Entry).split(':');
     Name = Name.trim();
     if (Name.empty() || Text.empty())
-      return emitError(Diags)
-             << "set-dim-range: expected symbol:min:max[:opt], "
-                "got '"
-             << Entry << "'";
+      return emitError(Diags) << "expected symbol:min:max[:opt], "
+                                 "got '"
+                              << Entry << "'";
     DimRange R;
     std::string Why;
     if (!parseDimRange(Text, R, Why))
-      return emitError(Diags)
-             << "set-dim-range: symbol '" << Name << "': " << Why;
+      return emitError(Diags) << "symbol '" << Name << "': " << Why;
     if (!Symbols.count(Name.str())) {
       if (Symbols.empty())
-        return emitError(Diags) << "set-dim-range: unknown symbol '" << Name
+        return emitError(Diags) << "unknown symbol '" << Name
                                 << "'; the model has no symbolic dims";
       return emitError(Diags)
-             << "set-dim-range: unknown symbol '" << Name
+             << "unknown symbol '" << Name
              << "'; the model's symbols are: " << joinSorted(Symbols);
     }
     if (Name.find_first_of(";=") != llvm::StringRef::npos)
-      return emitError(Diags) << "set-dim-range: symbol '" << Name
+      return emitError(Diags) << "symbol '" << Name
                               << "' contains ';' or '=', which the stored "
                                  "form cannot hold";
     if (!Given.emplace(Name.str(), R).second)
-      return emitError(Diags)
-             << "set-dim-range: symbol '" << Name << "' is given two ranges";
+      return emitError(Diags) << "symbol '" << Name << "' is given two ranges";
   }
   return success();
 }
@@ -106,7 +103,7 @@ LogicalResult SetDimRangePass::checkAgainstAlgebra(Model &M,
     if (!Best.isConstant() || R.contains(Best.getConstant()))
       continue;
     return emitError(Diags)
-           << "set-dim-range: symbol '" << Name << "' is " << Best.getConstant()
+           << "symbol '" << Name << "' is " << Best.getConstant()
            << " in this model (the dim algebra proves "
            << "it), outside the range " << printDimRange(R);
   }
@@ -122,14 +119,14 @@ LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
   DimRangeMap Stored;
   std::string Error;
   if (!getDimRanges(M, Stored, Error))
-    return emitError(Diags) << "set-dim-range: " << Error;
+    return emitError(Diags) << "" << Error;
   DimRangeMap Result = Reset ? DimRangeMap() : Stored;
   for (const auto &[Name, R] : Given)
     Result[Name] = R;
   if (Result == Stored)
     return success();
   if (!setDimRanges(M, Result, Error))
-    return emitError(Diags) << "set-dim-range: " << Error;
+    return emitError(Diags) << "" << Error;
   Ctx.Changed = true;
   return success();
 }

@@ -81,7 +81,7 @@ stableOrder(const std::vector<llvm::SmallVector<unsigned, 2>> &Deps,
   return std::nullopt;
 }
 
-class TopoSortPass : public Pass {
+class TopoSortPass : public GraphPass {
 public:
   llvm::StringRef getArgument() const override { return "topo-sort"; }
   llvm::StringRef getDescription() const override {
@@ -89,12 +89,16 @@ public:
            "existing order where it is valid";
   }
 
-  LogicalResult run(Model &M, PassContext &Ctx) override {
-    return sortGraph(M.getGraph(), Ctx);
+  /// Each graph sorts independently; parent first only so that a cycle in
+  /// the main graph is reported before one in a body.
+  Order getOrder() const override { return Order::ParentFirst; }
+
+  LogicalResult runOnGraph(Graph &G, Model &, PassContext &Ctx) override {
+    return sortGraph(G, Ctx);
   }
 
 private:
-  /// Sorts \p G, then the subgraphs of its nodes.
+  /// Sorts the nodes of \p G.
   LogicalResult sortGraph(Graph &G, PassContext &Ctx) {
     std::vector<Node *> Nodes;
     llvm::DenseMap<const Node *, unsigned> Index;
@@ -114,24 +118,19 @@ private:
               Deps[Index.lookup(Holder)].push_back(P);
             }
 
-    std::vector<unsigned> Order;
-    if (std::optional<unsigned> OnCycle = stableOrder(Deps, Order))
+    std::vector<unsigned> NewOrder;
+    if (std::optional<unsigned> OnCycle = stableOrder(Deps, NewOrder))
       return emitError(Ctx.getDiags(), *Nodes[*OnCycle])
              << "graph has a cycle through this node";
 
     bool Moved = false;
-    for (unsigned I = 0; I < Order.size(); ++I)
-      Moved |= Order[I] != I;
+    for (unsigned I = 0; I < NewOrder.size(); ++I)
+      Moved |= NewOrder[I] != I;
     if (Moved) {
-      for (unsigned I : Order)
+      for (unsigned I : NewOrder)
         G.moveNode(Nodes[I], nullptr);
       Ctx.Changed = true;
     }
-
-    for (Node *N : Nodes)
-      for (Graph *Sub : N->getSubgraphs())
-        if (failed(sortGraph(*Sub, Ctx)))
-          return failure();
     return success();
   }
 };

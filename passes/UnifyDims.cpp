@@ -51,8 +51,8 @@ public:
   LogicalResult run(Model &M, PassContext &Ctx) override {
     if (Derived.getValue() != "expr" && Derived.getValue() != "fresh")
       return emitError(Ctx.getDiags())
-             << "unify-dims: derived must be 'expr' or 'fresh', got '"
-             << Derived.getValue() << "'";
+             << "derived must be 'expr' or 'fresh', got '" << Derived.getValue()
+             << "'";
     ShapeInference SI(M, Ctx.getDiags());
     if (failed(SI.inferModel()))
       return failure();

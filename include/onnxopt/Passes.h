@@ -7,7 +7,12 @@
 
 namespace onnxopt {
 #define ONNXOPT_PASS(Factory) std::unique_ptr<Pass> Factory();
-#include "passes/Passes.def"
+#include "onnxopt/Passes.def"
+
+/// Registers every built-in pass (those listed in Passes.def) with the pass
+/// registry. Idempotent. Lives in the transforms library, so the pass layer
+/// does not depend on the passes.
+void registerAllPasses();
 } // namespace onnxopt
 
 #endif // ONNXOPT_PASSES_H

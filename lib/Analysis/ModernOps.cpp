@@ -9,7 +9,7 @@
 // functions do: the engine turns them into diagnostics naming the node.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Analysis/ModernOps.h"
+#include "ModernOps.h"
 #include "onnxopt/Analysis/OpTable.h"
 #include "onnxopt/IR/IR.h"
 #include "llvm/ADT/STLExtras.h"

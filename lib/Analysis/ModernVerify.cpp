@@ -8,10 +8,11 @@
 // that fails or contradicts a declared type is an error.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Analysis/ModernVerify.h"
-#include "lib/Analysis/ModernOps.h"
+#include "onnxopt/Analysis/ModernVerify.h"
+#include "ModernOps.h"
 #include "onnxopt/Analysis/OpTable.h"
 #include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/ElementType.h"
 #include "onnxopt/IR/IR.h"
 #include "llvm/ADT/STLExtras.h"
@@ -207,9 +208,8 @@ std::string ModernVerifyReport::describe() const {
   return S;
 }
 
-LogicalResult onnxopt::detail::verifyModernModel(Model &M,
-                                                 DiagnosticEngine &Diags,
-                                                 ModernVerifyReport &Report) {
+LogicalResult onnxopt::verifyModernModel(Model &M, DiagnosticEngine &Diags,
+                                         ModernVerifyReport &Report) {
   bool Ok = true;
   M.getGraph().walk([&](Node &N) {
     llvm::StringRef Domain = N.isOnnxDomain() ? "" : N.getDomain();
@@ -281,4 +281,15 @@ LogicalResult onnxopt::detail::verifyModernModel(Model &M,
   Report.NodesInferred = SI.getStats().NodesInferred;
   Report.NodesNotInferred = SI.getStats().NodesWithoutSchema;
   return Inferred;
+}
+
+void onnxopt::enableModernVerification() {
+  setModernModelVerifier(
+      [](Model &M, DiagnosticEngine &Diags, std::string &Summary) {
+        ModernVerifyReport Report;
+        if (failed(verifyModernModel(M, Diags, Report)))
+          return failure();
+        Summary = Report.describe();
+        return success();
+      });
 }

@@ -16,10 +16,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
-#include "lib/Analysis/ModernOps.h"
-#include "lib/Import/ProtoTypes.h"
+#include "ModernOps.h"
 #include "onnxopt/Analysis/OpTable.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/Import/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"

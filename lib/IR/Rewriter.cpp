@@ -1,5 +1,7 @@
 //===- Rewriter.cpp - The only way passes mutate the IR -------------------===//
 #include "onnxopt/IR/Rewriter.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 #include <cassert>
 
@@ -90,7 +92,8 @@ LogicalResult Rewriter::replaceAllUsesWith(Value *From, Value *To) {
   return success();
 }
 
-LogicalResult Rewriter::replaceNode(Node *N, llvm::ArrayRef<Value *> NewValues) {
+LogicalResult Rewriter::replaceNode(Node *N,
+                                    llvm::ArrayRef<Value *> NewValues) {
   assert(NewValues.size() == N->getNumResults() && "result count mismatch");
   for (unsigned I = 0; I < N->getNumResults(); ++I) {
     Value *Old = N->getResult(I);
@@ -105,6 +108,103 @@ LogicalResult Rewriter::replaceNode(Node *N, llvm::ArrayRef<Value *> NewValues) 
   }
   eraseNode(N);
   return success();
+}
+
+/// True if a Constant node of \p M's default-domain opset can hold
+/// elements of \p ElemType: before opset 9 its value must be a float type.
+static bool constantNodeHolds(const Model &M, int32_t ElemType) {
+  return M.getOpsetVersion("") >= 9 ||
+         ElemType == static_cast<int32_t>(ElementType::Float) ||
+         ElemType == static_cast<int32_t>(ElementType::Float16) ||
+         ElemType == static_cast<int32_t>(ElementType::Double);
+}
+
+static Type typeOfTensor(const Tensor &T) {
+  std::vector<Dim> Dims;
+  for (int64_t D : T.getDims())
+    Dims.push_back(Dim::known(D));
+  return Type::tensor(T.getElemType(), Dims);
+}
+
+Value *Rewriter::replaceWithConstant(Value &V, Tensor T) {
+  Node *Def = V.getDefiningNode();
+  if (!Def)
+    return nullptr;
+  Graph &G = *Def->getParentGraph();
+  bool IsOutput = V.isGraphOutput();
+  Value *C = nullptr;
+  if (IsOutput || M.getIrVersion() < 4) {
+    if (!constantNodeHolds(M, T.getElemType()))
+      return nullptr;
+    Graph *SavedGraph = InsertGraph;
+    Node *SavedBefore = InsertBefore;
+    setInsertionPointBefore(Def);
+    Node *CN = createNode("Constant", {}, 1, "", Def->getName());
+    setInsertionPoint(*SavedGraph, SavedBefore);
+    C = CN->getResult(0);
+    // An output keeps the type the interface declares.
+    C->setType(IsOutput ? V.getType() : typeOfTensor(T));
+    CN->setAttr(Attribute::getTensor("value", T.withName("")));
+    if (failed(replaceAllUsesWith(&V, C))) {
+      eraseNode(CN);
+      return nullptr;
+    }
+    // replaceAllUsesWith already gave an output's name to the constant.
+    if (IsOutput)
+      return C;
+  } else {
+    C = createConstant(G, std::move(T));
+    if (failed(replaceAllUsesWith(&V, C))) {
+      G.eraseConstant(C);
+      return nullptr;
+    }
+  }
+  // Both names are reserved in the model: swapping keeps them unique.
+  std::string Name = V.getName().str();
+  V.setName(C->getName());
+  C->setName(Name);
+  return C;
+}
+
+unsigned Rewriter::eraseDeadChains(llvm::ArrayRef<Node *> Roots) {
+  unsigned NumErased = 0;
+  llvm::DenseSet<const Node *> Erased;
+  // Last root first: the order callers collected them in is kept.
+  std::vector<Node *> Work(Roots.rbegin(), Roots.rend());
+  auto HasUsedResult = [](const Node &N) {
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      if (const Value *V = N.getResult(I))
+        if (!V->use_empty())
+          return true;
+    return false;
+  };
+  while (!Work.empty()) {
+    Node *N = Work.back();
+    Work.pop_back();
+    // A node can be reached through two operands: never touch it twice.
+    if (Erased.count(N) || HasUsedResult(*N))
+      continue;
+    // Each operand once, even if N reads it twice (Concat(C, C)).
+    llvm::SmallSetVector<Value *, 4> Operands;
+    for (Value *V : N->getOperands())
+      if (V)
+        Operands.insert(V);
+    Erased.insert(N);
+    eraseNode(N);
+    ++NumErased;
+    for (Value *V : Operands) {
+      if (!V->use_empty())
+        continue;
+      if (V->isConstant() && !V->isGraphOutput()) {
+        V->getOwningGraph()->eraseConstant(V);
+        continue;
+      }
+      Node *Def = V->getDefiningNode();
+      if (Def && Def->isOnnxDomain() && Def->getSubgraphs().empty())
+        Work.push_back(Def);
+    }
+  }
+  return NumErased;
 }
 
 void Rewriter::setOperand(Node *N, unsigned I, Value *V) {

@@ -17,9 +17,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "onnxopt/Import/Import.h"
-#include "ProtoTypes.h"
 #include "ProtoWire.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/Import/ProtoTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -1,6 +1,6 @@
 //===- ProtoTypes.cpp - TypeProto <-> Type conversion ---------------------===//
 
-#include "ProtoTypes.h"
+#include "onnxopt/Import/ProtoTypes.h"
 #include <google/protobuf/unknown_field_set.h>
 
 using namespace onnxopt;

@@ -1,5 +1,7 @@
 //===- Pass.cpp - The pass base class -------------------------------------===//
 #include "onnxopt/Pass/Pass.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Pass/PassManager.h"
 
 using namespace onnxopt;
 
@@ -24,4 +26,59 @@ void Pass::printAsTextualPipeline(llvm::raw_ostream &OS) const {
   }
   if (!First)
     OS << '}';
+}
+
+std::vector<Graph *> onnxopt::collectGraphs(Model &M, GraphPass::Order O) {
+  // Iterative: nesting depth comes from the input and must not become C++
+  // stack depth. Pre-order lists a graph before its bodies; reversing the
+  // pre-order of the mirror traversal would not keep sibling order, so
+  // post-order is built with an explicit (graph, children done) stack.
+  std::vector<Graph *> Out;
+  auto ChildrenOf = [](Graph &G) {
+    std::vector<Graph *> Kids;
+    for (Node &N : G.getNodes())
+      for (Graph *Sub : N.getSubgraphs())
+        Kids.push_back(Sub);
+    return Kids;
+  };
+  if (O == GraphPass::Order::ParentFirst) {
+    std::vector<Graph *> Stack{&M.getGraph()};
+    while (!Stack.empty()) {
+      Graph *G = Stack.back();
+      Stack.pop_back();
+      Out.push_back(G);
+      std::vector<Graph *> Kids = ChildrenOf(*G);
+      Stack.insert(Stack.end(), Kids.rbegin(), Kids.rend());
+    }
+    return Out;
+  }
+  struct Frame {
+    Graph *G;
+    std::vector<Graph *> Kids;
+    size_t Next = 0;
+  };
+  std::vector<Frame> Stack;
+  Stack.push_back({&M.getGraph(), ChildrenOf(M.getGraph())});
+  while (!Stack.empty()) {
+    Frame &F = Stack.back();
+    if (F.Next < F.Kids.size()) {
+      Graph *Kid = F.Kids[F.Next++];
+      Stack.push_back({Kid, ChildrenOf(*Kid)});
+      continue;
+    }
+    Out.push_back(F.G);
+    Stack.pop_back();
+  }
+  return Out;
+}
+
+LogicalResult GraphPass::run(Model &M, PassContext &Ctx) {
+  for (Graph *G : collectGraphs(M, getOrder()))
+    if (failed(runOnGraph(*G, M, Ctx)))
+      return failure();
+  return finishModel(M, Ctx);
+}
+
+LogicalResult Pass::setOptions(llvm::StringRef Text, std::string &Error) {
+  return parsePassOptions(Text, *this, Error);
 }

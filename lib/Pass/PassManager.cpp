@@ -15,7 +15,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Pass/PassManager.h"
-#include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/Model.h"
 #include "onnxopt/IR/Verifier.h"
 #include "onnxopt/Pass/PassRegistry.h"
@@ -44,6 +43,29 @@ static InFlightDiagnostic emitNote(DiagnosticEngine &Diags) {
 static const char *const VerifierRow = "(verifier)";
 
 LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags) {
+  AnalysisManager AM(M, Diags);
+  return run(M, Diags, AM);
+}
+
+namespace {
+/// Sets the engine's message prefix for a scope. Nested pipelines compose:
+/// "freeze-dims: fold-shapes: ...".
+class ScopedPrefix {
+public:
+  ScopedPrefix(DiagnosticEngine &Diags, llvm::StringRef Arg) : Diags(Diags) {
+    Saved = Diags.setMessagePrefix(Diags.getMessagePrefix().str() + Arg.str() +
+                                   ": ");
+  }
+  ~ScopedPrefix() { Diags.setMessagePrefix(std::move(Saved)); }
+
+private:
+  DiagnosticEngine &Diags;
+  std::string Saved;
+};
+} // namespace
+
+LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags,
+                               AnalysisManager &AM, bool *Changed) {
   // Rows recorded before the run (e.g. loading) stay in the table.
   double VerifyMs = 0;
   bool Verified = false;
@@ -57,22 +79,36 @@ LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags) {
   llvm::raw_ostream &IrOS = Opts.IrStream ? *Opts.IrStream : llvm::errs();
   for (const std::unique_ptr<Pass> &P : Passes) {
     llvm::StringRef Arg = P->getArgument();
-    PassContext Ctx(Diags);
+    PassContext Ctx(Diags, AM);
     auto Start = std::chrono::steady_clock::now();
-    LogicalResult R = P->run(M, Ctx);
+    unsigned ErrorsBefore = Diags.getNumErrors();
+    LogicalResult R = failure();
+    {
+      ScopedPrefix Prefix(Diags, Arg);
+      R = P->run(M, Ctx);
+    }
     if (Opts.Timing)
       Timings.emplace_back(Arg.str(), millisecondsSince(Start));
-    if (failed(R)) {
-      // The pass emitted the error; say which pass it was.
+    // An error is a failure even when the pass carried on and returned
+    // success: its result is not trusted.
+    if (failed(R) || Diags.getNumErrors() != ErrorsBefore) {
       emitNote(Diags) << "pass '" << Arg << "' failed";
       return Finish(failure());
+    }
+    if (Ctx.Changed) {
+      AM.invalidate(Ctx.Preserved);
+      if (Changed)
+        *Changed = true;
     }
 
     // Print before verifying so that a broken IR can be inspected.
     if (Opts.PrintIrAfterAll ||
         llvm::is_contained(Opts.PrintIrAfter, Arg.str())) {
       IrOS << "# -----// IR after pass '" << Arg << "' //----- #\n";
-      printModel(M, IrOS);
+      if (Opts.IrPrinter)
+        Opts.IrPrinter(M, IrOS);
+      else
+        IrOS << "# (no IR printer was given to the pass manager)\n";
       IrOS.flush();
     }
 
@@ -88,6 +124,11 @@ LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags) {
     }
   }
   return Finish(success());
+}
+
+LogicalResult PassManager::addPipeline(llvm::StringRef Text,
+                                       std::string &Error) {
+  return parsePassPipeline(Text, *this, Error);
 }
 
 void PassManager::printTiming(llvm::raw_ostream &OS) const {
@@ -134,6 +175,8 @@ public:
       : Text(Text), Error(Error) {}
 
   LogicalResult parse(std::vector<std::unique_ptr<Pass>> &Out);
+  /// Parses the whole text as the options of \p P (no braces).
+  LogicalResult parseOptionList(Pass &P);
 
 private:
   LogicalResult parsePass(std::vector<std::unique_ptr<Pass>> &Out);
@@ -264,6 +307,18 @@ LogicalResult PipelineParser::parseOptions(Pass &P) {
   }
 }
 
+LogicalResult PipelineParser::parseOptionList(Pass &P) {
+  while (true) {
+    skipSpaces();
+    if (atEnd())
+      return success();
+    if (failed(parseOption(P)))
+      return failure();
+    if (!atEnd() && !isSpace(peek()))
+      return error("expected ' ' or end of options" + at(Pos));
+  }
+}
+
 LogicalResult PipelineParser::parseOption(Pass &P) {
   size_t KeyStart = Pos;
   llvm::StringRef Key = lexWord("=}");
@@ -336,6 +391,12 @@ LogicalResult PipelineParser::parseValue(std::string &Value) {
   if (Depth > 0)
     return error("expected ']'" + at(Pos));
   return success();
+}
+
+LogicalResult onnxopt::parsePassOptions(llvm::StringRef Text, Pass &P,
+                                        std::string &Error) {
+  PipelineParser Parser(Text, Error);
+  return Parser.parseOptionList(P);
 }
 
 LogicalResult onnxopt::parsePassPipeline(llvm::StringRef Text, PassManager &PM,

@@ -5,7 +5,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Pass/PassRegistry.h"
-#include "onnxopt/Passes.h"
 #include <algorithm>
 #include <map>
 #include <string>
@@ -22,15 +21,6 @@ void onnxopt::registerPass(PassFactory Factory) {
   std::unique_ptr<Pass> P = Factory();
   assert(P && "pass factory returned null");
   getRegistry()[P->getArgument().str()] = std::move(Factory);
-}
-
-void onnxopt::registerBuiltinPasses() {
-  static bool Registered = false;
-  if (Registered)
-    return;
-  Registered = true;
-#define ONNXOPT_PASS(Factory) registerPass(Factory);
-#include "passes/Passes.def"
 }
 
 std::unique_ptr<Pass> onnxopt::createPass(llvm::StringRef Argument) {

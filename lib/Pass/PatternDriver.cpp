@@ -15,6 +15,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include <algorithm>
+#include <cassert>
 
 using namespace onnxopt;
 
@@ -208,6 +209,8 @@ public:
 private:
   void seed();
   static bool isDead(const Node &N);
+  /// Replaces \p N's results by the constants Config.Fold computes.
+  bool tryFold(Node *N);
   /// Visits one node; returns true if it changed the IR.
   bool processNode(Node *N);
 
@@ -234,11 +237,39 @@ void GreedyDriver::seed() {
 
 bool GreedyDriver::isDead(const Node &N) {
   // Graph outputs are uses, so use_empty also protects them.
+  bool HasResult = false;
   for (unsigned I = 0, E = N.getNumResults(); I < E; ++I)
-    if (const Value *V = N.getResult(I))
+    if (const Value *V = N.getResult(I)) {
+      HasResult = true;
       if (!V->use_empty())
         return false;
+    }
+  // A node of a domain we do not know that produces nothing exists for its
+  // effect (a print, a write, a collective): never dead.
+  if (!HasResult && !N.isOnnxDomain() && !N.getDomain().startswith("ai.onnx"))
+    return false;
   return true;
+}
+
+bool GreedyDriver::tryFold(Node *N) {
+  if (!Config.Fold || !N->getSubgraphs().empty())
+    return false;
+  std::optional<std::vector<Tensor>> Results = Config.Fold(*N);
+  if (!Results || Results->size() != N->getNumResults())
+    return false;
+  // All or nothing: check first that every used result can be replaced.
+  bool Changed = false;
+  for (unsigned I = 0, E = N->getNumResults(); I < E; ++I) {
+    Value *V = N->getResult(I);
+    if (!V || V->use_empty())
+      continue;
+    if (!R.replaceWithConstant(*V, std::move((*Results)[I])))
+      return Changed;
+    Changed = true;
+  }
+  if (Changed && isDead(*N))
+    R.eraseNode(N);
+  return Changed;
 }
 
 bool GreedyDriver::processNode(Node *N) {
@@ -247,12 +278,16 @@ bool GreedyDriver::processNode(Node *N) {
     R.eraseNode(N);
     return true;
   }
+  if (tryFold(N))
+    return true;
 
   for (const Pattern *P : Patterns.lookup(*N)) {
     R.setInsertionPointBefore(N);
     bool Matched = succeeded(P->matchAndRewrite(*N, R));
-    // A pattern that failed must not have touched the IR; if it did anyway,
-    // count the change rather than miss it.
+    // A pattern that failed must not have touched the IR: a bug in the
+    // pattern. Release builds count the change rather than miss it.
+    assert((Matched || Listener.getNumChanges() == 0) &&
+           "pattern changed the IR and returned failure");
     bool Changed = Matched || Listener.getNumChanges() > 0;
     if (!Changed)
       continue;

@@ -1,39 +1,16 @@
 //===- Diagnostics.cpp - Errors, warnings and notes -----------------------===//
 #include "onnxopt/Support/Diagnostics.h"
-#include "onnxopt/IR/IR.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace onnxopt;
-
-std::string onnxopt::describe(const Graph &G) {
-  return "graph '" + G.getPath() + "'";
-}
-
-std::string onnxopt::describe(const Node &N) {
-  // Text models cannot name nodes; an unnamed node is known by its output.
-  std::string S = "node '" + N.getName().str() + "' (";
-  if (N.getName().empty() && N.getNumResults() && N.getResult(0))
-    S = "node producing '" + N.getResult(0)->getName().str() + "' (";
-  if (!N.isOnnxDomain())
-    S += N.getDomain().str() + ".";
-  S += N.getOpType().str() + ")";
-  if (const Graph *G = N.getParentGraph())
-    S += " in " + describe(*G);
-  return S;
-}
-
-std::string onnxopt::describe(const Value &V) {
-  std::string S = "value '" + V.getName().str() + "'";
-  if (const Graph *G = V.getOwningGraph())
-    S += " in " + describe(*G);
-  return S;
-}
 
 DiagnosticEngine::DiagnosticEngine() {
   TheHandler = [this](const Diagnostic &D) { print(llvm::errs(), D); };
 }
 
 void DiagnosticEngine::emit(Diagnostic D) {
+  if (!MessagePrefix.empty())
+    D.Message.insert(0, MessagePrefix);
   if (D.Sev == Severity::Error)
     ++NumErrors;
   if (TheHandler)
@@ -54,8 +31,7 @@ static llvm::StringRef severityName(Severity S) {
   return "error";
 }
 
-void DiagnosticEngine::print(llvm::raw_ostream &OS,
-                             const Diagnostic &D) const {
+void DiagnosticEngine::print(llvm::raw_ostream &OS, const Diagnostic &D) const {
   if (!FileName.empty())
     OS << FileName << ": ";
   OS << severityName(D.Sev) << ": ";
@@ -95,20 +71,12 @@ InFlightDiagnostic::~InFlightDiagnostic() {
   Engine->emit(std::move(D));
 }
 
-InFlightDiagnostic onnxopt::emitError(DiagnosticEngine &D, const Node &N) {
-  return InFlightDiagnostic(&D, Severity::Error, describe(N));
-}
-InFlightDiagnostic onnxopt::emitError(DiagnosticEngine &D, const Value &V) {
-  return InFlightDiagnostic(&D, Severity::Error, describe(V));
-}
-InFlightDiagnostic onnxopt::emitError(DiagnosticEngine &D, const Graph &G) {
-  return InFlightDiagnostic(&D, Severity::Error, describe(G));
+InFlightDiagnostic onnxopt::emitAt(DiagnosticEngine &D, Severity Sev,
+                                   std::string Location) {
+  return InFlightDiagnostic(&D, Sev, std::move(Location));
 }
 InFlightDiagnostic onnxopt::emitError(DiagnosticEngine &D) {
   return InFlightDiagnostic(&D, Severity::Error, "");
-}
-InFlightDiagnostic onnxopt::emitWarning(DiagnosticEngine &D, const Node &N) {
-  return InFlightDiagnostic(&D, Severity::Warning, describe(N));
 }
 InFlightDiagnostic onnxopt::emitWarning(DiagnosticEngine &D) {
   return InFlightDiagnostic(&D, Severity::Warning, "");

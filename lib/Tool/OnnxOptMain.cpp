@@ -7,12 +7,14 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Tool/OnnxOptMain.h"
 #include "Summary.h"
+#include "onnxopt/Analysis/ModernVerify.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Verifier.h"
 #include "onnxopt/Import/Import.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Pass/PassRegistry.h"
+#include "onnxopt/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -316,14 +318,16 @@ static int writeFrozenFamily(const CommandLine &CL, const Model &M,
 
 static int runTool(const CommandLine &CL) {
   llvm::raw_ostream &Err = llvm::errs();
-  if (!CL.ShapeSets.empty() &&
-      (!CL.HasOutput || CL.Output == "-" || outputFormat(CL) != FileFormat::Binary)) {
+  if (!CL.ShapeSets.empty() && (!CL.HasOutput || CL.Output == "-" ||
+                                outputFormat(CL) != FileFormat::Binary)) {
     Err << "onnx-opt: error: --freeze-shape-sets needs a binary output file "
            "(-o dir/model.onnx) to name the family after\n";
     return 1;
   }
-  if (CL.ForceExternal && (CL.Output == "-" || outputFormat(CL) != FileFormat::Binary)) {
-    Err << "onnx-opt: error: --external-data needs a binary output file (-o model.onnx)\n";
+  if (CL.ForceExternal &&
+      (CL.Output == "-" || outputFormat(CL) != FileFormat::Binary)) {
+    Err << "onnx-opt: error: --external-data needs a binary output file (-o "
+           "model.onnx)\n";
     return 1;
   }
   PassManagerOptions PMOpts;
@@ -331,6 +335,9 @@ static int runTool(const CommandLine &CL) {
   PMOpts.PrintIrAfterAll = CL.PrintIrAfterAll;
   PMOpts.PrintIrAfter = CL.PrintIrAfter;
   PMOpts.Timing = CL.Timing;
+  PMOpts.IrPrinter = [](const Model &M, llvm::raw_ostream &OS) {
+    printModel(M, OS);
+  };
   PassManager PM(PMOpts);
   for (const std::string &Piece : CL.PipelinePieces) {
     std::string Error;
@@ -408,7 +415,9 @@ static int runTool(const CommandLine &CL) {
 }
 
 int onnxopt::onnxOptMain(int Argc, char **Argv) {
-  registerBuiltinPasses();
+  registerAllPasses();
+  // Models newer than ONNX 1.12 are verified with the op table.
+  enableModernVerification();
   CommandLine CL;
   std::string Error;
   if (!parseCommandLine(Argc, Argv, CL, Error)) {

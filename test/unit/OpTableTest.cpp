@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/OpTable.h"
-#include "lib/Analysis/ModernOps.h"
+#include "../../lib/Analysis/ModernOps.h"
 #include "gtest/gtest.h"
 #include <cstdlib>
 #include <fstream>

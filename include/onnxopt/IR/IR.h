@@ -3,6 +3,8 @@
 #define ONNXOPT_IR_IR_H
 
 #include "onnxopt/IR/Attribute.h"
+#include "onnxopt/IR/Diagnostics.h"
+#include "onnxopt/IR/ElementType.h"
 #include "onnxopt/IR/Graph.h"
 #include "onnxopt/IR/Model.h"
 #include "onnxopt/IR/Node.h"

@@ -65,6 +65,27 @@ public:
   LogicalResult replaceAllUsesWith(Value *From, Value *To);
   /// Replaces all results of \p N with \p NewValues, then erases \p N.
   LogicalResult replaceNode(Node *N, llvm::ArrayRef<Value *> NewValues);
+  /// Replaces every use of the node result \p V by a new constant holding
+  /// \p T, which takes over \p V's name (so a folded value keeps the name
+  /// users and tools know it by; \p V is left with the constant's fresh
+  /// name until its node dies). The constant is an initializer, or a
+  /// `Constant` node right before \p V's producer when an initializer cannot
+  /// do: \p V is a graph output (initializers cannot be outputs without
+  /// changing the interface), or the model is older than IR 4 (initializers
+  /// must be graph inputs there). Returns the constant, or null with no
+  /// change when the model cannot hold it (a Constant node before opset 9
+  /// holds floats only) or the graph interface forbids the replacement.
+  Value *replaceWithConstant(Value &V, Tensor T);
+  /// Erases \p N if none of its results is used, then, transitively, every
+  /// producer and constant initializer that only the erased nodes kept
+  /// alive: producers of the default domain without subgraphs (custom nodes
+  /// may have side effects; a node holding a body is left to dce). A node
+  /// reading one value twice is handled. Returns the number of nodes erased.
+  unsigned eraseDeadChain(Node &N) { return eraseDeadChains({&N}); }
+  /// The same from several roots at once (a root may lie on another root's
+  /// chain: each node is erased once).
+  unsigned eraseDeadChains(llvm::ArrayRef<Node *> Roots);
+
   /// Sets an operand and notifies.
   void setOperand(Node *N, unsigned I, Value *V);
   /// Sets a value's type and notifies its producer as modified.

@@ -1,30 +1,66 @@
-//===- Pass.h - The pass base class ----------------------------*- C++ -*-===//
+//===- Pass.h - The pass base classes --------------------------*- C++ -*-===//
+//
+// Two kinds of pass, as in MLIR's nesting and onnxruntime's mandatory
+// recursion:
+//   - Pass:      runs once on the whole model (interface edits, naming,
+//                anything that needs every graph at once);
+//   - GraphPass: runs on one graph at a time; the walk over the main graph
+//                and every If/Loop/Scan body is the framework's, so no pass
+//                writes its own recursion.
+// Per-run state lives in the PassContext (and in locals), never in pass
+// members, so one pass object can run on two models in two threads.
+//
+//===----------------------------------------------------------------------===//
 #ifndef ONNXOPT_PASS_PASS_H
 #define ONNXOPT_PASS_PASS_H
 
+#include "onnxopt/Pass/AnalysisManager.h"
 #include "onnxopt/Pass/PassOptions.h"
 #include "onnxopt/Support/Diagnostics.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace onnxopt {
 
+class Graph;
 class Model;
 
-/// What a pass sees besides the model.
+/// What a pass sees besides the model, for one run.
 class PassContext {
 public:
-  explicit PassContext(DiagnosticEngine &Diags) : Diags(Diags) {}
+  PassContext(DiagnosticEngine &Diags, AnalysisManager &AM)
+      : Diags(Diags), AM(AM) {}
   DiagnosticEngine &getDiags() { return Diags; }
+  AnalysisManager &getAnalysisManager() { return AM; }
+
+  /// The cached analysis \p T of the model, built if needed.
+  template <typename T> T &getAnalysis() { return AM.getAnalysis<T>(); }
+
   /// Set by a pass that changed the model (for --timing/--summary output).
+  /// A pass that sets nothing here and preserves nothing keeps every
+  /// analysis only if it leaves Changed false.
   bool Changed = false;
+  /// The analyses still valid after the pass, when it changed the model.
+  PreservedAnalyses Preserved;
+  void markAllAnalysesPreserved() { Preserved = PreservedAnalyses::all(); }
+  template <typename T> void markAnalysisPreserved() {
+    Preserved.preserve<T>();
+  }
+
+  /// Counters a pass accumulates over the graphs it visits (a GraphPass
+  /// reports them in finishModel).
+  uint64_t &statistic(llvm::StringRef Name) { return Stats[Name.str()]; }
 
 private:
   DiagnosticEngine &Diags;
+  AnalysisManager &AM;
+  std::map<std::string, uint64_t> Stats;
 };
 
 class Pass {
@@ -41,11 +77,47 @@ public:
   OptionBase *findOption(llvm::StringRef Name) const;
   /// Prints `arg{k=v ...}` with the options that were set.
   void printAsTextualPipeline(llvm::raw_ostream &OS) const;
+  /// Sets options from `key=value key2=value` text (the part of a pipeline
+  /// between braces); on failure \p Error says what is wrong.
+  LogicalResult setOptions(llvm::StringRef Text, std::string &Error);
 
 private:
   friend class OptionBase;
   std::vector<OptionBase *> Options;
 };
+
+/// A pass that runs on one graph at a time. GraphPass::run visits the main
+/// graph and every subgraph of every node (If branches, Loop and Scan
+/// bodies, graph attributes of custom ops), iteratively, in one of two
+/// orders:
+///   - BodiesFirst (the default): every subgraph before the graph that holds
+///     it, so a pass on the outer graph sees bodies already simplified (dce
+///     then finds outer values that bodies stopped reading);
+///   - ParentFirst: a graph before its subgraphs, so bodies see the outer
+///     values already rewritten (cse, folding: outer constants are merged or
+///     folded before the bodies that read them).
+/// The graph list is taken before the first call: subgraphs a pass creates
+/// are not visited in the same run, and a pass must not erase a node whose
+/// subgraphs are still to be visited (ParentFirst) or change graphs other
+/// than the one it was given.
+class GraphPass : public Pass {
+public:
+  enum class Order { BodiesFirst, ParentFirst };
+  virtual Order getOrder() const { return Order::BodiesFirst; }
+
+  /// Runs on \p G, which belongs to \p M. On failure a diagnostic has been
+  /// emitted and no further graph is visited.
+  virtual LogicalResult runOnGraph(Graph &G, Model &M, PassContext &Ctx) = 0;
+  /// Called once after every graph was visited (summaries, statistics).
+  virtual LogicalResult finishModel(Model &M, PassContext &Ctx) {
+    return success();
+  }
+
+  LogicalResult run(Model &M, PassContext &Ctx) final;
+};
+
+/// Every graph of \p M in \p O order (see GraphPass).
+std::vector<Graph *> collectGraphs(Model &M, GraphPass::Order O);
 
 } // namespace onnxopt
 

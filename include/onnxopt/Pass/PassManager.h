@@ -5,6 +5,7 @@
 #include "onnxopt/Pass/Pass.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,18 +22,32 @@ struct PassManagerOptions {
   bool Timing = false;
   /// Where --print-ir-after* goes.
   llvm::raw_ostream *IrStream = nullptr; // null = llvm::errs()
+  /// Prints the model for --print-ir-after*. The pass layer does not depend
+  /// on the exporter: the tool (or an embedder) supplies its printer.
+  std::function<void(const Model &, llvm::raw_ostream &)> IrPrinter;
 };
 
 class PassManager {
 public:
   explicit PassManager(PassManagerOptions Opts = {}) : Opts(std::move(Opts)) {}
   void addPass(std::unique_ptr<Pass> P) { Passes.push_back(std::move(P)); }
+  /// Appends the passes of a textual pipeline (`fold-shapes,cse{...}`), as
+  /// a pass building its inner pipeline in code does. Adds nothing and
+  /// returns failure with \p Error set if the text is not a valid pipeline.
+  LogicalResult addPipeline(llvm::StringRef Text, std::string &Error);
   size_t size() const { return Passes.size(); }
   llvm::ArrayRef<std::unique_ptr<Pass>> getPasses() const { return Passes; }
   PassManagerOptions &getOptions() { return Opts; }
 
   /// Runs the pipeline; stops at the first pass (or verification) failure.
+  /// A pass fails when it returns failure or when it emitted an error.
+  /// Every diagnostic a pass emits is prefixed with its argument
+  /// ("fold-shapes: ..."), once; passes do not type their own name.
   LogicalResult run(Model &M, DiagnosticEngine &Diags);
+  /// The same with the analyses of \p AM (a nested pipeline shares the
+  /// outer pass's analyses). Sets \p Changed if any pass changed the model.
+  LogicalResult run(Model &M, DiagnosticEngine &Diags, AnalysisManager &AM,
+                    bool *Changed = nullptr);
   /// Adds a row (in milliseconds) to the timing table, e.g. for loading and
   /// saving, which happen outside run().
   void recordTiming(llvm::StringRef Name, double Ms) {
@@ -54,6 +69,10 @@ private:
 /// and the problem (unknown pass, unknown option, bad value).
 LogicalResult parsePassPipeline(llvm::StringRef Text, PassManager &PM,
                                 std::string &Error);
+/// Parses `key=value key2=value` (the text between a pass's braces) into
+/// \p P's options.
+LogicalResult parsePassOptions(llvm::StringRef Text, Pass &P,
+                               std::string &Error);
 
 } // namespace onnxopt
 

@@ -14,9 +14,6 @@ using PassFactory = std::function<std::unique_ptr<Pass>()>;
 /// Registers a pass under its argument. Later registrations of the same
 /// argument replace earlier ones. Not thread-safe; call before parsing.
 void registerPass(PassFactory Factory);
-/// Registers every built-in pass (those listed in passes/Passes.def).
-/// Idempotent.
-void registerBuiltinPasses();
 /// Creates a pass by argument; null if unknown.
 std::unique_ptr<Pass> createPass(llvm::StringRef Argument);
 /// One instance of each registered pass, sorted by argument.

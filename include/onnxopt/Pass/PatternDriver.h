@@ -5,7 +5,9 @@
 #include "onnxopt/IR/Rewriter.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,12 @@ private:
   unsigned Benefit;
 };
 
+/// Computes the results of a node as constants (MLIR's fold hook), or
+/// nothing. The driver tries it before the patterns: every used result is
+/// replaced by a constant (Rewriter::replaceWithConstant) and the node, now
+/// dead, is erased.
+using FoldHook = std::function<std::optional<std::vector<Tensor>>(Node &)>;
+
 struct GreedyRewriteConfig {
   /// Passes over the worklist before giving up.
   unsigned MaxIterations = 10;
@@ -37,13 +45,16 @@ struct GreedyRewriteConfig {
   bool EraseDeadNodes = true;
   /// Descend into If/Loop/Scan bodies.
   bool RecurseIntoSubgraphs = true;
+  /// Folds nodes to constants before patterns are tried (null: no folding).
+  FoldHook Fold;
 };
 
 /// Applies \p Patterns to every node of \p M until nothing changes. Returns
 /// failure (with a diagnostic) when the iteration cap is hit before
 /// convergence. Sets \p Changed if anything was rewritten.
 LogicalResult
-applyPatternsGreedily(Model &M, llvm::ArrayRef<std::unique_ptr<Pattern>> Patterns,
+applyPatternsGreedily(Model &M,
+                      llvm::ArrayRef<std::unique_ptr<Pattern>> Patterns,
                       DiagnosticEngine &Diags, GreedyRewriteConfig Config = {},
                       bool *Changed = nullptr);
 

@@ -19,10 +19,6 @@
 
 namespace onnxopt {
 
-class Node;
-class Graph;
-class Value;
-
 enum class Severity { Error, Warning, Note, Remark };
 
 /// One finished diagnostic.
@@ -31,12 +27,6 @@ struct Diagnostic {
   std::string Location; ///< "node 'n' (Op) in graph 'g'" or empty
   std::string Message;
 };
-
-/// Describes where a node/value/graph lives, e.g.
-/// "node 'Conv_3' (Conv) in graph 'main/then_branch'".
-std::string describe(const Node &N);
-std::string describe(const Value &V);
-std::string describe(const Graph &G);
 
 /// Collects diagnostics and hands them to a handler. The default handler
 /// prints `file: severity: location: message` to stderr.
@@ -53,11 +43,21 @@ public:
   void emit(Diagnostic D);
   unsigned getNumErrors() const { return NumErrors; }
 
+  /// Text put in front of every message emitted from now on (the pass
+  /// manager sets it to "pass-name: " while a pass runs, so passes never
+  /// type their own name). Returns the previous prefix.
+  std::string setMessagePrefix(std::string Prefix) {
+    std::swap(Prefix, MessagePrefix);
+    return Prefix;
+  }
+  llvm::StringRef getMessagePrefix() const { return MessagePrefix; }
+
   /// Prints a diagnostic in the standard format.
   void print(llvm::raw_ostream &OS, const Diagnostic &D) const;
 
 private:
   std::string FileName;
+  std::string MessagePrefix;
   Handler TheHandler;
   unsigned NumErrors = 0;
 };
@@ -104,11 +104,13 @@ private:
   std::set<std::string> Seen;
 };
 
-InFlightDiagnostic emitError(DiagnosticEngine &D, const Node &N);
-InFlightDiagnostic emitError(DiagnosticEngine &D, const Value &V);
-InFlightDiagnostic emitError(DiagnosticEngine &D, const Graph &G);
+/// A diagnostic at \p Location (already described, e.g. "node 'n' (Op)").
+InFlightDiagnostic emitAt(DiagnosticEngine &D, Severity Sev,
+                          std::string Location);
+
+/// Diagnostics located at a node, value or graph are declared by
+/// onnxopt/IR/Diagnostics.h (this layer knows nothing of the IR).
 InFlightDiagnostic emitError(DiagnosticEngine &D);
-InFlightDiagnostic emitWarning(DiagnosticEngine &D, const Node &N);
 InFlightDiagnostic emitWarning(DiagnosticEngine &D);
 InFlightDiagnostic emitNote(DiagnosticEngine &D);
 InFlightDiagnostic emitRemark(DiagnosticEngine &D);

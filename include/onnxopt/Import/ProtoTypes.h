@@ -1,12 +1,13 @@
 //===- ProtoTypes.h - TypeProto <-> Type conversion ------------*- C++ -*-===//
 //
-// Private to the library: the binary importer and exporter, the text
-// importer (through a ModelProto) and the shape-inference adapter share this
-// one mapping. Includes protobuf; keep it out of public headers.
+// The one TypeProto <-> Type mapping, shared by the binary importer and
+// exporter, the text importer (through a ModelProto) and the analysis layer's
+// shape-inference adapter, which talks to ONNX in protos. It includes ONNX's
+// protobuf headers, so include it only from .cpp files that talk to ONNX.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXOPT_LIB_IMPORT_PROTOTYPES_H
-#define ONNXOPT_LIB_IMPORT_PROTOTYPES_H
+#ifndef ONNXOPT_IMPORT_PROTOTYPES_H
+#define ONNXOPT_IMPORT_PROTOTYPES_H
 
 #include "onnxopt/IR/Type.h"
 #include <onnx/onnx_pb.h>
@@ -34,4 +35,4 @@ bool isDensifiedSparse(const onnx::TensorProto &TP);
 } // namespace detail
 } // namespace onnxopt
 
-#endif // ONNXOPT_LIB_IMPORT_PROTOTYPES_H
+#endif // ONNXOPT_IMPORT_PROTOTYPES_H
