@@ -1045,6 +1045,19 @@ Results Evaluator::evalSplit() {
   } else {
     Split = N.getAttrInts("split");
   }
+  if (!Split && Opset >= 18 && N.hasAttr("num_outputs")) {
+    // Split-18: num_outputs chunks of ceil(dim / n), the last one smaller.
+    int64_t Num = N.getAttrInt("num_outputs", 0);
+    if (Num != int64_t(Outs))
+      return fail("num_outputs is " + llvm::Twine(Num) + " but the node has " +
+                  llvm::Twine(Outs) + " results");
+    int64_t Chunk = (Dims[Axis] + Num - 1) / Num;
+    if (Num > 1 && Chunk * (Num - 1) >= Dims[Axis] && Dims[Axis] % Num != 0)
+      return fail("dim " + llvm::Twine(Dims[Axis]) + " cannot be split into " +
+                  llvm::Twine(Num) + " parts");
+    Split = std::vector<int64_t>(Outs, Chunk);
+    Split->back() = Dims[Axis] - Chunk * (Num - 1);
+  }
   if (!Split) {
     if (Outs == 0 || Dims[Axis] % Outs != 0)
       return fail("dim " + llvm::Twine(Dims[Axis]) +

@@ -815,15 +815,32 @@ void DimAnalysis::Impl::transfer(Node &N,
     std::optional<std::vector<int64_t>> Pads = N.getAttrInts("pads");
     const Dims *PadData = Pads ? nullptr : data(N, 1);
     size_t Rank = X->size();
-    if ((Pads && Pads->size() != 2 * Rank) ||
-        (!Pads && (!PadData || PadData->size() != 2 * Rank)))
+    // Pad-18 pads only the dims listed in its axes input, in that order.
+    std::vector<size_t> Axes;
+    if (N.getNumOperands() > 3 && N.getOperand(3)) {
+      std::optional<std::vector<int64_t>> A = constants(data(N, 3));
+      if (!A)
+        return;
+      for (int64_t V : *A) {
+        std::optional<size_t> P = normAxis(V, Rank);
+        if (!P)
+          return;
+        Axes.push_back(*P);
+      }
+    } else {
+      for (size_t K = 0; K < Rank; ++K)
+        Axes.push_back(K);
+    }
+    size_t NumAxes = Axes.size();
+    if ((Pads && Pads->size() != 2 * NumAxes) ||
+        (!Pads && (!PadData || PadData->size() != 2 * NumAxes)))
       return;
-    PartialDims R;
-    for (size_t K = 0; K < Rank; ++K) {
-      DimExpr Begin = Pads ? DimExpr::constant((*Pads)[K]) : (*PadData)[K];
-      DimExpr End =
-          Pads ? DimExpr::constant((*Pads)[K + Rank]) : (*PadData)[K + Rank];
-      R.push_back((*X)[K] + Begin + End);
+    PartialDims R = full(*X);
+    for (size_t I = 0; I < NumAxes; ++I) {
+      DimExpr Begin = Pads ? DimExpr::constant((*Pads)[I]) : (*PadData)[I];
+      DimExpr End = Pads ? DimExpr::constant((*Pads)[I + NumAxes])
+                         : (*PadData)[I + NumAxes];
+      R[Axes[I]] = (*X)[Axes[I]] + Begin + End;
     }
     Out[0] = R;
     return;
@@ -836,6 +853,24 @@ void DimAnalysis::Impl::transfer(Node &N,
     const Dims *SizeData = Sizes ? nullptr : data(N, 1);
     if (!Sizes && !SizeData && N.getNumOperands() > 1 && N.getOperand(1))
       return; // sizes computed at run time
+    // Split-18 num_outputs: chunks of ceil(dim / n), the last one smaller;
+    // the dim need not divide evenly.
+    if (!Sizes && !SizeData && N.hasAttr("num_outputs")) {
+      const DimExpr &D = (*X)[*Axis];
+      int64_t Num = static_cast<int64_t>(Out.size());
+      for (unsigned I = 0; I < Out.size(); ++I) {
+        PartialDims R = full(*X);
+        if (D.isConstant() && Num > 0) {
+          int64_t Chunk = (D.getConstant() + Num - 1) / Num;
+          R[*Axis] = DimExpr::constant(
+              I + 1 < Out.size() ? Chunk : D.getConstant() - Chunk * (Num - 1));
+        } else {
+          R[*Axis] = std::nullopt;
+        }
+        Out[I] = R;
+      }
+      return;
+    }
     for (unsigned I = 0; I < Out.size(); ++I) {
       PartialDims R = full(*X);
       if (Sizes && I < Sizes->size())
@@ -1091,6 +1126,11 @@ std::optional<PartialDims> DimAnalysis::Impl::resize(Node &N, const Dims &X) {
   // Resize-11+: (X, roi, scales, sizes); Resize-10 and Upsample: (X, scales).
   bool HasRoi = N.is("Resize") && N.getNumOperands() >= 3;
   unsigned ScalesIndex = HasRoi ? 2 : 1;
+  // Resize-18 with axes or a keep_aspect_ratio_policy other than stretch
+  // does not take sizes as the output shape.
+  if (N.hasAttr("axes") ||
+      N.getAttrString("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return std::nullopt;
   if (HasRoi && N.getNumOperands() >= 4)
     if (const Dims *Sizes = data(N, 3); Sizes && Sizes->size() == X.size())
       return full(*Sizes);

@@ -162,7 +162,8 @@ static const std::string *typeString(const Type &T) {
 }
 
 LogicalResult onnxopt::validateNode(const Node &N, const onnx::OpSchema *Schema,
-                                    DiagnosticEngine &Diags) {
+                                    DiagnosticEngine &Diags,
+                                    bool CheckElementTypes) {
   if (isWindowOp(N) && failed(validateWindowAttrs(N, Diags)))
     return failure();
   if (failed(validateRanks(N, Diags)))
@@ -252,7 +253,7 @@ LogicalResult onnxopt::validateNode(const Node &N, const onnx::OpSchema *Schema,
     return success();
   };
   const auto &Inputs = Schema->inputs();
-  for (unsigned I = 0; I < NumIn && !Inputs.empty(); ++I) {
+  for (unsigned I = 0; CheckElementTypes && I < NumIn && !Inputs.empty(); ++I) {
     const auto &P = Inputs[std::min<size_t>(I, Inputs.size() - 1)];
     bool Variadic = P.GetOption() == onnx::OpSchema::Variadic;
     if (!Variadic && I >= Inputs.size())

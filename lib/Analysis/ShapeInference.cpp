@@ -16,7 +16,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
+#include "ModernOps.h"
 #include "onnxopt/Analysis/NodeValidation.h"
+#include "onnxopt/Analysis/OpTable.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -359,8 +361,17 @@ public:
   /// "op_type in domain" -> nodes kept as declared, for one summary remark.
   std::map<std::string, size_t> Unsupported;
 
+  /// How one node is inferred: through an ONNX 1.12 schema, or (for op
+  /// versions that changed after ONNX 1.12) through our own function, with
+  /// the data propagation of a schema.
+  struct Resolved {
+    const onnx::OpSchema *Schema = nullptr;
+    detail::ModernInferenceFn Own = nullptr;
+    const onnx::OpSchema *Propagation = nullptr;
+  };
+
 private:
-  const onnx::OpSchema *findSchema(const Node &N, std::string &Why);
+  bool resolve(const Node &N, Resolved &R, std::string &Why);
   const onnx::FunctionProto *findLocalFunction(const Node &N);
   LogicalResult reportFailure(Node &N, llvm::StringRef What);
   LogicalResult writeResults(Node &N, NodeContext &Ctx);
@@ -656,26 +667,64 @@ const Tensor *ShapeInference::Impl::getConstantTensor(const Value &V) const {
   return &A->Tensors.front();
 }
 
-const onnx::OpSchema *ShapeInference::Impl::findSchema(const Node &N,
-                                                       std::string &Why) {
+bool ShapeInference::Impl::resolve(const Node &N, Resolved &R,
+                                   std::string &Why) {
   std::string Domain = N.isOnnxDomain() ? "" : N.getDomain().str();
   int64_t Version = M.getOpsetVersion(N.getDomain());
   if (Version <= 0) {
     Why = "domain '" + N.getDomain().str() + "' is not imported";
-    return nullptr;
+    return false;
   }
-  const auto &Ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
-  auto It = Ranges.Map().find(Domain);
-  if (It != Ranges.Map().end() && Version > It->second.second) {
-    Why = "opset " + std::to_string(Version) + " is newer than the schemas (" +
-          std::to_string(It->second.second) + ")";
-    return nullptr;
+  int Max112 = getOnnx112MaxOpset(Domain);
+  if (Max112 == 0) {
+    // Other domains ONNX 1.12 has schemas for (ai.onnx.preview.training).
+    const auto &Ranges =
+        onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+    auto It = Ranges.Map().find(Domain);
+    if (It != Ranges.Map().end() && Version > It->second.second) {
+      Why = "opset " + std::to_string(Version) +
+            " is newer than the schemas (" + std::to_string(It->second.second) +
+            ")";
+      return false;
+    }
   }
-  const onnx::OpSchema *S = onnx::OpSchemaRegistry::Schema(
-      N.getOpType().str(), static_cast<int>(Version), Domain);
-  if (!S)
+  OpResolution Res = resolveOpVersion(Domain, N.getOpType(), Version);
+  switch (Res.K) {
+  case OpResolution::Kind::TooNew:
+    Why = "opset " + std::to_string(Version) + " is newer than the op table (" +
+          std::to_string(getOpTableMaxOpset(Domain)) + ")";
+    return false;
+  case OpResolution::Kind::Removed:
+    Why = "deprecated in opset " + std::to_string(Res.Since);
+    return false;
+  case OpResolution::Kind::Modern: {
+    const detail::ModernOp *Op =
+        detail::findModernOp(Domain, N.getOpType(), Res.SemanticSince);
+    if (!Op) {
+      Why = "version " + std::to_string(Res.SemanticSince) +
+            " changed after ONNX 1.12 and has no inference here";
+      return false;
+    }
+    const onnx::OpSchema *Reused = detail::getReusedSchema(*Op);
+    R.Own = Op->Infer;
+    R.Schema = Op->Infer ? nullptr : Reused;
+    R.Propagation = Reused;
+    if (!R.Own && !R.Schema) {
+      Why = "no schema " + std::string(Op->ReuseOp) + "-" +
+            std::to_string(Op->ReuseOpset) + " to infer it with";
+      return false;
+    }
+    return true;
+  }
+  case OpResolution::Kind::Onnx112Schema:
+    break;
+  }
+  R.Schema = onnx::OpSchemaRegistry::Schema(N.getOpType().str(),
+                                            Res.SchemaOpset, Domain);
+  R.Propagation = R.Schema;
+  if (!R.Schema)
     Why = "no schema in opset " + std::to_string(Version);
-  return S;
+  return R.Schema != nullptr;
 }
 
 const onnx::FunctionProto *
@@ -762,9 +811,11 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
       Data.erase(V);
 
   std::string Why;
-  const onnx::OpSchema *Schema = findSchema(N, Why);
-  const onnx::FunctionProto *Local = Schema ? nullptr : findLocalFunction(N);
-  if (!Schema && !Local) {
+  Resolved R;
+  bool Known = resolve(N, R, Why);
+  const onnx::OpSchema *Schema = R.Schema;
+  const onnx::FunctionProto *Local = Known ? nullptr : findLocalFunction(N);
+  if (!Known && !Local) {
     ++Stats.NodesWithoutSchema;
     ++Unsupported["'" + describeOp(N) + "' (" + Why + ")"];
     if (!Opts.InferUnknownOpBodies)
@@ -775,13 +826,18 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
     return success(Ok);
   }
 
-  // ONNX's inference functions assume a node that matches its schema.
-  if (failed(validateNode(N, Schema, Diags)))
+  // ONNX's inference functions assume a node that matches its schema. A
+  // schema standing in for a newer op version allows fewer element types
+  // than that version: those are the op table's to check.
+  bool StandIn = Schema && findNodeSchema(M, N) != Schema;
+  if (failed(validateNode(N, Schema, Diags, /*CheckElementTypes=*/!StandIn)))
     return failure();
   NodeContext Ctx(*this, N);
   try {
     if (Local)
       runFunction(*Local, Ctx);
+    else if (R.Own)
+      R.Own(Ctx);
     else if (Schema->has_type_and_shape_inference_function())
       Schema->GetTypeAndShapeInferenceFunction()(Ctx);
     else if (Schema->HasFunction())
@@ -796,8 +852,8 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
   ++Stats.NodesInferred;
   LogicalResult Written = writeResults(N, Ctx);
 
-  if (!Opts.DataPropagation || !Schema ||
-      !Schema->has_data_propagation_function())
+  if (!Opts.DataPropagation || !R.Propagation ||
+      !R.Propagation->has_data_propagation_function())
     return Written;
   // Data propagation functions read their inputs' types unchecked (Shape
   // dereferences a missing one): only nodes whose inputs all have types.
@@ -807,7 +863,7 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
   PropagationContext PCtx(*this, Ctx);
   std::string Failure;
   try {
-    Schema->GetDataPropagationFunction()(PCtx);
+    R.Propagation->GetDataPropagationFunction()(PCtx);
   } catch (const std::exception &Ex) {
     Failure = Ex.what();
   } catch (...) {

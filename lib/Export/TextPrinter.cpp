@@ -30,6 +30,8 @@
 #include <onnx/onnx_pb.h>
 #include <type_traits>
 
+#include "onnxopt/IR/ElementType.h"
+
 using namespace onnxopt;
 
 namespace {
@@ -38,22 +40,16 @@ namespace {
 // Names
 //===----------------------------------------------------------------------===//
 
-/// Element type names OnnxParser 1.12 knows, indexed by
-/// onnx::TensorProto_DataType (1 = float ... 16 = bfloat16).
-const char *const TypeNames[] = {
-    nullptr,  "float",  "uint8",     "int8",       "uint16",  "int16",
-    "int32",  "int64",  "string",    "bool",       "float16", "double",
-    "uint32", "uint64", "complex64", "complex128", "bfloat16"};
-
+/// Element type names, indexed by onnx::TensorProto_DataType. OnnxParser
+/// 1.12 knows 1 = float ... 16 = bfloat16; the newer ones (float8, int4,
+/// uint4, float4e2m1) are spelled as newer ONNX spells them, and our text
+/// importer reads them (see lib/Import/TextImport.cpp).
 llvm::StringRef typeName(int32_t ElemType) {
-  if (ElemType <= 0 || ElemType >= int32_t(llvm::array_lengthof(TypeNames)))
-    return "";
-  return TypeNames[ElemType];
+  return getElementTypeName(static_cast<ElementType>(ElemType));
 }
 
 bool isTypeKeyword(llvm::StringRef S) {
-  return llvm::any_of(llvm::makeArrayRef(TypeNames).drop_front(),
-                      [&](const char *N) { return S == N; });
+  return getElementTypeFromName(S) != ElementType::Undefined;
 }
 
 bool isIdentStart(char C) { return llvm::isAlpha(C) || C == '_'; }
@@ -169,6 +165,7 @@ private:
   void printTensor(const onnx::TensorProto &T, const Tensor *Handle,
                    const std::string *Name, bool WithEquals);
   void printTensorData(const onnx::TensorProto &T, const Tensor *Handle);
+  void printNarrowTensorData(const onnx::TensorProto &T, const Tensor *Handle);
 
   // IR.
   /// Prints the type of \p V followed by its name, as in a value-info.
@@ -335,6 +332,57 @@ static void forEachElement(std::optional<llvm::StringRef> Raw,
   }
 }
 
+/// float8 tensors print one byte value per element; int4, uint4 and
+/// float4e2m1 one 4-bit value per element (int4 signed), unpacked from the
+/// two-per-byte storage. The importer packs them back into raw_data.
+void TextPrinter::printNarrowTensorData(const onnx::TensorProto &T,
+                                        const Tensor *Handle) {
+  int32_t ElemType = T.data_type();
+  int64_t Count = 1;
+  for (int64_t D : T.dims())
+    Count *= D;
+  std::string Bytes;
+  if (T.has_raw_data()) {
+    Bytes = T.raw_data();
+  } else if (T.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string Storage;
+    std::optional<llvm::StringRef> Raw;
+    if (Handle)
+      Raw = Handle->getRawBytes(Storage);
+    if (!Raw) {
+      note("external tensor data could not be read and is left out");
+      *OS << "{}";
+      return;
+    }
+    Bytes = Raw->str();
+  } else {
+    // Typed storage: one int32 per byte (two 4-bit values for int4, uint4
+    // and float4e2m1).
+    for (int32_t V : T.int32_data())
+      Bytes.push_back(static_cast<char>(V & 0xFF));
+  }
+  bool Nibbles = getElementTypeBits(static_cast<ElementType>(ElemType)) == 4;
+  *OS << '{';
+  for (int64_t I = 0; I < Count; ++I) {
+    size_t Byte = Nibbles ? size_t(I / 2) : size_t(I);
+    if (Byte >= Bytes.size())
+      break;
+    if (I)
+      *OS << ", ";
+    unsigned V = static_cast<unsigned char>(Bytes[Byte]);
+    if (!Nibbles) {
+      *OS << V;
+      continue;
+    }
+    V = (I % 2 ? V >> 4 : V) & 0xF;
+    if (ElemType == static_cast<int32_t>(ElementType::Int4) && V >= 8)
+      *OS << int(V) - 16;
+    else
+      *OS << V;
+  }
+  *OS << '}';
+}
+
 void TextPrinter::printTensorData(const onnx::TensorProto &T,
                                   const Tensor *Handle) {
   using onnx::TensorProto;
@@ -354,6 +402,11 @@ void TextPrinter::printTensorData(const onnx::TensorProto &T,
     note("the data of a " + typeName(ElemType) +
          " tensor has no ONNX 1.12 text form and is left out");
     *OS << "{}";
+    return;
+  }
+
+  if (isPostOnnx112ElementType(ElemType)) {
+    printNarrowTensorData(T, Handle);
     return;
   }
 

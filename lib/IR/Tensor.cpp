@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "onnxopt/IR/Tensor.h"
+#include "onnxopt/IR/ElementType.h"
 #include "onnxopt/IR/Type.h"
 #include "llvm/Support/xxhash.h"
 #include <onnx/onnx_pb.h>
@@ -89,6 +90,14 @@ Field typedFieldFor(int32_t ElemType) {
   case TensorProto::FLOAT16:
   case TensorProto::BFLOAT16:
     return Field::Int32;
+  default:
+    break;
+  }
+  // float8: one element per int32; int4, uint4, float4e2m1: one byte (two
+  // packed elements) per int32.
+  if (isPostOnnx112ElementType(ElemType))
+    return Field::Int32;
+  switch (ElemType) {
   case TensorProto::STRING:
     return Field::String;
   case TensorProto::INT64:
@@ -102,6 +111,13 @@ Field typedFieldFor(int32_t ElemType) {
   default:
     return Field::None;
   }
+}
+
+/// Bytes that one int32_data entry stands for.
+size_t int32FieldBytes(int32_t ElemType) {
+  if (getElementTypeBits(static_cast<ElementType>(ElemType)) == 4)
+    return 1;
+  return getElemTypeSize(ElemType);
 }
 
 /// Appends the low \p Size bytes of \p V, little-endian.
@@ -295,7 +311,7 @@ uint64_t Tensor::getByteSize() const {
   case Field::Float:
     return uint64_t(Proto->float_data_size()) * 4;
   case Field::Int32:
-    return uint64_t(Proto->int32_data_size()) * getElemTypeSize(ET);
+    return uint64_t(Proto->int32_data_size()) * int32FieldBytes(ET);
   case Field::Int64:
     return uint64_t(Proto->int64_data_size()) * 8;
   case Field::Double:
@@ -340,7 +356,7 @@ std::optional<llvm::StringRef> Tensor::getRawBytes(std::string &Storage) const {
     }
     break;
   case Field::Int32: {
-    size_t Size = getElemTypeSize(ET);
+    size_t Size = int32FieldBytes(ET);
     Storage.reserve(Proto->int32_data_size() * Size);
     for (int32_t V : Proto->int32_data())
       appendLE(Storage, static_cast<uint32_t>(V), Size);

@@ -1,5 +1,6 @@
 //===- Type.cpp - Value types and symbolic dims ---------------------------===//
 #include "onnxopt/IR/Type.h"
+#include "onnxopt/IR/ElementType.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace onnxopt;
@@ -135,43 +136,17 @@ std::string Type::str() const {
   return OS.str();
 }
 
-namespace {
-struct ElemTypeInfo {
-  int32_t Code;
-  const char *Name;
-  size_t Size;
-};
-} // namespace
-
-// Codes are onnx::TensorProto_DataType; names are ONNX text spellings.
-static const ElemTypeInfo ElemTypes[] = {
-    {1, "float", 4},       {2, "uint8", 1},     {3, "int8", 1},
-    {4, "uint16", 2},      {5, "int16", 2},     {6, "int32", 4},
-    {7, "int64", 8},       {8, "string", 0},    {9, "bool", 1},
-    {10, "float16", 2},    {11, "double", 8},   {12, "uint32", 4},
-    {13, "uint64", 8},     {14, "complex64", 8}, {15, "complex128", 16},
-    {16, "bfloat16", 2},   {17, "float8e4m3fn", 1}, {18, "float8e4m3fnuz", 1},
-    {19, "float8e5m2", 1}, {20, "float8e5m2fnuz", 1}, {21, "uint4", 0},
-    {22, "int4", 0},
-};
-
+// One table of element types: include/onnxopt/IR/ElementType.h.
 llvm::StringRef onnxopt::getElemTypeName(int32_t ElemType) {
-  for (const ElemTypeInfo &I : ElemTypes)
-    if (I.Code == ElemType)
-      return I.Name;
-  return "";
+  return getElementTypeName(static_cast<ElementType>(ElemType));
 }
 
 int32_t onnxopt::getElemTypeFromName(llvm::StringRef Name) {
-  for (const ElemTypeInfo &I : ElemTypes)
-    if (Name == I.Name)
-      return I.Code;
-  return 0;
+  return static_cast<int32_t>(getElementTypeFromName(Name));
 }
 
 size_t onnxopt::getElemTypeSize(int32_t ElemType) {
-  for (const ElemTypeInfo &I : ElemTypes)
-    if (I.Code == ElemType)
-      return I.Size;
-  return 0;
+  // Sub-byte types (int4, uint4, float4e2m1) have no whole-byte size.
+  unsigned Bits = getElementTypeBits(static_cast<ElementType>(ElemType));
+  return Bits % 8 ? 0 : Bits / 8;
 }

@@ -7,11 +7,13 @@
 // the column and the offending source line.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/IR/ElementType.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Import/Import.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include <map>
 #include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
 #include <stdexcept>
@@ -163,6 +165,160 @@ static void decodeModel(onnx::ModelProto &M) {
     for (auto &N : *F.mutable_node())
       decodeNode(N);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Element types newer than ONNX 1.12
+//===----------------------------------------------------------------------===//
+//
+// OnnxParser 1.12 knows the element types up to bfloat16. Before parsing,
+// each newer type keyword (float8e4m3fn, ..., int4, uint4, float4e2m1) in a
+// type position is replaced by a 1.12 keyword of at most the same length,
+// padded with spaces so that columns in parse errors stay true. What it
+// stood for is remembered by the name that follows the type (graph inputs,
+// outputs, value_info, initializers) or, for tensor literals in attributes,
+// by the literal's position among all attribute tensor literals, which the
+// parser appends in text order. After parsing, the real types are put back
+// and tensor data is packed into raw_data as ONNX stores these types.
+
+namespace {
+struct ModernTypeUses {
+  /// Encoded value name -> element type.
+  std::map<std::string, int32_t> ByName;
+  /// Index among attribute tensor literals -> element type.
+  std::map<size_t, int32_t> ByLiteral;
+  bool empty() const { return ByName.empty() && ByLiteral.empty(); }
+};
+} // namespace
+
+static bool isTypeName(llvm::StringRef S) {
+  return getElementTypeFromName(S) != ElementType::Undefined;
+}
+
+static void rewriteModernTypes(std::string &Text, ModernTypeUses &Uses) {
+  size_t Literal = 0;
+  size_t I = 0, E = Text.size();
+  auto SkipSpace = [&](size_t P) {
+    while (P < E) {
+      if (Text[P] == '#') {
+        while (P < E && Text[P] != '\n')
+          ++P;
+      } else if (llvm::isSpace(Text[P])) {
+        ++P;
+      } else {
+        break;
+      }
+    }
+    return P;
+  };
+  auto IsIdent = [](char C) { return llvm::isAlnum(C) || C == '_'; };
+  while (I < E) {
+    char C = Text[I];
+    if (C == '#') {
+      while (I < E && Text[I] != '\n')
+        ++I;
+      continue;
+    }
+    if (C == '"') {
+      for (++I; I < E && Text[I] != '"'; ++I)
+        if (Text[I] == '\\')
+          ++I;
+      ++I;
+      continue;
+    }
+    if (!llvm::isAlpha(C) && C != '_') {
+      ++I;
+      continue;
+    }
+    size_t Start = I;
+    while (I < E && IsIdent(Text[I]))
+      ++I;
+    llvm::StringRef Word(Text.data() + Start, I - Start);
+    if (!isTypeName(Word))
+      continue;
+    // A type is followed by dims, a name or a literal; a value that happens
+    // to be called like a type is followed by ',', ')' or '='.
+    size_t P = SkipSpace(I);
+    if (P < E && Text[P] == '[') {
+      while (P < E && Text[P] != ']')
+        ++P;
+      P = SkipSpace(P + 1);
+    }
+    bool IsLiteral = P < E && Text[P] == '{';
+    bool HasName = P < E && (llvm::isAlpha(Text[P]) || Text[P] == '_');
+    if (!IsLiteral && !HasName)
+      continue;
+    size_t Index = IsLiteral ? Literal++ : 0;
+    int32_t Code = static_cast<int32_t>(getElementTypeFromName(Word));
+    if (isOnnx112ElementType(Code))
+      continue;
+    if (IsLiteral) {
+      Uses.ByLiteral[Index] = Code;
+    } else {
+      size_t N = P;
+      while (N < E && IsIdent(Text[N]))
+        ++N;
+      Uses.ByName[Text.substr(P, N - P)] = Code;
+    }
+    std::string Stand = Word.size() >= 5 ? "uint8" : "int8";
+    Stand.resize(Word.size(), ' ');
+    Text.replace(Start, Word.size(), Stand);
+  }
+}
+
+/// Packs the literal values the parser put in int32_data into raw_data.
+static void packModernTensor(onnx::TensorProto &T, int32_t Code) {
+  T.set_data_type(Code);
+  if (T.int32_data_size() == 0)
+    return;
+  std::string Raw;
+  bool Nibbles = getElementTypeBits(static_cast<ElementType>(Code)) == 4;
+  for (int I = 0; I < T.int32_data_size(); ++I) {
+    unsigned V = static_cast<unsigned>(T.int32_data(I));
+    if (!Nibbles)
+      Raw.push_back(static_cast<char>(V & 0xFF));
+    else if (I % 2 == 0)
+      Raw.push_back(static_cast<char>(V & 0xF));
+    else
+      Raw.back() = static_cast<char>(Raw.back() | ((V & 0xF) << 4));
+  }
+  T.clear_int32_data();
+  T.set_raw_data(Raw);
+}
+
+static void restoreType(onnx::TypeProto &T, int32_t Code) {
+  if (T.has_tensor_type())
+    T.mutable_tensor_type()->set_elem_type(Code);
+  else if (T.has_sparse_tensor_type())
+    T.mutable_sparse_tensor_type()->set_elem_type(Code);
+}
+
+static void restoreModernTypes(onnx::GraphProto &G, const ModernTypeUses &Uses,
+                               size_t &Literal) {
+  auto ByName = [&](const std::string &Name) -> int32_t {
+    auto It = Uses.ByName.find(Name);
+    return It == Uses.ByName.end() ? 0 : It->second;
+  };
+  for (auto *List :
+       {G.mutable_input(), G.mutable_output(), G.mutable_value_info()})
+    for (onnx::ValueInfoProto &VI : *List)
+      if (int32_t Code = ByName(VI.name()))
+        restoreType(*VI.mutable_type(), Code);
+  for (onnx::TensorProto &T : *G.mutable_initializer())
+    if (int32_t Code = ByName(T.name()))
+      packModernTensor(T, Code);
+  for (onnx::NodeProto &N : *G.mutable_node())
+    for (onnx::AttributeProto &A : *N.mutable_attribute()) {
+      if (A.has_t()) {
+        auto It = Uses.ByLiteral.find(Literal++);
+        if (It != Uses.ByLiteral.end())
+          packModernTensor(*A.mutable_t(), It->second);
+      }
+      if (A.has_g())
+        restoreModernTypes(*A.mutable_g(), Uses, Literal);
+      for (onnx::GraphProto &Sub : *A.mutable_graphs())
+        restoreModernTypes(Sub, Uses, Literal);
+    }
 }
 
 //===----------------------------------------------------------------------===//
@@ -325,6 +481,8 @@ std::unique_ptr<Model> onnxopt::parseTextModel(llvm::StringRef Text,
   }
   // OnnxParser reads a NUL-terminated buffer.
   std::string Buffer = Text.str();
+  ModernTypeUses Modern;
+  rewriteModernTypes(Buffer, Modern);
   onnx::ModelProto Proto;
   onnx::OnnxParser Parser(Buffer.c_str());
   try {
@@ -346,6 +504,10 @@ std::unique_ptr<Model> onnxopt::parseTextModel(llvm::StringRef Text,
     return nullptr;
   }
 
+  if (!Modern.empty()) {
+    size_t Literal = 0;
+    restoreModernTypes(*Proto.mutable_graph(), Modern, Literal);
+  }
   decodeModel(Proto);
   // A bare graph (no `<...>` header) gets a default header.
   bool Bare = !Proto.has_ir_version() && Proto.opset_import_size() == 0;

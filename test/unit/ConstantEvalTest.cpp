@@ -459,6 +459,37 @@ TEST(ConstantEval, SplitOutputs) {
   EXPECT_EQ(E.ints(1), (I64{2, 4}));
 }
 
+TEST(ConstantEval, Split18NumOutputs) {
+  // ceil(5 / 3) = 2: chunks 2, 2, 1.
+  Evaluated E = evalLast("g () => (Y, Z, W) <int64[5] D = {1, 2, 3, 4, 5}>",
+                         "Y, Z, W = Split <axis = 0, num_outputs = 3> (D)", 18);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(0), (I64{1, 2}));
+  EXPECT_EQ(E.ints(1), (I64{3, 4}));
+  EXPECT_EQ(E.ints(2), (I64{5}));
+  // 4 into 3 would leave an empty last chunk.
+  E = evalLast("g () => (Y, Z, W) <int64[4] D = {1, 2, 3, 4}>",
+               "Y, Z, W = Split <axis = 0, num_outputs = 3> (D)", 18);
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "dim 4 cannot be split into 3 parts");
+  E = evalLast("g () => (Y, Z) <int64[4] D = {1, 2, 3, 4}>",
+               "Y, Z = Split <axis = 0, num_outputs = 3> (D)", 18);
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "num_outputs is 3 but the node has 2 results");
+}
+
+TEST(ConstantEval, Reduce18AxesInputAndShape15StartEnd) {
+  Evaluated E = evalLast("g () => (Y) <int64[2,3] D = {1, 2, 3, 4, 5, 6}, "
+                         "int64[1] A = {1}>",
+                         "Y = ReduceMax <keepdims = 0> (D, A)", 18);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{3, 6}));
+  E = evalLast("g (float[2,3,4,5] X) => (Y)",
+               "Y = Shape <start = 1, end = -1> (X)", 21);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{3, 4}));
+}
+
 TEST(ConstantEval, RefusalsSayWhy) {
   Evaluated E = evalLast("g (int64[2] X) => (int64[2] Y) <int64[2] C = {1, 2}>",
                          "Y = Add (X, C)");

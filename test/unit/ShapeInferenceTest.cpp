@@ -268,9 +268,9 @@ TEST(ShapeInference, OpsWithoutSchemaKeepTheirTypes) {
             "their declared types");
 }
 
-TEST(ShapeInference, OpsetsNewerThanTheSchemasAreNotInferred) {
+TEST(ShapeInference, OpsetsNewerThanTheOpTableAreNotInferred) {
   auto M = parse(R"(
-    <ir_version: 8, opset_import: ["" : 18]>
+    <ir_version: 10, opset_import: ["" : 24]>
     g (float[N,3] X) => (float[N,3] Y) {
       A = Relu(X)
       Y = Relu(A)
@@ -282,8 +282,46 @@ TEST(ShapeInference, OpsetsNewerThanTheSchemasAreNotInferred) {
   EXPECT_EQ(SI.getStats().NodesWithoutSchema, 2u);
   ASSERT_EQ(C.All.size(), 1u) << C.text();
   EXPECT_EQ(C.All[0].Message,
-            "2 node(s) of 'Relu' (opset 18 is newer than the schemas (17)) "
+            "2 node(s) of 'Relu' (opset 24 is newer than the op table (23)) "
             "keep their declared types");
+}
+
+TEST(ShapeInference, TypeOnlyChangesAboveOpset17UseTheLatestSchema) {
+  // Relu did not change after opset 14, Reshape only widened its types at
+  // 19 and 21: both are inferred at opset 21, data propagation included.
+  auto M = parse(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2,3,4] X) => (float[?,?] Y) {
+      A = Relu(X)
+      S = Shape <end = 1> (A)
+      M1 = Constant <value_ints = [-1]> ()
+      T = Concat <axis = 0> (S, M1)
+      Y = Reshape(A, T)
+    })");
+  Collected C;
+  ShapeInference SI(*M, C.Diags);
+  ASSERT_TRUE(succeeded(SI.inferModel())) << C.text();
+  EXPECT_EQ(typeOf(*M, "A"), "float[2,3,4]");
+  EXPECT_EQ(typeOf(*M, "Y"), "float[2,12]");
+  EXPECT_EQ(SI.getStats().NodesWithoutSchema, 0u);
+  EXPECT_TRUE(C.All.empty()) << C.text();
+}
+
+TEST(ShapeInference, SemanticChangesAboveOpset17UseOurInference) {
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[N,7,4] X) => (A, B, C, R) {
+      A, B, C = Split <axis = 1, num_outputs = 3> (X)
+      Ax = Constant <value_ints = [1]> ()
+      R = ReduceMean <keepdims = 0> (X, Ax)
+    })");
+  Collected C;
+  ShapeInference SI(*M, C.Diags);
+  ASSERT_TRUE(succeeded(SI.inferModel())) << C.text();
+  EXPECT_EQ(typeOf(*M, "A"), "float[N,3,4]");
+  EXPECT_EQ(typeOf(*M, "B"), "float[N,3,4]");
+  EXPECT_EQ(typeOf(*M, "C"), "float[N,1,4]");
+  EXPECT_EQ(typeOf(*M, "R"), "float[N,4]");
 }
 
 TEST(ShapeInference, FailingInferenceWarnsOrFailsWhenStrict) {

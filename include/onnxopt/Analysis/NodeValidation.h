@@ -30,9 +30,12 @@ class Node;
 /// signs of strides, dilations, kernel_shape, pads and output_padding of
 /// convolutions and pools (against each other and the input's rank), and
 /// the input ranks that fixed-rank ops need. Emits one error on the first
-/// problem.
+/// problem. Without \p CheckElementTypes the element types are not checked:
+/// for an op version newer than ONNX 1.12 whose schema stands in for it, the
+/// newer version allows more types (the op table's business).
 LogicalResult validateNode(const Node &N, const onnx::OpSchema *Schema,
-                           DiagnosticEngine &Diags);
+                           DiagnosticEngine &Diags,
+                           bool CheckElementTypes = true);
 
 /// The schema ONNX 1.12 uses for \p N in \p M (its domain's opset version),
 /// or null (unknown domain, no such op, or an opset above 1.12's schemas).

@@ -37,15 +37,17 @@ struct ExportOptions {
 std::unique_ptr<onnx::ModelProto> exportModel(const Model &M);
 
 /// Verifies a proto with onnx::checker and strict shape inference. Versions
-/// newer than ONNX 1.12 knows produce a warning saying what was not checked.
+/// newer than ONNX 1.12 knows are checked by verifyModernModel
+/// (Analysis/ModernVerify.h) instead, with a warning saying what was and
+/// was not checked.
 LogicalResult verifyProto(const onnx::ModelProto &P, DiagnosticEngine &Diags);
 
 /// Writes \p M to \p Path ("-" = stdout) in \p Format. Binary output is
 /// written to a temporary file and renamed into place; external data is
 /// reused when writing beside its file, else written to a new data file.
 /// On any error nothing is left behind.
-LogicalResult saveModel(const Model &M, llvm::StringRef Path,
-                        FileFormat Format, DiagnosticEngine &Diags,
+LogicalResult saveModel(const Model &M, llvm::StringRef Path, FileFormat Format,
+                        DiagnosticEngine &Diags,
                         const ExportOptions &Opts = {});
 
 /// Prints \p M in ONNX text syntax that onnx::OnnxParser reads back.
