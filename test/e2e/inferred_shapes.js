@@ -80,20 +80,30 @@ function splitTop(text) {
   return parts;
 }
 
+/// Inverse of onnx-opt's name encoding in text: `__` + the name with each
+/// byte that is not an identifier character written `_xHH`.
+function decodeName(name) {
+  if (!name.startsWith('__'))
+    return name;
+  return name.slice(2).replace(/_x([0-9A-F]{2})/g,
+                               (m, hex) => String.fromCharCode(parseInt(hex, 16)));
+}
+
 /// One signature entry: {name, dims} where dims is null (no shape) or an
 /// array of numbers, names and '?'. As onnx-opt prints types: `float X` is
 /// a scalar, `float[] X` has no shape, a bare `X` has no type.
 function parseEntry(text) {
   const m = /^(\w+)(?:\[([^\]]*)\])?\s+(\S+)$/.exec(text);
   if (!m)
-    return /^\S+$/.test(text) ? {elem: null, name: text, dims: null} : null;
+    return /^\S+$/.test(text) ? {elem: null, name: decodeName(text), dims: null}
+                               : null;
   const dims = m[2] === undefined
       ? []
       : (m[2].trim() === '' ? null : m[2].split(',').map((d) => {
           d = d.trim();
           return /^-?\d+$/.test(d) ? Number(d) : d;
         }));
-  return {elem: m[1], name: m[3], dims};
+  return {elem: m[1], name: decodeName(m[3]), dims};
 }
 
 function readSignature(onnxOpt, model) {
@@ -217,6 +227,8 @@ async function main() {
         bind(e, feeds[e.name].dims.map(Number), 'input');
     const parts = [];
     for (const e of sig.outputs) {
+      if (!(e.name in out))
+        die(`the runtime computed no output '${e.name}'`);
       const dims = out[e.name].dims.map(Number);
       bind(e, dims, 'output');
       parts.push(`${e.name}[${dims}]`);

@@ -87,25 +87,30 @@ def convert_graph(graph, old_opset, names):
                      "is not converted")
 
 
+def convert(input_path, output_path, opset):
+    """Converts one model file; exits with a message on what it refuses."""
+    if not 18 <= opset <= 23:
+        sys.exit("to_opset18: error: --opset must be 18..23")
+    model = onnx.load(input_path)
+    old = [o for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    if not old or old[0].version < 7 or old[0].version > 17:
+        sys.exit("to_opset18: error: the model's ai.onnx opset must be 7..17")
+    old_opset = old[0].version
+    convert_graph(model.graph, old_opset, Names(model.graph))
+    old[0].version = opset
+    # IR versions of the opsets: 18 -> 8, 19/20 -> 9, 21/22 -> 10, 23 -> 11.
+    model.ir_version = max(model.ir_version,
+                           {18: 8, 19: 9, 20: 9, 21: 10, 22: 10, 23: 11}[opset])
+    onnx.save(model, output_path)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("input")
     p.add_argument("output")
     p.add_argument("--opset", type=int, default=18)
     args = p.parse_args()
-    if not 18 <= args.opset <= 23:
-        sys.exit("to_opset18: error: --opset must be 18..23")
-    model = onnx.load(args.input)
-    old = [o for o in model.opset_import if o.domain in ("", "ai.onnx")]
-    if not old or old[0].version < 7 or old[0].version > 17:
-        sys.exit("to_opset18: error: the model's ai.onnx opset must be 7..17")
-    old_opset = old[0].version
-    convert_graph(model.graph, old_opset, Names(model.graph))
-    old[0].version = args.opset
-    # IR versions of the opsets: 18 -> 8, 19/20 -> 9, 21/22 -> 10, 23 -> 11.
-    model.ir_version = max(model.ir_version,
-                           {18: 8, 19: 9, 20: 9, 21: 10, 22: 10, 23: 11}[args.opset])
-    onnx.save(model, args.output)
+    convert(args.input, args.output, args.opset)
 
 
 if __name__ == "__main__":
