@@ -641,7 +641,10 @@ static LogicalResult verifyInPlace(onnx::ModelProto &P, bool Restore,
     {
       onnx::ModelProto Copy;
       copyForVerification(P, Copy);
-      std::unique_ptr<Model> M = importModel(std::move(Copy), "", Diags);
+      ImportOptions Skeleton;
+      Skeleton.PlaceholderPayloads = true;
+      std::unique_ptr<Model> M =
+          importModel(std::move(Copy), "", Diags, Skeleton);
       ModernVerifyReport Report;
       if (!M || failed(verifyModernModel(*M, Diags, Report)))
         return failure();

@@ -331,6 +331,8 @@ LogicalResult Importer::checkTensor(const onnx::TensorProto &TP, const Graph &G,
   uint64_t Bytes = 0;
   if (!Elems || (ElemSize && __builtin_mul_overflow(*Elems, ElemSize, &Bytes)))
     return Fail() << "its dims describe more than 2^64 bytes";
+  if (Opts.PlaceholderPayloads)
+    return success();
   if (!PayloadBytes && TP.has_raw_data())
     PayloadBytes = TP.raw_data().size();
   if (PayloadBytes) {

@@ -22,6 +22,10 @@ struct ImportOptions {
   /// locations, `..`, symbolic links leading out). Off: such a location is
   /// an error.
   bool AllowExternalDataOutside = false;
+  /// The proto is a verification skeleton whose large tensors hold a
+  /// placeholder payload (Export's verification copies): payload lengths
+  /// are not checked against dims.
+  bool PlaceholderPayloads = false;
 };
 
 /// Subgraphs nested deeper than this are refused (If inside If ...):
