@@ -118,7 +118,8 @@ private:
 
   ListOption<ShapeSpec> Shapes{
       *this, "shapes",
-      "new input shapes: a symbol makes a dim dynamic, e.g. input[N,3,H,W]"};
+      "new input shapes: a symbol makes a dim dynamic, e.g. input[N,3,H,W]",
+      required()};
   Option<bool> AllowPartial{*this, "allow-partial",
                             "keep going when a constant cannot be repaired",
                             false};

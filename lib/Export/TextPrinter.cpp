@@ -13,6 +13,7 @@
 // so. docs/text-format.md lists both.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DerivedDims.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/IR.h"
 #include "llvm/ADT/STLExtras.h"
@@ -150,6 +151,9 @@ private:
       Notes.push_back(std::move(S));
   }
   void omit(llvm::StringRef What) { ++Omitted[What.str()]; }
+  /// `# boxes_dim1 = 2*ceil(height/8)*...` for each derived dim that
+  /// unify-dims recorded, so that a reader sees what a short name stands for.
+  void printDerivedDimComments(const onnx::ModelProto &Rest);
   /// Counts what a residual proto carries that text cannot (doc strings,
   /// fields unknown to ONNX 1.12).
   template <typename ProtoT> void omitResidual(const std::string &Bytes);
@@ -1067,6 +1071,7 @@ void TextPrinter::printModel(const Model &M) {
       *OS << ']';
     }
     *OS << "\n>\n";
+    printDerivedDimComments(Rest);
     if (Rest.training_info_size())
       omit("training info");
     if (Rest.GetReflection()->GetUnknownFields(Rest).field_count())
@@ -1088,6 +1093,19 @@ void TextPrinter::printModel(const Model &M) {
     FirstItem = false;
   }
   *OS << '\n';
+}
+
+void TextPrinter::printDerivedDimComments(const onnx::ModelProto &Rest) {
+  for (const onnx::StringStringEntryProto &E : Rest.metadata_props()) {
+    if (E.key() != DerivedDimsKey)
+      continue;
+    DerivedDimMap Dims;
+    std::string Error;
+    if (!parseDerivedDims(E.value(), Dims, Error))
+      return;
+    for (const auto &[Name, Expr] : Dims)
+      *OS << "# " << Name << " = " << Expr << "\n";
+  }
 }
 
 void onnxopt::printModel(const Model &M, llvm::raw_ostream &OS) {

@@ -13,6 +13,7 @@
 #include "onnxopt/Import/Import.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Pass/PassRegistry.h"
+#include "onnxopt/Pass/PipelineParser.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -28,6 +29,30 @@ using namespace onnxopt;
 
 namespace {
 
+/// One piece of the pipeline and where it came from, so that an error in it
+/// can be shown under what the user typed.
+struct PipelinePiece {
+  /// Pipeline text: `cse,dce` or `freeze-dims{dims=N:1}`.
+  std::string Text;
+  /// The command-line argument as typed: `--freeze-dims=dims=N:1`.
+  std::string Arg;
+  /// Maps an offset into Text to a column of Arg: Text[I] is Arg[I + Shift]
+  /// for I >= From (the value of a pass flag); for I < From it is Arg[I +
+  /// NameShift] (the pass name after the dashes).
+  size_t From = 0;
+  long Shift = 0, NameShift = 0;
+
+  size_t column(size_t Pos) const {
+    long Col = Pos < From ? long(Pos) + NameShift : long(Pos) + Shift;
+    return size_t(std::clamp<long>(Col, 0, long(Arg.size())));
+  }
+};
+
+/// The passes --simplify stands for (docs/cli.md lists them).
+const char *const SimplifyPipeline =
+    "infer-shapes,fold-shapes,constant-fold,eliminate-identity,cse,dce,"
+    "unify-dims";
+
 struct CommandLine {
   std::string Input;
   std::string Output;
@@ -35,7 +60,7 @@ struct CommandLine {
   std::optional<FileFormat> OutputFormat;
   /// Pipeline pieces in command-line order: --pass-pipeline texts and
   /// per-pass flags converted to pipeline syntax.
-  std::vector<std::string> PipelinePieces;
+  std::vector<PipelinePiece> PipelinePieces;
   bool ListPasses = false, Help = false, Version = false;
   bool Verify = true, VerifyEach = true;
   bool PrintIrAfterAll = false;
@@ -47,7 +72,20 @@ struct CommandLine {
   uint64_t ExternalThreshold = 1024;
   /// --freeze-shape-sets: one static model per ';'-separated shape set.
   std::vector<std::string> ShapeSets;
+  /// --elide-weights[=N]: print tensors above N elements as a placeholder.
+  std::optional<uint64_t> ElideAbove;
+  bool NoElide = false;
 };
+
+/// The tool's own flags, for typo suggestions.
+const char *const ToolFlags[] = {
+    "help",          "version",           "list-passes",
+    "pass-pipeline", "output-format",     "verify-each",
+    "no-verify-each", "no-verify",        "print-ir-after-all",
+    "print-ir-after", "timing",           "summary",
+    "simplify",      "freeze-shape-sets", "external-data",
+    "external-threshold", "output",       "elide-weights",
+    "no-elide-weights"};
 
 } // namespace
 
@@ -104,11 +142,40 @@ splitFlag(llvm::StringRef Arg) {
   return {Arg.take_front(Eq), Arg.drop_front(Eq + 1)};
 }
 
+/// "unknown option '--unfiy-dims'; did you mean '--unify-dims'?"
+static std::string unknownFlag(llvm::StringRef Arg, llvm::StringRef Name) {
+  std::vector<std::string> Candidates(std::begin(ToolFlags),
+                                      std::end(ToolFlags));
+  for (const std::unique_ptr<Pass> &P : getRegisteredPasses())
+    Candidates.push_back(P->getArgument().str());
+  std::string Msg = "unknown option '" + Arg.str() + "'";
+  std::string Best = suggestClosest(Name, Candidates);
+  if (!Best.empty())
+    return Msg + "; did you mean '--" + Best + "'?";
+  return Msg + " (see --help)";
+}
+
+/// True when \p Arg reads as options of pass \p PassName (`shapes=x[1]`),
+/// given after the flag with a space instead of '='.
+static bool looksLikeOptionsOf(llvm::StringRef PassName, llvm::StringRef Arg) {
+  if (llvm::sys::fs::exists(Arg))
+    return false;
+  std::unique_ptr<Pass> P = createPass(PassName);
+  llvm::StringRef Key = Arg.take_until([](char C) {
+    return C == '=' || C == ' ' || C == '}';
+  });
+  return P && !Key.empty() && P->findOption(Key);
+}
+
 static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
                              std::string &Error) {
   bool SawInput = false;
+  /// The pass flag just before, if it had no value (`--freeze-dims`).
+  std::string PassFlagWithoutValue;
   for (int I = 1; I < Argc; ++I) {
     llvm::StringRef Arg = Argv[I];
+    std::string PrevPassFlag;
+    std::swap(PrevPassFlag, PassFlagWithoutValue);
     auto NextValue = [&](llvm::StringRef Flag,
                          std::optional<llvm::StringRef> Inline,
                          std::string &Out) {
@@ -124,6 +191,12 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       return true;
     };
     if (Arg == "-" || !Arg.startswith("-")) {
+      if (!PrevPassFlag.empty() && looksLikeOptionsOf(PrevPassFlag, Arg)) {
+        Error = "'" + Arg.str() + "' looks like options of --" +
+                PrevPassFlag + "; write them after '=': --" + PrevPassFlag +
+                "='" + Arg.str() + "'";
+        return false;
+      }
       if (SawInput) {
         Error = "more than one input file: '" + CL.Input + "' and '" +
                 Arg.str() + "'";
@@ -154,10 +227,22 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
     } else if (Name == "list-passes") {
       CL.ListPasses = true;
     } else if (Name == "pass-pipeline") {
-      std::string V;
-      if (!NextValue(Name, Inline, V))
+      PipelinePiece Piece;
+      if (!NextValue(Name, Inline, Piece.Text))
         return false;
-      CL.PipelinePieces.push_back(V);
+      // Shown as typed: `--pass-pipeline=TEXT`, or TEXT alone when it was
+      // the next argument.
+      Piece.Arg = Inline ? Arg.str() : Piece.Text;
+      Piece.Shift = Piece.NameShift = Inline ? long(Arg.size()) -
+                                                   long(Piece.Text.size())
+                                             : 0;
+      CL.PipelinePieces.push_back(std::move(Piece));
+    } else if (Name == "simplify") {
+      PipelinePiece Piece;
+      Piece.Text = SimplifyPipeline;
+      Piece.Arg = Arg.str();
+      CL.PipelinePieces.push_back(std::move(Piece));
+      CL.Summary = true;
     } else if (Name == "output-format") {
       std::string V;
       if (!NextValue(Name, Inline, V))
@@ -191,6 +276,18 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       CL.Timing = true;
     } else if (Name == "summary") {
       CL.Summary = true;
+    } else if (Name == "elide-weights") {
+      uint64_t N = 16;
+      if (Inline && Inline->getAsInteger(10, N)) {
+        Error = "invalid value '" + Inline->str() +
+                "' for --elide-weights (expected a number of elements)";
+        return false;
+      }
+      CL.ElideAbove = N;
+      CL.NoElide = false;
+    } else if (Name == "no-elide-weights") {
+      CL.NoElide = true;
+      CL.ElideAbove.reset();
     } else if (Name == "freeze-shape-sets") {
       std::string V;
       if (!NextValue(Name, Inline, V))
@@ -203,6 +300,17 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       if (CL.ShapeSets.empty()) {
         Error = "--freeze-shape-sets needs at least one shape set";
         return false;
+      }
+      // Check every set now, before any model is read.
+      for (const std::string &Set : CL.ShapeSets) {
+        std::vector<std::unique_ptr<Pass>> Passes;
+        PipelineError E;
+        if (failed(parsePassPipeline("freeze-dims{shapes=" + Set + "}",
+                                     Passes, E))) {
+          Error = "invalid shape set '" + Set + "' in --freeze-shape-sets: " +
+                  E.Message;
+          return false;
+        }
       }
     } else if (Name == "external-data") {
       CL.ForceExternal = true;
@@ -218,12 +326,24 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       }
     } else if (createPass(Name)) {
       // A pass flag: `--cse` or `--freeze-dims='dims=N:1'`.
-      std::string Piece = Name.str();
-      if (Inline && !Inline->empty())
-        Piece += "{" + Inline->str() + "}";
-      CL.PipelinePieces.push_back(Piece);
+      PipelinePiece Piece;
+      Piece.Text = Name.str();
+      Piece.Arg = Arg.str();
+      size_t Dashes = Arg.size() - Arg.ltrim('-').size();
+      Piece.NameShift = long(Dashes);
+      if (Inline && !Inline->empty()) {
+        Piece.Text += "{" + Inline->str() + "}";
+        // Text[Name.size() + 1 + K] is the value's K-th character, which
+        // is Arg[Dashes + Name.size() + 1 + K].
+        Piece.From = Name.size() + 1;
+        Piece.Shift = long(Dashes);
+      } else {
+        Piece.From = Piece.Text.size() + 1;
+        PassFlagWithoutValue = Name.str();
+      }
+      CL.PipelinePieces.push_back(std::move(Piece));
     } else {
-      Error = "unknown option '" + Arg.str() + "' (see --help)";
+      Error = unknownFlag(Arg, Name);
       return false;
     }
   }
@@ -332,21 +452,31 @@ static int runTool(const CommandLine &CL) {
   PMOpts.PrintIrAfter = CL.PrintIrAfter;
   PMOpts.Timing = CL.Timing;
   PassManager PM(PMOpts);
-  for (const std::string &Piece : CL.PipelinePieces) {
-    std::string Error;
-    if (failed(parsePassPipeline(Piece, PM, Error))) {
-      Err << "onnx-opt: error: invalid pass pipeline '" << Piece
-          << "': " << Error << "\n";
+  for (const PipelinePiece &Piece : CL.PipelinePieces) {
+    std::vector<std::unique_ptr<Pass>> Passes;
+    PipelineError E;
+    if (failed(parsePassPipeline(Piece.Text, Passes, E))) {
+      // The message, then the argument as typed with a caret under the
+      // problem (as clang and mlir-opt show source locations).
+      Err << "onnx-opt: error: " << E.Message << "\n  " << Piece.Arg << "\n  ";
+      Err.indent(Piece.column(E.Pos)) << "^\n";
       return 1;
     }
+    for (std::unique_ptr<Pass> &P : Passes)
+      PM.addPass(std::move(P));
   }
   for (const std::string &Name : CL.PrintIrAfter) {
     if (!createPass(Name)) {
+      std::string Best = suggestPassName(Name);
       Err << "onnx-opt: error: --print-ir-after names unknown pass '" << Name
-          << "'\n";
+          << "'" << (Best.empty() ? "" : "; did you mean '" + Best + "'?")
+          << "\n";
       return 1;
     }
   }
+  // `onnx-opt m.onnx --summary` looks without writing: the table goes to
+  // stdout and no model is written (the text dump needs `-o -`).
+  bool LookOnly = CL.Summary && !CL.HasOutput && CL.ShapeSets.empty();
 
   DiagnosticEngine Diags;
   Diags.setFileName(CL.Input == "-" ? "<stdin>" : CL.Input);
@@ -382,6 +512,16 @@ static int runTool(const CommandLine &CL) {
     if (CL.Timing)
       PM.printTiming(Err);
     return RC;
+  }
+
+  if (LookOnly) {
+    // Nothing is written, so the output checks (ONNX's checker, strict
+    // inference) do not run; --verify-each still checked the IR.
+    if (CL.Timing)
+      PM.printTiming(Err);
+    printSummaryTable(llvm::outs(), *Before, summarizeModel(*M));
+    (void)M.release();
+    return 0;
   }
 
   ExportOptions EO;

@@ -1,5 +1,6 @@
 //===- Summary.cpp - Before/after model summary (--summary) ---------------===//
 #include "Summary.h"
+#include "onnxopt/Analysis/DerivedDims.h"
 #include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/IR/IR.h"
 #include "llvm/Support/Format.h"
@@ -44,6 +45,10 @@ ModelSummary onnxopt::summarizeModel(const Model &M) {
   if (getDimRanges(M, Ranges, Error))
     for (const auto &[Sym, R] : Ranges)
       S.DimRanges.push_back(Sym + "=" + printDimRange(R));
+  DerivedDimMap Derived;
+  if (getDerivedDims(M, Derived, Error))
+    for (const auto &[Sym, Expr] : Derived)
+      S.DerivedDims.push_back(Sym + "=" + Expr);
   return S;
 }
 
@@ -111,6 +116,14 @@ void onnxopt::printSummaryTable(llvm::raw_ostream &OS,
   for (const std::string &Sym : Syms)
     Rows.push_back({"range " + Sym, RangeOf(B.DimRanges, Sym),
                     RangeOf(A.DimRanges, Sym)});
+  std::set<std::string> Derived;
+  for (const std::string &E : B.DerivedDims)
+    Derived.insert(SymOf(E));
+  for (const std::string &E : A.DerivedDims)
+    Derived.insert(SymOf(E));
+  for (const std::string &Sym : Derived)
+    Rows.push_back({"dim " + Sym, RangeOf(B.DerivedDims, Sym),
+                    RangeOf(A.DerivedDims, Sym)});
   Rows.push_back({"", "", ""});
   std::set<std::string> Ops;
   for (const auto &P : B.OpCounts)
