@@ -79,9 +79,8 @@ public:
   }
 
 private:
-  ListOption<std::string> Map{*this, "map",
-                              "renames, each old:new (applied at once)",
-                              required()};
+  ListOption<std::string> Map{
+      *this, "map", "renames, each old:new (applied at once)", required()};
 
   LogicalResult parseMap(DiagnosticEngine &Diags,
                          std::map<std::string, std::string> &Renames) const {

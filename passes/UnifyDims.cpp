@@ -4,7 +4,8 @@
 //            => (float[batch,dim1,4] boxes, float[batch,dim2,2] scores)
 //          # dim1 and dim2 are both the anchor count
 // After:   (float[batch,3,height,width] input)
-//            => (float[batch,boxes_dim1,4] boxes, float[batch,boxes_dim1,2] scores)
+//            => (float[batch,boxes_dim1,4] boxes, float[batch,boxes_dim1,2]
+//            scores)
 //          metadata onnx_opt.derived_dims: boxes_dim1=2*ceil(height/8)*...
 //
 // Runs shape inference and the dim algebra, then gives every class of
@@ -215,14 +216,14 @@ private:
                          ? " (its rank is " +
                                std::to_string(V->getType().getRank()) + ")"
                          : " (its rank is unknown)");
-        std::optional<DimExpr> Class = classOf(V->getType().getDims()[Index],
-                                               V, Index);
+        std::optional<DimExpr> Class =
+            classOf(V->getType().getDims()[Index], V, Index);
         if (!Class || Class->isConstant())
           return emitError(Diags)
                  << "unify-dims: dim " << Index << " of '" << ValueName
                  << "' is "
-                 << (Class ? "the constant " + std::to_string(
-                                                   Class->getConstant())
+                 << (Class ? "the constant " +
+                                 std::to_string(Class->getConstant())
                            : std::string("not known to the dim algebra"))
                  << "; there is no symbol to name";
         const std::string &Key = Class->key();
@@ -233,15 +234,12 @@ private:
                  << It->second << "' and '" << Name << "'";
         auto [NIt, NNew] = ClassOfName.emplace(Name.str(), Key);
         if (!NNew && NIt->second != Key)
-          return emitError(Diags)
-                 << "unify-dims: names= gives the name '" << Name
-                 << "' to two dims not proven equal";
+          return emitError(Diags) << "unify-dims: names= gives the name '"
+                                  << Name << "' to two dims not proven equal";
         // A name another symbol already has would merge the two.
-        if (Taken.count(Name) &&
-            !DA.provenEqual(DimExpr::symbol(Name), *Class))
-          return emitError(Diags)
-                 << "unify-dims: '" << Name
-                 << "' already names another dim of the model";
+        if (Taken.count(Name) && !DA.provenEqual(DimExpr::symbol(Name), *Class))
+          return emitError(Diags) << "unify-dims: '" << Name
+                                  << "' already names another dim of the model";
         Taken.insert(Name);
       }
       return success();

@@ -45,13 +45,12 @@ bool OptionBase::checkConstraint(llvm::StringRef Text,
   if (Text.getAsInteger(10, V))
     return true; // not an integer option; the type parser decided
   if (C.Min && V < *C.Min) {
-    Error = "must be at least " + std::to_string(*C.Min) + ", got " +
-            Text.str();
+    Error =
+        "must be at least " + std::to_string(*C.Min) + ", got " + Text.str();
     return false;
   }
   if (C.Max && V > *C.Max) {
-    Error = "must be at most " + std::to_string(*C.Max) + ", got " +
-            Text.str();
+    Error = "must be at most " + std::to_string(*C.Max) + ", got " + Text.str();
     return false;
   }
   return true;
@@ -167,8 +166,8 @@ static bool parseToolShape(llvm::StringRef Text, ShapeSpec &Out) {
   llvm::SmallVector<llvm::StringRef, 8> Parts;
   Body.split(Parts, 'x');
   for (llvm::StringRef P : Parts) {
-    if (P != "?" && (P.empty() || !llvm::all_of(P, llvm::isDigit) ||
-                     !isValidDim(P)))
+    if (P != "?" &&
+        (P.empty() || !llvm::all_of(P, llvm::isDigit) || !isValidDim(P)))
       return false;
     S.Dims.push_back(P.str());
   }
@@ -179,9 +178,8 @@ static bool parseToolShape(llvm::StringRef Text, ShapeSpec &Out) {
 bool onnxopt::parseOptionValue(llvm::StringRef Text, ShapeSpec &Out,
                                std::string &Err) {
   auto Fail = [&] {
-    Err = "expected 'name[d0,d1,...]' (or 'name:1x3x640x640' as trtexec "
-          "writes it), got " +
-          quoted(Text);
+    Err =
+        "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got " + quoted(Text);
     return false;
   };
   llvm::StringRef Trimmed = Text.trim();

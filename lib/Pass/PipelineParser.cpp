@@ -71,8 +71,7 @@ private:
                       const std::string &Tail = "") {
     Error.Message = Msg + Tail;
     Error.Pos = At;
-    Error.WithPosition =
-        Msg + " at position " + std::to_string(At + 1) + Tail;
+    Error.WithPosition = Msg + " at position " + std::to_string(At + 1) + Tail;
     return failure();
   }
 
@@ -169,9 +168,9 @@ LogicalResult PipelineParser::checkRequired(Pass &P, size_t NameStart) {
   if (Required.empty())
     return success();
   std::sort(Required.begin(), Required.end());
-  std::string Example = P.getArgument().str() + "{" +
-                        Required.front().substr(1, Required.front().size() - 2) +
-                        "=...}";
+  std::string Example =
+      P.getArgument().str() + "{" +
+      Required.front().substr(1, Required.front().size() - 2) + "=...}";
   return error("pass '" + P.getArgument().str() + "' needs option " +
                    llvm::join(Required, " or "),
                NameStart,
@@ -253,7 +252,8 @@ LogicalResult PipelineParser::parseOption(Pass &P, size_t PassStart) {
     std::string Suggestion = suggestClosest(Key, Names);
     if (!Suggestion.empty())
       return error(Msg, KeyStart, "; did you mean '" + Suggestion + "'?");
-    return error(Msg, KeyStart, " (available: " + llvm::join(Names, ", ") + ")");
+    return error(Msg, KeyStart,
+                 " (available: " + llvm::join(Names, ", ") + ")");
   }
 
   std::string Value;

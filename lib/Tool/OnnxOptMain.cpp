@@ -11,11 +11,13 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Verifier.h"
 #include "onnxopt/Import/Import.h"
+#include "onnxopt/Import/InputKind.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Pass/PassRegistry.h"
 #include "onnxopt/Pass/PipelineParser.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
@@ -78,14 +80,25 @@ struct CommandLine {
 };
 
 /// The tool's own flags, for typo suggestions.
-const char *const ToolFlags[] = {
-    "help",          "version",           "list-passes",
-    "pass-pipeline", "output-format",     "verify-each",
-    "no-verify-each", "no-verify",        "print-ir-after-all",
-    "print-ir-after", "timing",           "summary",
-    "simplify",      "freeze-shape-sets", "external-data",
-    "external-threshold", "output",       "elide-weights",
-    "no-elide-weights"};
+const char *const ToolFlags[] = {"help",
+                                 "version",
+                                 "list-passes",
+                                 "pass-pipeline",
+                                 "output-format",
+                                 "verify-each",
+                                 "no-verify-each",
+                                 "no-verify",
+                                 "print-ir-after-all",
+                                 "print-ir-after",
+                                 "timing",
+                                 "summary",
+                                 "simplify",
+                                 "freeze-shape-sets",
+                                 "external-data",
+                                 "external-threshold",
+                                 "output",
+                                 "elide-weights",
+                                 "no-elide-weights"};
 
 } // namespace
 
@@ -161,9 +174,8 @@ static bool looksLikeOptionsOf(llvm::StringRef PassName, llvm::StringRef Arg) {
   if (llvm::sys::fs::exists(Arg))
     return false;
   std::unique_ptr<Pass> P = createPass(PassName);
-  llvm::StringRef Key = Arg.take_until([](char C) {
-    return C == '=' || C == ' ' || C == '}';
-  });
+  llvm::StringRef Key =
+      Arg.take_until([](char C) { return C == '=' || C == ' ' || C == '}'; });
   return P && !Key.empty() && P->findOption(Key);
 }
 
@@ -192,9 +204,9 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
     };
     if (Arg == "-" || !Arg.startswith("-")) {
       if (!PrevPassFlag.empty() && looksLikeOptionsOf(PrevPassFlag, Arg)) {
-        Error = "'" + Arg.str() + "' looks like options of --" +
-                PrevPassFlag + "; write them after '=': --" + PrevPassFlag +
-                "='" + Arg.str() + "'";
+        Error = "'" + Arg.str() + "' looks like options of --" + PrevPassFlag +
+                "; write them after '=': --" + PrevPassFlag + "='" + Arg.str() +
+                "'";
         return false;
       }
       if (SawInput) {
@@ -233,9 +245,8 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       // Shown as typed: `--pass-pipeline=TEXT`, or TEXT alone when it was
       // the next argument.
       Piece.Arg = Inline ? Arg.str() : Piece.Text;
-      Piece.Shift = Piece.NameShift = Inline ? long(Arg.size()) -
-                                                   long(Piece.Text.size())
-                                             : 0;
+      Piece.Shift = Piece.NameShift =
+          Inline ? long(Arg.size()) - long(Piece.Text.size()) : 0;
       CL.PipelinePieces.push_back(std::move(Piece));
     } else if (Name == "simplify") {
       PipelinePiece Piece;
@@ -305,10 +316,10 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       for (const std::string &Set : CL.ShapeSets) {
         std::vector<std::unique_ptr<Pass>> Passes;
         PipelineError E;
-        if (failed(parsePassPipeline("freeze-dims{shapes=" + Set + "}",
-                                     Passes, E))) {
-          Error = "invalid shape set '" + Set + "' in --freeze-shape-sets: " +
-                  E.Message;
+        if (failed(parsePassPipeline("freeze-dims{shapes=" + Set + "}", Passes,
+                                     E))) {
+          Error = "invalid shape set '" + Set +
+                  "' in --freeze-shape-sets: " + E.Message;
           return false;
         }
       }
@@ -434,16 +445,47 @@ static int writeFrozenFamily(const CommandLine &CL, const Model &M,
   return 0;
 }
 
+/// Loads the input, first checking that it is an ONNX model at all (a
+/// PyTorch checkpoint or a SavedModel gets an error saying so), and saying
+/// where a truncated file ends.
+static std::unique_ptr<Model> loadInput(llvm::StringRef Path,
+                                        DiagnosticEngine &Diags) {
+  switch (classifyInput(Path, Diags)) {
+  case InputKind::Rejected:
+    return nullptr;
+  case InputKind::Text: {
+    auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/true);
+    if (!Buf) {
+      emitError(Diags) << "cannot open '" << Path
+                       << "': " << Buf.getError().message();
+      return nullptr;
+    }
+    std::unique_ptr<Model> M = parseTextModel((*Buf)->getBuffer(), Diags);
+    if (M)
+      M->BaseDir = llvm::sys::path::parent_path(Path).str();
+    return M;
+  }
+  case InputKind::Binary:
+    break;
+  }
+  std::unique_ptr<Model> M = loadModel(Path, Diags);
+  if (!M && guessFormatFromPath(Path) == FileFormat::Binary)
+    explainMalformedInput(Path, Diags);
+  return M;
+}
+
 static int runTool(const CommandLine &CL) {
   llvm::raw_ostream &Err = llvm::errs();
-  if (!CL.ShapeSets.empty() &&
-      (!CL.HasOutput || CL.Output == "-" || outputFormat(CL) != FileFormat::Binary)) {
+  if (!CL.ShapeSets.empty() && (!CL.HasOutput || CL.Output == "-" ||
+                                outputFormat(CL) != FileFormat::Binary)) {
     Err << "onnx-opt: error: --freeze-shape-sets needs a binary output file "
            "(-o dir/model.onnx) to name the family after\n";
     return 1;
   }
-  if (CL.ForceExternal && (CL.Output == "-" || outputFormat(CL) != FileFormat::Binary)) {
-    Err << "onnx-opt: error: --external-data needs a binary output file (-o model.onnx)\n";
+  if (CL.ForceExternal &&
+      (CL.Output == "-" || outputFormat(CL) != FileFormat::Binary)) {
+    Err << "onnx-opt: error: --external-data needs a binary output file (-o "
+           "model.onnx)\n";
     return 1;
   }
   PassManagerOptions PMOpts;
@@ -487,7 +529,7 @@ static int runTool(const CommandLine &CL) {
     Start = Now;
     return Ms;
   };
-  std::unique_ptr<Model> M = loadModel(CL.Input, Diags);
+  std::unique_ptr<Model> M = loadInput(CL.Input, Diags);
   if (!M)
     return 1;
   PM.recordTiming("(load)", LapMs());

@@ -64,8 +64,8 @@ inline OptionConstraint atLeast(int64_t Min) {
   C.Min = Min;
   return C;
 }
-inline OptionConstraint
-checkedBy(bool (*Check)(llvm::StringRef Text, std::string &Error)) {
+inline OptionConstraint checkedBy(bool (*Check)(llvm::StringRef Text,
+                                                std::string &Error)) {
   OptionConstraint C;
   C.Check = Check;
   return C;
