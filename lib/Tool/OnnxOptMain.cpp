@@ -15,12 +15,14 @@
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Pass/PassRegistry.h"
 #include "onnxopt/Pass/PipelineParser.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <map>
 #include <optional>
 
 using namespace onnxopt;
@@ -474,6 +476,113 @@ static std::unique_ptr<Model> loadInput(llvm::StringRef Path,
   return M;
 }
 
+namespace {
+
+/// Prints diagnostics as the engine would, but only the first few of each
+/// kind (same severity and message once quoted names are blanked): one
+/// broken pattern in a 10,000-node model must not print 10,000 lines. The
+/// destructor says how many were left out.
+class DiagnosticCap {
+public:
+  static constexpr unsigned Shown = 5;
+
+  explicit DiagnosticCap(DiagnosticEngine &Diags) : Diags(Diags) {
+    Diags.setHandler([this](const Diagnostic &D) { handle(D); });
+  }
+  ~DiagnosticCap() {
+    for (const auto &[Key, K] : Kinds) {
+      if (K.Count <= Shown)
+        continue;
+      Diagnostic Note;
+      Note.Sev = Severity::Note;
+      Note.Message = "and " + std::to_string(K.Count - Shown) +
+                     " more like: " + K.Example;
+      Diags.print(llvm::errs(), Note);
+    }
+  }
+
+private:
+  struct Kind {
+    unsigned Count = 0;
+    std::string Example;
+  };
+  DiagnosticEngine &Diags;
+  std::map<std::string, Kind> Kinds;
+
+  /// `node 'a' (Relu): operand 0 'b' ...` -> `node '' (Relu): operand 0 ''`.
+  static std::string kindOf(const Diagnostic &D) {
+    std::string Key = std::to_string(int(D.Sev)) + ":";
+    bool InQuote = false;
+    for (char C : D.Location + "|" + D.Message) {
+      if (C == '\'')
+        InQuote = !InQuote;
+      else if (InQuote || llvm::isDigit(C))
+        continue;
+      Key += C;
+    }
+    return Key;
+  }
+
+  void handle(const Diagnostic &D) {
+    // Notes explain the diagnostic before them; they are never capped.
+    if (D.Sev != Severity::Note) {
+      Kind &K = Kinds[kindOf(D)];
+      if (++K.Count > Shown) {
+        if (K.Example.empty())
+          K.Example = D.Message;
+        Suppressing = true;
+        return;
+      }
+      Suppressing = false;
+    } else if (Suppressing) {
+      return;
+    }
+    Diags.print(llvm::errs(), D);
+  }
+  bool Suppressing = false;
+};
+
+} // namespace
+
+/// Counts the nodes of \p G and its subgraphs that read a value of their own
+/// graph produced by a later node.
+static size_t countOutOfOrder(const Graph &G) {
+  llvm::DenseMap<const Node *, size_t> Index;
+  size_t I = 0, Count = 0;
+  for (const Node &N : G.getNodes())
+    Index[&N] = I++;
+  for (const Node &N : G.getNodes()) {
+    size_t Mine = Index.lookup(&N);
+    bool Late = false;
+    for (const Value *V : N.getOperands())
+      if (V && V->getDefiningNode() &&
+          V->getDefiningNode()->getParentGraph() == &G &&
+          Index.lookup(V->getDefiningNode()) > Mine)
+        Late = true;
+    Count += Late;
+    for (const Graph *Sub : N.getSubgraphs())
+      Count += countOutOfOrder(*Sub);
+  }
+  return Count;
+}
+
+/// Some exporters and quantizers append nodes at the end and ONNX Runtime
+/// runs such models: sort them with one remark instead of one error per
+/// node. A cycle is still an error (topo-sort reports it).
+static LogicalResult sortInputIfNeeded(Model &M, DiagnosticEngine &Diags) {
+  size_t Late = countOutOfOrder(M.getGraph());
+  if (!Late)
+    return success();
+  std::unique_ptr<Pass> Sort = createPass("topo-sort");
+  assert(Sort && "topo-sort is a built-in pass");
+  PassContext Ctx(Diags);
+  if (failed(Sort->run(M, Ctx)))
+    return failure();
+  emitRemark(Diags) << "the input is not in topological order (" << Late
+                    << " node(s) read values produced later); sorted it";
+  return success();
+}
+
 static int runTool(const CommandLine &CL) {
   llvm::raw_ostream &Err = llvm::errs();
   if (!CL.ShapeSets.empty() && (!CL.HasOutput || CL.Output == "-" ||
@@ -522,6 +631,7 @@ static int runTool(const CommandLine &CL) {
 
   DiagnosticEngine Diags;
   Diags.setFileName(CL.Input == "-" ? "<stdin>" : CL.Input);
+  DiagnosticCap Cap(Diags);
   auto Start = std::chrono::steady_clock::now();
   auto LapMs = [&Start] {
     auto Now = std::chrono::steady_clock::now();
@@ -541,6 +651,8 @@ static int runTool(const CommandLine &CL) {
       return 1;
     PM.recordTiming("(verify input)", LapMs());
   }
+  if (failed(sortInputIfNeeded(*M, Diags)))
+    return 1;
   std::optional<ModelSummary> Before;
   if (CL.Summary)
     Before = summarizeModel(*M);
