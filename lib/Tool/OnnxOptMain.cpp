@@ -495,8 +495,8 @@ public:
         continue;
       Diagnostic Note;
       Note.Sev = Severity::Note;
-      Note.Message = "and " + std::to_string(K.Count - Shown) +
-                     " more like: " + K.Example;
+      Note.Message =
+          "and " + std::to_string(K.Count - Shown) + " more like: " + K.Example;
       Diags.print(llvm::errs(), Note);
     }
   }
