@@ -8,6 +8,7 @@
 #include "onnxopt/Tool/OnnxOptMain.h"
 #include "Summary.h"
 #include "onnxopt/Export/Export.h"
+#include "onnxopt/Export/TextPrintOptions.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Verifier.h"
 #include "onnxopt/Import/Import.h"
@@ -23,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
 #include <map>
+#include <onnx/onnx_pb.h> // exportModel's result, for --elide-weights
 #include <optional>
 
 using namespace onnxopt;
@@ -51,6 +53,9 @@ struct PipelinePiece {
     return size_t(std::clamp<long>(Col, 0, long(Arg.size())));
   }
 };
+
+/// --elide-weights without a value, and the default on a terminal.
+constexpr uint64_t DefaultElideAbove = 16;
 
 /// The passes --simplify stands for (docs/cli.md lists them).
 const char *const SimplifyPipeline =
@@ -290,7 +295,7 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
     } else if (Name == "summary") {
       CL.Summary = true;
     } else if (Name == "elide-weights") {
-      uint64_t N = 16;
+      uint64_t N = DefaultElideAbove;
       if (Inline && Inline->getAsInteger(10, N)) {
         Error = "invalid value '" + Inline->str() +
                 "' for --elide-weights (expected a number of elements)";
@@ -591,6 +596,20 @@ static int runTool(const CommandLine &CL) {
            "(-o dir/model.onnx) to name the family after\n";
     return 1;
   }
+  // Elided text is for reading: only on stdout, and by default only when
+  // that is a terminal (a pipe gets text that parses back).
+  uint64_t ElideAbove = 0;
+  bool ToStdoutText = CL.Output == "-" && outputFormat(CL) == FileFormat::Text;
+  if (CL.ElideAbove) {
+    if (!ToStdoutText) {
+      Err << "onnx-opt: error: --elide-weights prints for reading and the "
+             "text does not parse back; it needs the text on stdout (-o -)\n";
+      return 1;
+    }
+    ElideAbove = *CL.ElideAbove;
+  } else if (!CL.NoElide && ToStdoutText && llvm::outs().is_displayed()) {
+    ElideAbove = DefaultElideAbove;
+  }
   if (CL.ForceExternal &&
       (CL.Output == "-" || outputFormat(CL) != FileFormat::Binary)) {
     Err << "onnx-opt: error: --external-data needs a binary output file (-o "
@@ -688,6 +707,22 @@ static int runTool(const CommandLine &CL) {
   EO.ExternalThreshold = CL.ExternalThreshold;
   if (CL.HasOutput && CL.Output != "-")
     Diags.setFileName(CL.Output);
+  if (ElideAbove) {
+    // What saveModel checks, then the elided text.
+    if (CL.Verify && failed(verifyProto(*exportModel(*M), Diags)))
+      return 1;
+    TextPrintOptions TPO;
+    TPO.ElideTensorsAbove = ElideAbove;
+    printModel(*M, llvm::outs(), TPO);
+    llvm::outs().flush();
+    PM.recordTiming("(verify and print)", LapMs());
+    if (CL.Timing)
+      PM.printTiming(Err);
+    if (Before)
+      printSummaryTable(Err, *Before, summarizeModel(*M));
+    (void)M.release();
+    return 0;
+  }
   if (failed(saveModel(*M, CL.Output, outputFormat(CL), Diags, EO)))
     return 1;
   PM.recordTiming(CL.Verify ? "(verify and save)" : "(save)", LapMs());
