@@ -124,6 +124,11 @@ static void printHelp(llvm::raw_ostream &OS) {
         "'pass{key=value list=1,2}'\n"
      << "  --<pass>[=<options>]     append one pass (see --list-passes), "
         "e.g. --cse\n"
+     << "  --simplify               the default pipeline: infer-shapes, "
+        "fold-shapes,\n"
+     << "                           constant-fold, eliminate-identity, cse, "
+        "dce, unify-dims\n"
+     << "                           (implies --summary)\n"
      << "  --list-passes            list every pass with its options\n"
      << "  --verify-each            verify the IR after every pass "
         "(default)\n"
@@ -135,7 +140,14 @@ static void printHelp(llvm::raw_ostream &OS) {
      << "  --print-ir-after=<pass>  print the model after the named pass(es)\n"
      << "  --timing                 print per-pass wall time to stderr\n"
      << "  --summary                print a before/after summary table to "
-        "stderr\n"
+        "stderr; without -o,\n"
+     << "                           print only the table (to stdout) and "
+        "write nothing\n"
+     << "  --elide-weights[=<n>]    print tensors of more than n elements "
+        "(default 16) as\n"
+     << "                           <...> (for reading; on by default on a "
+        "terminal)\n"
+     << "  --no-elide-weights       print every tensor in full\n"
      << "  --external-data[=<name>] store tensors of at least "
         "--external-threshold\n"
      << "                           bytes in a data file beside the output "
@@ -144,12 +156,16 @@ static void printHelp(llvm::raw_ostream &OS) {
      << "  --external-threshold=<n> size threshold in bytes (default 1024)\n"
      << "  --freeze-shape-sets=<s>  write one static model per shape set "
         "('x[1,3,640,640];\n"
-        "                           x[1,3,320,320]'), all sharing one "
+        "                           x:1x3x320x320'), all sharing one "
         "weight file: -o dir/m.onnx\n"
         "                           gives dir/m_1x3x640x640.onnx, ..., and "
         "dir/m.weights.data\n"
      << "  --version                print the version\n"
-     << "  -h, --help               print this help\n";
+     << "  -h, --help               print this help\n\n"
+     << "Shapes are written input[1,3,640,640] or, as trtexec does, "
+        "input:1x3x640x640.\n"
+     << "Compare two models on ONNX Runtime: utils/onnx-opt-compare a.onnx "
+        "b.onnx --shapes ...\n";
 }
 
 /// Splits `--name=value` into name and value.
@@ -380,16 +396,19 @@ static FileFormat outputFormat(const CommandLine &CL) {
   return guessFormatFromPath(CL.Output);
 }
 
-/// "x[1,3,640,640],y[2]" -> "1x3x640x640_2": the file-name tag of a set.
+/// "x[1,3,640,640],y:2" -> "1x3x640x640_2": the file-name tag of a set
+/// (already checked to parse).
 static std::string shapeSetTag(llvm::StringRef Set) {
   std::string Tag;
   for (const std::string &Item : splitOptionList(Set)) {
-    llvm::StringRef Dims = llvm::StringRef(Item).split('[').second;
-    Dims = Dims.rsplit(']').first;
+    ShapeSpec S;
+    std::string Ignored;
+    if (!parseOptionValue(Item, S, Ignored))
+      continue;
     if (!Tag.empty())
       Tag += '_';
-    for (char C : Dims)
-      Tag += C == ',' ? 'x' : (C == '?' ? 'd' : C);
+    for (size_t I = 0; I < S.Dims.size(); ++I)
+      Tag += (I ? "x" : "") + (S.Dims[I] == "?" ? std::string("d") : S.Dims[I]);
   }
   return Tag;
 }
@@ -615,14 +634,13 @@ LogicalResult saveResult(const Model &M, const CommandLine &CL,
   }
   std::string OutName = Diags.getFileName().str();
   Diags.setFileName(CL.Input);
-  emitWarning(Diags) << "the input itself fails ONNX's verification ("
-                     << InputErrors.front()
-                     << (InputErrors.size() > 1
-                             ? "; and " + std::to_string(InputErrors.size() - 1) +
-                                   " more"
-                             : std::string())
-                     << "); the pipeline added no failure, so the result is "
-                        "written anyway";
+  emitWarning(Diags)
+      << "the input itself fails ONNX's verification (" << InputErrors.front()
+      << (InputErrors.size() > 1
+              ? "; and " + std::to_string(InputErrors.size() - 1) + " more"
+              : std::string())
+      << "); the pipeline added no failure, so the result is "
+         "written anyway";
   Diags.setFileName(OutName);
   // The IR verifier still runs: only ONNX's own checks are skipped.
   if (failed(verifyModel(M, Diags)))
