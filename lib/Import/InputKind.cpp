@@ -124,7 +124,9 @@ InputKind onnxopt::classifyInput(llvm::StringRef Path,
     uint64_t N = 0;
     for (int I = 7; I >= 0; --I)
       N = (N << 8) | uint8_t(Head[I]);
-    if (N > 1 && N < (uint64_t(1) << 30)) {
+    // The JSON header ends with '}' where its size says.
+    bool Ends = N + 8 > Head.size() || Head[8 + N - 1] == '}';
+    if (N > 1 && N < (uint64_t(1) << 30) && Ends) {
       emitError(Diags) << "this is a safetensors weights file, not an ONNX "
                           "model (it holds weights but no graph)"
                        << Export;
