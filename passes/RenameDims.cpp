@@ -43,6 +43,22 @@ bool isValidSymbol(llvm::StringRef S) {
   return true;
 }
 
+/// The parse-time check of one map= entry (the symbols are checked against
+/// the model when the pass runs).
+bool checkRenameEntry(llvm::StringRef Entry, std::string &Error) {
+  auto [Old, New] = Entry.split(':');
+  if (Old.empty() || New.empty() || !Entry.contains(':'))
+    Error = "expected old:new, got '" + Entry.str() + "'";
+  else if (llvm::all_of(New, llvm::isDigit))
+    Error = "'" + Old.str() + "' renamed to the number " + New.str() +
+            "; use freeze-dims to set a dim's value";
+  else if (!isValidSymbol(New))
+    Error = "'" + New.str() + "' is not a valid symbol name";
+  else
+    return true;
+  return false;
+}
+
 class RenameDimsPass : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "rename-dims"; }
@@ -79,8 +95,9 @@ public:
   }
 
 private:
-  ListOption<std::string> Map{
-      *this, "map", "renames, each old:new (applied at once)", required()};
+  ListOption<std::string> Map{*this, "map",
+                              "renames, each old:new (applied at once)",
+                              required().also(checkedBy(checkRenameEntry))};
 
   LogicalResult parseMap(DiagnosticEngine &Diags,
                          std::map<std::string, std::string> &Renames) const {
