@@ -99,11 +99,11 @@ private:
   ListOption<std::string> Dims{*this, "dims",
                                "symbols to fix, as name:value pairs",
                                required().also(checkedBy(checkDimValue))};
-  ListOption<ShapeSpec> Shapes{
-      *this, "shapes",
-      "shapes of main graph inputs, e.g. input[1,3,640,640] or input:1x3x640x640 "
-      "('?' keeps a dim)",
-      required()};
+  ListOption<ShapeSpec> Shapes{*this, "shapes",
+                               "shapes of main graph inputs, e.g. "
+                               "input[1,3,640,640] or input:1x3x640x640 "
+                               "('?' keeps a dim)",
+                               required()};
   Option<bool> Fold{*this, "fold",
                     "fold (constant-fold, fold-shapes) after freezing and "
                     "inference",

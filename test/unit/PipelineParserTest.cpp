@@ -1,9 +1,9 @@
 //===- PipelineParserTest.cpp - Registry, pipeline text, pass manager -----===//
+#include "onnxopt/Pass/PipelineParser.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Pass/PassRegistry.h"
-#include "onnxopt/Pass/PipelineParser.h"
 #include "gtest/gtest.h"
 
 using namespace onnxopt;
@@ -49,8 +49,7 @@ struct TestConstrainedPass : Pass {
                     required().also(atLeast(1))};
   Option<std::string> Mode{*this, "mode", "a choice", "x",
                            oneOf({"x", "y", "z"})};
-  ListOption<int64_t> Even{*this, "even", "even numbers",
-                           checkedBy(checkEven)};
+  ListOption<int64_t> Even{*this, "even", "even numbers", checkedBy(checkEven)};
 };
 
 /// Records its runs in a shared log; fails or breaks the IR on request.
@@ -174,9 +173,10 @@ TEST_F(PipelineParser, InvalidValue) {
   EXPECT_EQ(errorOf("test-options{flag=maybe}"),
             "invalid value for option 'flag' of pass 'test-options' at "
             "position 19: expected 'true' or 'false', got 'maybe'");
-  EXPECT_EQ(errorOf("test-options{shapes=x[1],y}"),
-            "invalid value for option 'shapes' of pass 'test-options' at "
-            "position 21: expected 'name[d0,d1,...]' or 'name:1x3x640x640', got 'y'");
+  EXPECT_EQ(
+      errorOf("test-options{shapes=x[1],y}"),
+      "invalid value for option 'shapes' of pass 'test-options' at "
+      "position 21: expected 'name[d0,d1,...]' or 'name:1x3x640x640', got 'y'");
   EXPECT_EQ(errorOf("test-options{count}"),
             "expected '=' after option 'count' of pass 'test-options' at "
             "position 19");
@@ -396,8 +396,8 @@ TEST_F(PipelineParser, HintsAndPositions) {
   std::vector<std::unique_ptr<Pass>> Passes;
   PipelineError E;
   // A comma between options: the pipeline as it should be, at the comma.
-  ASSERT_TRUE(failed(
-      parsePassPipeline("test-options{dims=N:1,count=2}", Passes, E)));
+  ASSERT_TRUE(
+      failed(parsePassPipeline("test-options{dims=N:1,count=2}", Passes, E)));
   EXPECT_EQ(E.Message, "options are separated by spaces, not commas: "
                        "'test-options{dims=N:1 count=2}'");
   EXPECT_EQ(E.Pos, 21u);
