@@ -136,6 +136,19 @@ PipelineParser::parsePass(std::vector<std::unique_ptr<Pass>> &Out) {
 
   std::unique_ptr<Pass> P = createPass(Name);
   if (!P) {
+    // `cse;dce`, `freeze-dims(dims=N:1)`: separators from other syntaxes.
+    size_t Bad = Name.find_first_of(";(:[");
+    if (Bad != llvm::StringRef::npos && createPass(Name.take_front(Bad))) {
+      std::string Fixed = Name.take_front(Bad).str();
+      if (Name[Bad] == ';')
+        return error("passes are separated by commas", NameStart + Bad,
+                     ": '" + Name.str() + "' -> '" +
+                         llvm::join(llvm::split(Name, ';'), ",") + "'");
+      if (Name[Bad] == '(')
+        return error("options go in braces after the pass name",
+                     NameStart + Bad,
+                     ": '" + Fixed + "{key=value ...}'");
+    }
     std::string Suggestion = suggestPassName(Name);
     return error("unknown pass '" + Name.str() + "'", NameStart,
                  Suggestion.empty() ? ""
@@ -147,6 +160,19 @@ PipelineParser::parsePass(std::vector<std::unique_ptr<Pass>> &Out) {
     ++Pos;
     if (failed(parseOptions(*P, NameStart)))
       return failure();
+  } else if (!atEnd() && peek() != ',') {
+    // `freeze-dims dims=N:1`: options without braces; `cse dce`: a missing
+    // comma.
+    size_t WordStart = Pos;
+    llvm::StringRef Word = lexWord(",{}");
+    Pos = WordStart;
+    llvm::StringRef Key = Word.take_until([](char C) { return C == '='; });
+    if (Word.contains('=') && P->findOption(Key))
+      return error("options go in braces after the pass name", WordStart,
+                   ": '" + P->getArgument().str() + "{" + Word.str() + "}'");
+    if (createPass(Word))
+      return error("passes are separated by commas", WordStart,
+                   ": '" + P->getArgument().str() + "," + Word.str() + "'");
   }
   if (failed(checkRequired(*P, NameStart)))
     return failure();

@@ -366,11 +366,14 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       size_t Dashes = Arg.size() - Arg.ltrim('-').size();
       Piece.NameShift = long(Dashes);
       if (Inline && !Inline->empty()) {
-        Piece.Text += "{" + Inline->str() + "}";
+        // `--freeze-dims='{dims=N:1}'` means the same: the braces are
+        // already there.
+        bool Braced = Inline->startswith("{") && Inline->endswith("}");
+        Piece.Text += Braced ? Inline->str() : "{" + Inline->str() + "}";
         // Text[Name.size() + 1 + K] is the value's K-th character, which
-        // is Arg[Dashes + Name.size() + 1 + K].
+        // is Arg[Dashes + Name.size() + 1 + K] (+1 with the braces given).
         Piece.From = Name.size() + 1;
-        Piece.Shift = long(Dashes);
+        Piece.Shift = long(Dashes) + (Braced ? 1 : 0);
       } else {
         Piece.From = Piece.Text.size() + 1;
         PassFlagWithoutValue = Name.str();

@@ -194,7 +194,19 @@ TEST_F(PipelineParser, Syntax) {
             "empty pass name at position 12");
   EXPECT_EQ(errorOf("{count=1}"), "empty pass name at position 1");
   EXPECT_EQ(errorOf("test-plain test-plain"),
-            "expected ',' or end of pipeline at position 12, got 't'");
+            "passes are separated by commas at position 12: "
+            "'test-plain,test-plain'");
+  EXPECT_EQ(errorOf("test-plain test-options"),
+            "passes are separated by commas at position 12: "
+            "'test-plain,test-options'");
+  EXPECT_EQ(errorOf("test-options count=2"),
+            "options go in braces after the pass name at position 14: "
+            "'test-options{count=2}'");
+  EXPECT_EQ(errorOf("test-plain;test-options"),
+            "passes are separated by commas at position 11: "
+            "'test-plain;test-options' -> 'test-plain,test-options'");
+  EXPECT_EQ(errorOf("test-plain xyz"),
+            "expected ',' or end of pipeline at position 12, got 'x'");
   EXPECT_EQ(errorOf("test-options{=1}"),
             "expected an option name at position 14");
   EXPECT_EQ(errorOf("test-options{label=\"abc}"),
