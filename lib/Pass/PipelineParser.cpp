@@ -146,8 +146,7 @@ PipelineParser::parsePass(std::vector<std::unique_ptr<Pass>> &Out) {
                          llvm::join(llvm::split(Name, ';'), ",") + "'");
       if (Name[Bad] == '(')
         return error("options go in braces after the pass name",
-                     NameStart + Bad,
-                     ": '" + Fixed + "{key=value ...}'");
+                     NameStart + Bad, ": '" + Fixed + "{key=value ...}'");
     }
     std::string Suggestion = suggestPassName(Name);
     return error("unknown pass '" + Name.str() + "'", NameStart,
