@@ -594,7 +594,7 @@ std::vector<std::string> inputVerifierErrors(llvm::StringRef Path) {
     if (D.Sev == Severity::Error)
       Errors.push_back(D.Message);
   });
-  std::unique_ptr<Model> In = loadModel(Path, Quiet);
+  std::unique_ptr<Model> In = loadInput(Path, Quiet);
   if (!In)
     return {};
   Errors.clear();
