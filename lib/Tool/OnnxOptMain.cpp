@@ -16,7 +16,7 @@
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Pass/PassRegistry.h"
 #include "onnxopt/Pass/PipelineParser.h"
-#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -658,19 +658,24 @@ LogicalResult saveResult(const Model &M, const CommandLine &CL,
 /// Counts the nodes of \p G and its subgraphs that read a value of their own
 /// graph produced by a later node.
 static size_t countOutOfOrder(const Graph &G) {
-  llvm::DenseMap<const Node *, size_t> Index;
-  size_t I = 0, Count = 0;
-  for (const Node &N : G.getNodes())
-    Index[&N] = I++;
+  // One sweep: a node is late when it reads a value of G whose producer has
+  // not been seen yet.
+  llvm::DenseSet<const Node *> Seen;
+  size_t Count = 0, NumNodes = 0;
   for (const Node &N : G.getNodes()) {
-    size_t Mine = Index.lookup(&N);
+    (void)N;
+    ++NumNodes;
+  }
+  Seen.reserve(NumNodes);
+  for (const Node &N : G.getNodes()) {
     bool Late = false;
-    for (const Value *V : N.getOperands())
-      if (V && V->getDefiningNode() &&
-          V->getDefiningNode()->getParentGraph() == &G &&
-          Index.lookup(V->getDefiningNode()) > Mine)
+    for (const Value *V : N.getOperands()) {
+      const Node *Def = V ? V->getDefiningNode() : nullptr;
+      if (Def && Def->getParentGraph() == &G && !Seen.count(Def))
         Late = true;
+    }
     Count += Late;
+    Seen.insert(&N);
     for (const Graph *Sub : N.getSubgraphs())
       Count += countOutOfOrder(*Sub);
   }
@@ -778,6 +783,7 @@ static int runTool(const CommandLine &CL) {
   }
   if (failed(sortInputIfNeeded(*M, Diags)))
     return 1;
+  PM.recordTiming("(order check)", LapMs());
   std::optional<ModelSummary> Before;
   if (CL.Summary)
     Before = summarizeModel(*M);
