@@ -204,7 +204,7 @@ public:
 private:
   Option<int64_t> SizeLimit{*this, "size-limit",
                             "largest result to fold, in bytes (0: no limit)",
-                            1 << 20};
+                            1 << 20, atLeast(0)};
   Option<bool> KeepConstantNodes{
       *this, "keep-constant-nodes",
       "leave Constant nodes as they are instead of making them initializers",

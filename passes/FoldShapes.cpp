@@ -944,7 +944,8 @@ private:
       *this, "keep-inferred-types",
       "record the types inference found (as infer-shapes does)", false};
   Option<int64_t> MaxRounds{*this, "max-rounds",
-                            "rounds of inference and folding at most", 8};
+                            "rounds of inference and folding at most", 8,
+                            atLeast(1)};
 };
 
 } // namespace

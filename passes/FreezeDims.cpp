@@ -52,6 +52,21 @@ bool parseDimValue(llvm::StringRef Text, int64_t &Out) {
   return !Text.trim().getAsInteger(10, Out) && Out > 0;
 }
 
+/// The parse-time check of one dims= entry (the symbol is checked against
+/// the model when the pass runs).
+bool checkDimValue(llvm::StringRef Entry, std::string &Error) {
+  auto [Name, Text] = Entry.split(':');
+  int64_t V;
+  if (Name.trim().empty() || Text.empty())
+    Error = "expected name:value, got '" + Entry.str() + "'";
+  else if (!parseDimValue(Text, V))
+    Error = "the value of '" + Name.trim().str() +
+            "' must be a positive integer, got '" + Text.trim().str() + "'";
+  else
+    return true;
+  return false;
+}
+
 std::string joinSorted(const std::set<std::string> &Names) {
   std::string S;
   for (const std::string &N : Names)
@@ -82,20 +97,23 @@ private:
                             DiagnosticEngine &Diags);
 
   ListOption<std::string> Dims{*this, "dims",
-                               "symbols to fix, as name:value pairs"};
-  ListOption<ShapeSpec> Shapes{
-      *this, "shapes",
-      "shapes of main graph inputs, e.g. input[1,3,640,640] ('?' keeps a dim)"};
+                               "symbols to fix, as name:value pairs",
+                               required().also(checkedBy(checkDimValue))};
+  ListOption<ShapeSpec> Shapes{*this, "shapes",
+                               "shapes of main graph inputs, e.g. "
+                               "input[1,3,640,640] or input:1x3x640x640 "
+                               "('?' keeps a dim)",
+                               required()};
   Option<bool> Fold{*this, "fold",
                     "fold (constant-fold, fold-shapes) after freezing and "
                     "inference",
                     true};
   Option<int64_t> SizeLimit{*this, "size-limit",
                             "largest constant folding may create, in bytes",
-                            1 << 20};
+                            1 << 20, atLeast(0)};
   Option<int64_t> MaxRounds{*this, "max-rounds",
                             "rounds of inference and folding before giving up",
-                            16};
+                            16, atLeast(1)};
 
   std::map<std::string, Binding> Bindings;
   /// Unknown dims of inputs set directly: (input, dim index) -> value.

@@ -105,7 +105,8 @@ public:
 private:
   ListOption<ShapeSpec> Shapes{
       *this, "shapes",
-      "new input shapes: a symbol makes a dim dynamic, e.g. input[N,3,H,W]"};
+      "new input shapes: a symbol makes a dim dynamic, e.g. input[N,3,H,W]",
+      required()};
   Option<bool> AllowPartial{*this, "allow-partial",
                             "keep going when a constant cannot be repaired",
                             false};
@@ -781,7 +782,7 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
     }
   }
   if (!Problems.empty() && !AllowPartial)
-    return emitError(Diags) << "" << Problems.size()
+    return emitError(Diags) << Problems.size()
                             << " baked size(s) left; allow-partial=true "
                                "keeps the partial result";
   if (!Unify)

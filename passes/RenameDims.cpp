@@ -1,5 +1,4 @@
-//===- RenameDims.cpp - Rename symbolic dims everywhere
-//--------------------===//
+//===- RenameDims.cpp - Rename symbolic dims everywhere -------------------===//
 //
 // Before:  (float[batch_size,3,H,W] X) => (float[batch_size,1000] Y)
 //          rename-dims{map=batch_size:N}
@@ -14,10 +13,14 @@
 // asserts that the two dims are equal; that is refused, as is renaming two
 // symbols to one name, unless the dim algebra proves them equal (a MatMul's
 // contracted dims, Concat's other dims, a declared name tied to an
-// expression). Renaming to a number is freeze-dims' job.
+// expression). Renaming to a number is freeze-dims' job. What the model
+// stores about a symbol (its range, the expression of a derived dim) moves
+// with it, and a later unify-dims keeps a name given here.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DerivedDims.h"
 #include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
@@ -38,6 +41,22 @@ bool isValidSymbol(llvm::StringRef S) {
     if (llvm::isSpace(C) || llvm::StringRef(",:[]{}()<>=\"'?").contains(C))
       return false;
   return true;
+}
+
+/// The parse-time check of one map= entry (the symbols are checked against
+/// the model when the pass runs).
+bool checkRenameEntry(llvm::StringRef Entry, std::string &Error) {
+  auto [Old, New] = Entry.split(':');
+  if (Old.empty() || New.empty() || !Entry.contains(':'))
+    Error = "expected old:new, got '" + Entry.str() + "'";
+  else if (llvm::all_of(New, llvm::isDigit))
+    Error = "'" + Old.str() + "' renamed to the number " + New.str() +
+            "; use freeze-dims to set a dim's value";
+  else if (!isValidSymbol(New))
+    Error = "'" + New.str() + "' is not a valid symbol name";
+  else
+    return true;
+  return false;
 }
 
 class RenameDimsPass : public Pass {
@@ -72,12 +91,13 @@ public:
     });
     if (Count)
       Ctx.Changed = true;
-    return success();
+    return moveStoredFacts(M, Diags, Renames);
   }
 
 private:
   ListOption<std::string> Map{*this, "map",
-                              "renames, each old:new (applied at once)"};
+                              "renames, each old:new (applied at once)",
+                              required().also(checkedBy(checkRenameEntry))};
 
   LogicalResult parseMap(DiagnosticEngine &Diags,
                          std::map<std::string, std::string> &Renames) const {
@@ -97,6 +117,48 @@ private:
       if (!Renames.emplace(Old.str(), New.str()).second)
         return emitError(Diags) << "'" << Old << "' is renamed more than once";
     }
+    return success();
+  }
+
+  /// Renames the symbols in the stored ranges and derived-dim expressions.
+  static LogicalResult
+  moveStoredFacts(Model &M, DiagnosticEngine &Diags,
+                  const std::map<std::string, std::string> &Renames) {
+    auto NewName = [&](const std::string &S) {
+      auto It = Renames.find(S);
+      return It == Renames.end() ? S : It->second;
+    };
+    std::string Error;
+    DimRangeMap Ranges, NewRanges;
+    DerivedDimMap Exprs, NewExprs;
+    if (!getDimRanges(M, Ranges, Error) || !getDerivedDims(M, Exprs, Error))
+      return emitError(Diags) << Error;
+    for (const auto &[S, R] : Ranges)
+      NewRanges[NewName(S)] = R;
+    // Expressions mention input symbols: rename those tokens too (a token
+    // is a run of characters between the operators DimExpr prints).
+    for (const auto &[S, E] : Exprs) {
+      std::string Out, Token;
+      auto Flush = [&] {
+        if (!Token.empty() && !llvm::all_of(Token, llvm::isDigit))
+          Token = NewName(Token);
+        Out += Token;
+        Token.clear();
+      };
+      for (char C : E) {
+        if (llvm::StringRef("+-*/() ").contains(C)) {
+          Flush();
+          Out += C;
+        } else {
+          Token += C;
+        }
+      }
+      Flush();
+      NewExprs[NewName(S)] = Out;
+    }
+    if ((NewRanges != Ranges && !setDimRanges(M, NewRanges, Error)) ||
+        (NewExprs != Exprs && !setDerivedDims(M, NewExprs, Error)))
+      return emitError(Diags) << Error;
     return success();
   }
 

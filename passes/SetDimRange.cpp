@@ -27,6 +27,22 @@ using namespace onnxopt;
 
 namespace {
 
+/// The parse-time check of one ranges= entry (the symbol is checked against
+/// the model when the pass runs).
+bool checkRangeEntry(llvm::StringRef Entry, std::string &Error) {
+  auto [Name, Text] = Entry.split(':');
+  if (Name.trim().empty() || Text.empty()) {
+    Error = "expected symbol:min:max[:opt], got '" + Entry.str() + "'";
+    return false;
+  }
+  DimRange R;
+  std::string Why;
+  if (parseDimRange(Text, R, Why))
+    return true;
+  Error = "symbol '" + Name.trim().str() + "': " + Why;
+  return false;
+}
+
 std::string joinSorted(const std::set<std::string> &Names) {
   std::string S;
   for (const std::string &N : Names)
@@ -50,9 +66,11 @@ private:
                                     DiagnosticEngine &Diags);
 
   ListOption<std::string> Ranges{
-      *this, "ranges", "ranges as symbol:min:max[:opt], e.g. N:1:16:1"};
+      *this, "ranges", "ranges as symbol:min:max[:opt], e.g. N:1:16:1",
+      required().also(checkedBy(checkRangeEntry))};
   Option<bool> Reset{*this, "reset",
-                     "drop the stored ranges of symbols not given", false};
+                     "drop the stored ranges of symbols not given", false,
+                     required()};
 };
 
 LogicalResult SetDimRangePass::parseEntries(Model &M, DimRangeMap &Given,
@@ -119,14 +137,14 @@ LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
   DimRangeMap Stored;
   std::string Error;
   if (!getDimRanges(M, Stored, Error))
-    return emitError(Diags) << "" << Error;
+    return emitError(Diags) << Error;
   DimRangeMap Result = Reset ? DimRangeMap() : Stored;
   for (const auto &[Name, R] : Given)
     Result[Name] = R;
   if (Result == Stored)
     return success();
   if (!setDimRanges(M, Result, Error))
-    return emitError(Diags) << "" << Error;
+    return emitError(Diags) << Error;
   Ctx.Changed = true;
   return success();
 }

@@ -4,33 +4,43 @@
 //            => (float[batch,dim1,4] boxes, float[batch,dim2,2] scores)
 //          # dim1 and dim2 are both the anchor count
 // After:   (float[batch,3,height,width] input)
-//            => (float[batch,A,4] boxes, float[batch,A,2] scores)
-//          A = 2*ceil(height/8)*ceil(width/8)+2*ceil(height/16)*... (the
-//          expression itself is the name with derived=expr)
+//            => (float[batch,boxes_dim1,4] boxes, float[batch,boxes_dim1,2]
+//            scores)
+//          metadata onnx_opt.derived_dims: boxes_dim1=2*ceil(height/8)*...
 //
 // Runs shape inference and the dim algebra, then gives every class of
-// provably equal dims one name:
-//  - a constant when the class holds one (the symbol was a known value);
-//  - an input symbol when the class holds one (two input symbols proven
-//    equal become the first of them in input order);
-//  - else, when the dims are a function of the input symbols, that
-//    expression (derived=expr) or a fresh name (derived=fresh);
-//  - else the first symbol of the class (in model order) that an exporter
-//    did not make up, else a fresh name `dN`.
-// Symbols that exporters make up (unk__N, <Op><output>_dim_K, dimK,
-// p2o.DynamicDimension.K) therefore disappear wherever the graph determines
-// them; unknown dims that the algebra can express get named too. Output is
-// deterministic and a second run changes nothing. Dims that contradict each
-// other (declared S where one node implies 4 and another 5) are reported as
-// warnings and left as they are.
+// provably equal dims one name, the first that applies:
+//  1. the name given for it with names=boxes.1:num_anchors (dim 1 of the
+//     value `boxes`);
+//  2. a constant when the class holds one (the symbol was a known value);
+//  3. a name a person chose: the first symbol of the class, in the order
+//     inputs, outputs, other values, that an exporter did not make up (see
+//     isExporterMadeSymbol for the list). Two such names in one class are
+//     reported and the first is kept;
+//  4. an input symbol, even an exporter-made one (the inputs define the rest);
+//  5. with derived=position (the default): a dim of a graph output is named
+//     after the first output it appears in, `<output>_dim<K>` (outputs are
+//     what users and downstream tools see, and no pass renames them, so
+//     running fold-shapes first does not change the name); a derived dim
+//     only inner values have is named after its expression when that is
+//     short (`ceil(height/2)` -> `height_cdiv2`); else d0, d1, ...
+//     derived=expr uses the expression itself, derived=fresh d0, d1, ...
+// The expression of every named derived dim is recorded in the model's
+// metadata_props (DerivedDims.h), shown by --summary and the text printer.
+// Output is deterministic and a second run changes nothing. Dims that
+// contradict each other (declared S where one node implies 4 and another 5)
+// are reported as warnings and left as they are.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DerivedDims.h"
 #include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
+#include "onnxopt/Pass/PipelineParser.h"
 #include "onnxopt/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -40,33 +50,102 @@ using namespace onnxopt;
 
 namespace {
 
+/// `names=` entries: `value.K:name`. Value names may hold '.' and ':', so
+/// the name is after the last ':' and the index after the last '.' before.
+bool checkNameEntry(llvm::StringRef Entry, std::string &Error) {
+  auto [Where, Name] = Entry.rsplit(':');
+  auto [ValueName, IndexText] = Where.rsplit('.');
+  unsigned Index;
+  if (Name.empty() || ValueName.empty() || Where == Entry ||
+      ValueName == Where || IndexText.getAsInteger(10, Index)) {
+    Error = "expected value.dim:name (e.g. boxes.1:num_anchors), got '" +
+            Entry.str() + "'";
+    return false;
+  }
+  if (llvm::isDigit(Name.front()) ||
+      Name.find_first_of(" ,:[]{}()<>=\"'?") != llvm::StringRef::npos) {
+    Error = "'" + Name.str() + "' is not a valid dim name";
+    return false;
+  }
+  return true;
+}
+
+/// A dim name made from a value name: `boxes` -> `boxes_dim1`,
+/// `onnx::Conv_3` -> `onnx__Conv_3_dim1`.
+std::string positionName(llvm::StringRef ValueName, unsigned Index) {
+  std::string S;
+  for (char C : ValueName)
+    S += llvm::isAlnum(C) || C == '_' ? C : '_';
+  if (S.empty() || llvm::isDigit(S.front()))
+    S = "v" + S;
+  return S + "_dim" + std::to_string(Index);
+}
+
+/// A dim name spelled after a short expression: `ceil(height/2)` ->
+/// `height_cdiv2`, `floor(W/4)` -> `W_div4`, `8*H*W` -> `d8_x_H_x_W`,
+/// `seq+1` -> `seq_plus_1`; "" when the expression is too long to be a
+/// readable name.
+std::string expressionName(llvm::StringRef Expr) {
+  std::string S;
+  std::vector<char> Enclosing;
+  for (size_t I = 0; I < Expr.size(); ++I) {
+    llvm::StringRef Rest = Expr.drop_front(I);
+    if (Rest.startswith("ceil(")) {
+      Enclosing.push_back('c');
+      I += 4;
+    } else if (Rest.startswith("floor(")) {
+      Enclosing.push_back('f');
+      I += 5;
+    } else if (Expr[I] == '(') {
+      Enclosing.push_back('p');
+    } else if (Expr[I] == ')') {
+      if (!Enclosing.empty())
+        Enclosing.pop_back();
+    } else if (Expr[I] == '/') {
+      S += !Enclosing.empty() && Enclosing.back() == 'c' ? "_cdiv" : "_div";
+    } else if (Expr[I] == '*') {
+      S += "_x_";
+    } else if (Expr[I] == '+') {
+      S += "_plus_";
+    } else if (Expr[I] == '-') {
+      S += "_minus_";
+    } else {
+      S += llvm::isAlnum(Expr[I]) || Expr[I] == '_' ? Expr[I] : '_';
+    }
+  }
+  if (!S.empty() && llvm::isDigit(S.front()))
+    S = "d" + S;
+  return S.size() <= 24 ? S : "";
+}
+
 class UnifyDimsPass : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "unify-dims"; }
   llvm::StringRef getDescription() const override {
-    return "give provably equal dims one name, in terms of the input dims "
-           "where the graph determines them";
+    return "give provably equal dims one name: names people chose win, "
+           "derived dims get a short stable name and their expression is "
+           "recorded";
   }
 
   LogicalResult run(Model &M, PassContext &Ctx) override {
-    if (Derived.getValue() != "expr" && Derived.getValue() != "fresh")
-      return emitError(Ctx.getDiags())
-             << "derived must be 'expr' or 'fresh', got '" << Derived.getValue()
-             << "'";
+    DiagnosticEngine &Diags = Ctx.getDiags();
     // Shared analyses: after infer-shapes (or another pass that kept them)
     // nothing is inferred again.
     bool Cached = Ctx.getAnalysisManager().isCached<ShapeInfo>();
     if (failed(Ctx.getAnalysis<ShapeInfo>().getResult()))
-      return Cached ? emitError(Ctx.getDiags()) << "shape inference failed"
-                    : failure();
+      return Cached ? emitError(Diags) << "shape inference failed" : failure();
     DimAnalysis &DA = Ctx.getAnalysis<DimAnalysis>();
     DA.run();
     for (const std::string &Conflict : DA.getConflicts())
-      emitWarning(Ctx.getDiags()) << "dims contradict each other: " << Conflict;
+      emitWarning(Diags) << "dims contradict each other: " << Conflict;
     if (Explain)
       DA.explain(llvm::errs());
 
-    Namer Names(M, DA, Derived.getValue() == "expr");
+    Namer Names(M, DA, Derived.getValue());
+    if (failed(Names.addForcedNames(Diags, NamesOpt.getValue())))
+      return failure();
+    Names.reportUserNameClashes(Diags);
+
     bool Changed = false;
     forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
       std::optional<Dim> New = Names.rename(D, V, Index);
@@ -77,6 +156,8 @@ public:
       Changed = true;
       return true;
     });
+    if (failed(recordExpressions(M, Diags, Names)))
+      return failure();
     if (Changed)
       Ctx.Changed = true;
     return success();
@@ -85,9 +166,15 @@ public:
 private:
   Option<std::string> Derived{
       *this, "derived",
-      "name of dims derived from the inputs: 'expr' (the expression, e.g. "
+      "name of dims derived from the inputs: 'position' (where the dim "
+      "first appears, e.g. boxes_dim1), 'expr' (the expression, e.g. "
       "ceil(H/8)) or 'fresh' (d0, d1, ...)",
-      "expr"};
+      "position", oneOf({"position", "expr", "fresh"})};
+  ListOption<std::string> NamesOpt{
+      *this, "names",
+      "names for the dims at given places, each value.dim:name (e.g. "
+      "boxes.1:num_anchors names dim 1 of boxes and every dim equal to it)",
+      checkedBy(checkNameEntry)};
   Option<bool> Explain{*this, "explain",
                        "print each class of equal dims with the nodes that "
                        "prove it (to stderr)",
@@ -96,12 +183,84 @@ private:
   /// Decides the new name of every dim; deterministic in model order.
   class Namer {
   public:
-    Namer(Model &M, DimAnalysis &DA, bool UseExpr) : DA(DA), UseExpr(UseExpr) {
+    Namer(Model &M, DimAnalysis &DA, llvm::StringRef Mode)
+        : M(M), DA(DA), Mode(Mode.str()) {
       forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
-        if (D.isSymbol() && Taken.insert(D.getSymbol()).second)
-          Order.push_back(D.getSymbol().str());
+        if (D.isSymbol())
+          Taken.insert(D.getSymbol());
         return false;
       });
+      collectPlaces();
+    }
+
+    /// Applies names=; fails on places that do not exist or hold no
+    /// symbolic dim, and on two names for one dim.
+    LogicalResult addForcedNames(DiagnosticEngine &Diags,
+                                 llvm::ArrayRef<std::string> Entries) {
+      std::map<std::string, std::string> ClassOfName;
+      for (const std::string &Entry : Entries) {
+        auto [Where, Name] = llvm::StringRef(Entry).rsplit(':');
+        auto [ValueName, IndexText] = Where.rsplit('.');
+        unsigned Index = 0;
+        IndexText.getAsInteger(10, Index);
+        const Value *V = findMainValue(ValueName);
+        if (!V) {
+          std::string Hint = suggestClosest(ValueName, ValueNames);
+          return emitError(Diags)
+                 << "names= gives a name to '" << ValueName
+                 << "', which is not a value of the main graph"
+                 << (Hint.empty() ? "" : "; did you mean '" + Hint + "'?");
+        }
+        if (!V->getType().hasShape() || Index >= V->getType().getRank())
+          return emitError(Diags)
+                 << "'" << ValueName << "' has no dim " << Index
+                 << (V->getType().hasShape()
+                         ? " (its rank is " +
+                               std::to_string(V->getType().getRank()) + ")"
+                         : " (its rank is unknown)");
+        std::optional<DimExpr> Class =
+            classOf(V->getType().getDims()[Index], V, Index);
+        if (!Class || Class->isConstant())
+          return emitError(Diags)
+                 << "dim " << Index << " of '" << ValueName
+                 << "' is "
+                 << (Class ? "the constant " +
+                                 std::to_string(Class->getConstant())
+                           : std::string("not known to the dim algebra"))
+                 << "; there is no symbol to name";
+        const std::string &Key = Class->key();
+        auto [It, New] = Forced.emplace(Key, Name.str());
+        if (!New && It->second != Name)
+          return emitError(Diags)
+                 << "names= gives one dim two names, '"
+                 << It->second << "' and '" << Name << "'";
+        auto [NIt, NNew] = ClassOfName.emplace(Name.str(), Key);
+        if (!NNew && NIt->second != Key)
+          return emitError(Diags) << "names= gives the name '"
+                                  << Name << "' to two dims not proven equal";
+        // A name another symbol already has would merge the two.
+        if (Taken.count(Name) && !DA.provenEqual(DimExpr::symbol(Name), *Class))
+          return emitError(Diags) << "'" << Name
+                                  << "' already names another dim of the model";
+        Taken.insert(Name);
+      }
+      return success();
+    }
+
+    /// One warning per class that holds two names people chose.
+    void reportUserNameClashes(DiagnosticEngine &Diags) {
+      for (const auto &[Key, Syms] : UserNames) {
+        if (Syms.size() < 2 || Forced.count(Key))
+          continue;
+        std::vector<std::string> Quoted;
+        for (const std::string &S : Syms)
+          Quoted.push_back("'" + S + "'");
+        emitWarning(Diags) << llvm::join(Quoted, " and ")
+                           << " name the same dim (the graph proves them "
+                              "equal); keeping '"
+                           << Syms.front()
+                           << "', the first in input/output order";
+      }
     }
 
     std::optional<Dim> rename(const Dim &D, const Value *V, unsigned Index) {
@@ -110,27 +269,108 @@ private:
       // A symbol that a contradiction involves stays as it is.
       if (D.isSymbol() && DA.isConflicted(DimExpr::symbol(D.getSymbol())))
         return std::nullopt;
+      std::optional<DimExpr> Class = classOf(D, V, Index);
+      if (!Class)
+        return std::nullopt;
+      return nameOf(*Class, D.isSymbol() ? D.getSymbol() : "", V, Index);
+    }
+
+    /// Name -> expression of every derived class that got a name other
+    /// than its expression.
+    const DerivedDimMap &getDerived() const { return DerivedExprs; }
+
+  private:
+    Model &M;
+    DimAnalysis &DA;
+    std::string Mode;
+    llvm::StringSet<> Taken;
+    /// Class key -> names= name.
+    std::map<std::string, std::string> Forced;
+    /// Class key -> names people chose, in input/output order.
+    std::map<std::string, std::vector<std::string>> UserNames;
+    /// Class key -> (value name, dim index) where the class first appears.
+    std::map<std::string, std::pair<std::string, unsigned>> FirstPlace;
+    /// Class key -> chosen dim.
+    std::map<std::string, Dim> Chosen;
+    DerivedDimMap DerivedExprs;
+    std::vector<std::string> ValueNames;
+    std::set<std::string> OutputNames;
+    unsigned NextFresh = 0;
+
+    /// The class of a recorded dim (its best expression); none for known
+    /// dims and unknown dims the algebra cannot express.
+    std::optional<DimExpr> classOf(const Dim &D, const Value *V,
+                                   unsigned Index) const {
+      if (D.isKnown())
+        return DimExpr::constant(D.getValue());
       if (D.isSymbol())
-        return nameOf(DimExpr::symbol(D.getSymbol()), D.getSymbol());
-      // An unknown dim: name it when the algebra expresses it.
+        return DA.getBest(DimExpr::symbol(D.getSymbol()));
       const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
       if (!Dims || Index >= Dims->size())
         return std::nullopt;
       DimExpr E = DA.getBest((*Dims)[Index]);
       if (!E.isConstant() && !DA.isInputExpressible(E))
         return std::nullopt;
-      return nameOf(E, "");
+      return E;
     }
 
-  private:
-    DimAnalysis &DA;
-    bool UseExpr;
-    /// Symbols of the model in order of first appearance.
-    std::vector<std::string> Order;
-    llvm::StringSet<> Taken;
-    /// Class (best expression key) -> chosen dim.
-    std::map<std::string, Dim> Chosen;
-    unsigned NextFresh = 0;
+    const Value *findMainValue(llvm::StringRef Name) const {
+      const Graph &G = M.getGraph();
+      for (const auto &V : G.getInputs())
+        if (V->getName() == Name)
+          return V.get();
+      for (const Node &N : G.getNodes())
+        for (unsigned I = 0; I < N.getNumResults(); ++I)
+          if (const Value *V = N.getResult(I))
+            if (V->getName() == Name)
+              return V;
+      return nullptr;
+    }
+
+    /// Walks the dims in input/output order (main graph inputs, outputs,
+    /// then every recorded dim in model order) to find names people chose
+    /// and where each class first appears.
+    void collectPlaces() {
+      Graph &G = M.getGraph();
+      std::set<std::pair<std::string, std::string>> SeenUser;
+      auto Visit = [&](const Dim &D, const Value *V, unsigned Index,
+                       bool IsInput) {
+        if (D.isKnown())
+          return;
+        if (D.isSymbol() && DA.isConflicted(DimExpr::symbol(D.getSymbol())))
+          return;
+        std::optional<DimExpr> Class = classOf(D, V, Index);
+        if (!Class || Class->isConstant())
+          return;
+        if (D.isSymbol() && !isExporterMadeSymbol(D.getSymbol()) &&
+            SeenUser.emplace(Class->key(), D.getSymbol().str()).second)
+          UserNames[Class->key()].push_back(D.getSymbol().str());
+        // Inputs are named by their own symbols; places start at outputs.
+        if (V && !IsInput)
+          FirstPlace.emplace(Class->key(),
+                             std::make_pair(V->getName().str(), Index));
+      };
+      for (const auto &V : G.getInputs()) {
+        if (V->hasInitializer())
+          continue;
+        ValueNames.push_back(V->getName().str());
+        llvm::ArrayRef<Dim> Dims = V->getType().getDims();
+        for (unsigned I = 0; I < Dims.size(); ++I)
+          Visit(Dims[I], V.get(), I, /*IsInput=*/true);
+      }
+      for (const Value *V : G.getOutputs()) {
+        ValueNames.push_back(V->getName().str());
+        OutputNames.insert(V->getName().str());
+        llvm::ArrayRef<Dim> Dims = V->getType().getDims();
+        for (unsigned I = 0; I < Dims.size(); ++I)
+          Visit(Dims[I], V, I, /*IsInput=*/false);
+      }
+      forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
+        bool IsInput = V && V->isGraphInput();
+        Visit(D, V, Index, IsInput);
+        return false;
+      });
+    }
 
     Dim fresh() {
       while (true) {
@@ -140,41 +380,100 @@ private:
       }
     }
 
-    /// The name of the class of \p E; \p Symbol is E's own name, if any.
-    Dim nameOf(const DimExpr &E, llvm::StringRef Symbol) {
-      DimExpr Best = DA.getBest(E);
+    Dim unique(std::string Name) {
+      if (Taken.insert(Name).second)
+        return Dim::symbol(Name);
+      for (unsigned I = 2;; ++I)
+        if (Taken.insert(Name + "_" + std::to_string(I)).second)
+          return Dim::symbol(Name + "_" + std::to_string(I));
+    }
+
+    /// The name of class \p Best; \p Symbol is the dim's own name, if any.
+    Dim nameOf(const DimExpr &Best, llvm::StringRef Symbol, const Value *V,
+               unsigned Index) {
       auto It = Chosen.find(Best.key());
       if (It != Chosen.end())
         return It->second;
-      Dim Name = choose(E, Best, Symbol);
+      Dim Name = choose(Best, Symbol, V, Index);
       Chosen.emplace(Best.key(), Name);
+      if (Name.isSymbol() && !Best.isConstant() &&
+          DA.isInputExpressible(Best) && !Best.isSymbol() &&
+          Name.getSymbol() != Best.str())
+        DerivedExprs[Name.getSymbol().str()] = Best.str();
       return Name;
     }
 
-    Dim choose(const DimExpr &E, const DimExpr &Best, llvm::StringRef Symbol) {
+    Dim choose(const DimExpr &Best, llvm::StringRef Symbol, const Value *V,
+               unsigned Index) {
+      auto F = Forced.find(Best.key());
+      if (F != Forced.end())
+        return Dim::symbol(F->second);
       if (Best.isConstant())
         return Dim::known(Best.getConstant());
+      auto U = UserNames.find(Best.key());
+      if (U != UserNames.end())
+        return Dim::symbol(U->second.front());
       for (const std::string &S : DA.getInputSymbols())
-        if (DA.provenEqual(E, DimExpr::symbol(S)))
+        if (DA.provenEqual(Best, DimExpr::symbol(S)))
           return Dim::symbol(S);
-      if (DA.isInputExpressible(Best)) {
-        if (!UseExpr)
+      bool Expressible = DA.isInputExpressible(Best);
+      if (Mode == "fresh")
+        return fresh();
+      if (Mode == "expr") {
+        if (!Expressible)
           return fresh();
         std::string Name = Best.str();
         // A name another symbol already has would merge the two.
-        if (Taken.count(Name) && !DA.provenEqual(DimExpr::symbol(Name), E))
+        if (Taken.count(Name) && !DA.provenEqual(DimExpr::symbol(Name), Best))
           return fresh();
         Taken.insert(Name);
         return Dim::symbol(Name);
       }
-      for (const std::string &S : Order)
-        if (!isExporterMadeSymbol(S) && DA.provenEqual(E, DimExpr::symbol(S)))
-          return Dim::symbol(S);
-      if (!Symbol.empty() && !isExporterMadeSymbol(Symbol))
-        return Dim::symbol(Symbol);
+      // A dim of a graph output is named after the output; one that only
+      // inner values have after its expression when that is short, as
+      // inner value names are long and passes rename them.
+      auto P = FirstPlace.find(Best.key());
+      if (P != FirstPlace.end() && OutputNames.count(P->second.first))
+        return unique(positionName(P->second.first, P->second.second));
+      if (Expressible) {
+        std::string Name = expressionName(Best.str());
+        if (!Name.empty())
+          return unique(Name);
+      }
+      (void)Symbol;
+      (void)V;
+      (void)Index;
       return fresh();
     }
   };
+
+  /// Stores the expressions of the derived dims, keeping entries of earlier
+  /// runs for symbols the model still has.
+  static LogicalResult recordExpressions(Model &M, DiagnosticEngine &Diags,
+                                         const Namer &Names) {
+    DerivedDimMap Stored;
+    std::string Error;
+    if (!getDerivedDims(M, Stored, Error))
+      return emitError(Diags) << Error;
+    std::set<std::string> Symbols;
+    forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
+      if (D.isSymbol())
+        Symbols.insert(D.getSymbol().str());
+      return false;
+    });
+    DerivedDimMap Result;
+    for (const auto &[Name, Expr] : Stored)
+      if (Symbols.count(Name))
+        Result[Name] = Expr;
+    for (const auto &[Name, Expr] : Names.getDerived())
+      if (Symbols.count(Name))
+        Result[Name] = Expr;
+    if (Result == Stored)
+      return success();
+    if (!setDerivedDims(M, Result, Error))
+      return emitError(Diags) << Error;
+    return success();
+  }
 };
 
 } // namespace

@@ -57,6 +57,7 @@ declare -A TOOL_PKG=(
   [truncate]=essential [stat]=essential [readlink]=essential
   [realpath]=essential [basename]=essential [dirname]=essential
   [seq]=essential [yes]=essential [awk]=essential [find]=essential
+  [script]=essential
   [xargs]=essential [sleep]=essential [du]=essential [od]=essential
   [onnx-opt]=project [onnxopt-unittests]=project [onnx-opt-fuzz]=project
   [cd]=builtin [echo]=builtin [test]=builtin [printf]=builtin
@@ -118,6 +119,8 @@ module() { # module, file
   local m=${1%%.*} where=$2
   [[ -z $m ]] && return
   [[ -n ${STDLIB[$m]:-} ]] && return
+  # A module of this tree, beside the file that imports it.
+  [[ -f "$(dirname "$where")/$m.py" ]] && return
   local p=${PY_PKG[$m]:-}
   if [[ -z $p ]]; then
     problems+=("$where: python module '$m' is not in the table of utils/check-test-deps.sh")

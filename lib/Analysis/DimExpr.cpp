@@ -457,6 +457,18 @@ bool onnxopt::isExporterMadeSymbol(llvm::StringRef Name) {
     return true;
   if (Name.startswith("dim") && AllDigits(Name.drop_front(3)))
     return true;
+  // torch.export / dynamo: s0, s1, ...
+  if (Name.size() > 1 && Name[0] == 's' && AllDigits(Name.drop_front(1)))
+    return true;
+  // torch.onnx.export with dynamic_axes given as a list: input_dynamic_axes_1.
+  size_t Axes = Name.rfind("_dynamic_axes_");
+  if (Axes != llvm::StringRef::npos && Axes > 0 &&
+      AllDigits(Name.drop_front(Axes + strlen("_dynamic_axes_"))))
+    return true;
+  // An expression used as a name (onnxruntime's symbolic shape inference,
+  // unify-dims{derived=expr}): 2*ceil(H/8), seq+1.
+  if (Name.find_first_of("+*/()") != llvm::StringRef::npos)
+    return true;
   size_t Pos = Name.rfind("_dim_");
   return Pos != llvm::StringRef::npos && Pos > 0 &&
          AllDigits(Name.drop_front(Pos + 5));

@@ -13,7 +13,9 @@
 // so. docs/text-format.md lists both.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DerivedDims.h"
 #include "onnxopt/Export/Export.h"
+#include "onnxopt/Export/TextPrintOptions.h"
 #include "onnxopt/IR/IR.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -126,12 +128,14 @@ template <typename T> bool isReadable(T V) {
 
 class TextPrinter {
 public:
-  explicit TextPrinter(llvm::raw_ostream &OS) : OS(&OS) {}
+  explicit TextPrinter(llvm::raw_ostream &OS, const TextPrintOptions &Opts = {})
+      : OS(&OS), Opts(Opts) {}
 
   void printModel(const Model &M);
 
 private:
   llvm::raw_ostream *OS;
+  TextPrintOptions Opts;
   unsigned Indent = 0;
   /// Notes about values the current statement could not print exactly.
   std::vector<std::string> Notes;
@@ -146,6 +150,9 @@ private:
       Notes.push_back(std::move(S));
   }
   void omit(llvm::StringRef What) { ++Omitted[What.str()]; }
+  /// `# boxes_dim1 = 2*ceil(height/8)*...` for each derived dim that
+  /// unify-dims recorded, so that a reader sees what a short name stands for.
+  void printDerivedDimComments(const onnx::ModelProto &Rest);
   /// Counts what a residual proto carries that text cannot (doc strings,
   /// fields unknown to ONNX 1.12).
   template <typename ProtoT> void omitResidual(const std::string &Bytes);
@@ -300,8 +307,23 @@ void TextPrinter::printTensor(const onnx::TensorProto &T, const Tensor *Handle,
          " has no ONNX 1.12 text form; printed as an empty float tensor");
     TypeName = "float";
   }
-  *OS << TypeName;
   std::vector<int64_t> Dims(T.dims().begin(), T.dims().end());
+  bool Elide = false;
+  if (Opts.ElideTensorsAbove && !typeName(T.data_type()).empty()) {
+    uint64_t Elements = 1;
+    for (int64_t D : Dims)
+      Elements *= uint64_t(std::max<int64_t>(D, 0));
+    Elide = Elements > Opts.ElideTensorsAbove;
+  }
+  // An elided attribute tensor is `<float[3,8] ...>`; an initializer keeps
+  // its `float[4,8] name = ` and gets `<...>`.
+  if (Elide && !Name) {
+    *OS << '<' << TypeName;
+    printDims(Dims);
+    *OS << " ...>";
+    return;
+  }
+  *OS << TypeName;
   printDims(Dims);
   if (Name) {
     *OS << ' ';
@@ -310,6 +332,10 @@ void TextPrinter::printTensor(const onnx::TensorProto &T, const Tensor *Handle,
   *OS << (WithEquals ? " = " : " ");
   if (typeName(T.data_type()).empty()) {
     *OS << "{}";
+    return;
+  }
+  if (Elide) {
+    *OS << "<...>";
     return;
   }
   printTensorData(T, Handle);
@@ -1085,6 +1111,10 @@ void TextPrinter::printModel(const Model &M) {
   if (!M.Residual.empty())
     Rest.ParseFromString(M.Residual);
 
+  if (Opts.ElideTensorsAbove)
+    *OS << "# note: tensors of more than " << Opts.ElideTensorsAbove
+        << " elements are elided (--elide-weights); this text does not "
+           "parse back\n";
   statement([&] {
     *OS << "<\n   ir_version: " << M.getIrVersion() << ",\n   opset_import: [";
     const auto &Opsets = M.getOpsetImports();
@@ -1120,6 +1150,7 @@ void TextPrinter::printModel(const Model &M) {
       *OS << ']';
     }
     *OS << "\n>\n";
+    printDerivedDimComments(Rest);
     if (Rest.training_info_size())
       omit("training info");
     if (Rest.GetReflection()->GetUnknownFields(Rest).field_count())
@@ -1141,6 +1172,24 @@ void TextPrinter::printModel(const Model &M) {
     FirstItem = false;
   }
   *OS << '\n';
+}
+
+void TextPrinter::printDerivedDimComments(const onnx::ModelProto &Rest) {
+  for (const onnx::StringStringEntryProto &E : Rest.metadata_props()) {
+    if (E.key() != DerivedDimsKey)
+      continue;
+    DerivedDimMap Dims;
+    std::string Error;
+    if (!parseDerivedDims(E.value(), Dims, Error))
+      return;
+    for (const auto &[Name, Expr] : Dims)
+      *OS << "# " << Name << " = " << Expr << "\n";
+  }
+}
+
+void onnxopt::printModel(const Model &M, llvm::raw_ostream &OS,
+                         const TextPrintOptions &Opts) {
+  TextPrinter(OS, Opts).printModel(M);
 }
 
 void onnxopt::printModel(const Model &M, llvm::raw_ostream &OS) {

@@ -1,7 +1,6 @@
 //===- Pass.cpp - The pass base class -------------------------------------===//
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/IR/IR.h"
-#include "onnxopt/Pass/PassManager.h"
 
 using namespace onnxopt;
 
@@ -77,8 +76,4 @@ LogicalResult GraphPass::run(Model &M, PassContext &Ctx) {
     if (failed(runOnGraph(*G, M, Ctx)))
       return failure();
   return finishModel(M, Ctx);
-}
-
-LogicalResult Pass::setOptions(llvm::StringRef Text, std::string &Error) {
-  return parsePassOptions(Text, *this, Error);
 }

@@ -17,9 +17,43 @@ using namespace onnxopt;
 // OptionBase
 //===----------------------------------------------------------------------===//
 
-OptionBase::OptionBase(Pass &Owner, llvm::StringRef Name, llvm::StringRef Help)
-    : Name(Name.str()), Help(Help.str()) {
+OptionBase::OptionBase(Pass &Owner, llvm::StringRef Name, llvm::StringRef Help,
+                       OptionConstraint Constraint)
+    : Constraint(std::move(Constraint)), Name(Name.str()), Help(Help.str()) {
   Owner.Options.push_back(this);
+}
+
+bool OptionBase::checkConstraint(llvm::StringRef Text,
+                                 std::string &Error) const {
+  const OptionConstraint &C = Constraint;
+  if (!C.Choices.empty() && !llvm::is_contained(C.Choices, Text.str())) {
+    std::vector<std::string> Quoted;
+    for (const std::string &Choice : C.Choices)
+      Quoted.push_back("'" + Choice + "'");
+    std::string Last = Quoted.back();
+    Quoted.pop_back();
+    Error = "expected " +
+            (Quoted.empty() ? Last : llvm::join(Quoted, ", ") + " or " + Last) +
+            ", got '" + Text.str() + "'";
+    return false;
+  }
+  if (C.Check && !C.Check(Text, Error))
+    return false;
+  if (!C.Min && !C.Max)
+    return true;
+  long long V;
+  if (Text.getAsInteger(10, V))
+    return true; // not an integer option; the type parser decided
+  if (C.Min && V < *C.Min) {
+    Error =
+        "must be at least " + std::to_string(*C.Min) + ", got " + Text.str();
+    return false;
+  }
+  if (C.Max && V > *C.Max) {
+    Error = "must be at most " + std::to_string(*C.Max) + ", got " + Text.str();
+    return false;
+  }
+  return true;
 }
 
 OptionBase::~OptionBase() = default;
@@ -101,13 +135,57 @@ static bool isValidDim(llvm::StringRef D) {
          !D.getAsInteger(10, V) && V <= uint64_t(INT64_MAX);
 }
 
+/// The forms trtexec and polygraphy take: `input:1x3x640x640` and
+/// `input:[1,3,640,640]`. Returns false when \p Text is neither.
+static bool parseToolShape(llvm::StringRef Text, ShapeSpec &Out) {
+  auto [Name, Body] = Text.rsplit(':');
+  if (Name.empty() || Body.empty() || Name == Text ||
+      !llvm::all_of(Name, isShapeNameChar))
+    return false;
+  ShapeSpec S;
+  S.Name = Name.str();
+  if (Body.startswith("[") && Body.endswith("]")) {
+    llvm::StringRef Inner = Body.drop_front().drop_back();
+    if (Inner.find_first_of("[]") != llvm::StringRef::npos)
+      return false;
+    if (Inner.trim().empty()) {
+      Out = std::move(S);
+      return true;
+    }
+    llvm::SmallVector<llvm::StringRef, 8> Parts;
+    Inner.split(Parts, ',');
+    for (llvm::StringRef P : Parts) {
+      if (!isValidDim(P.trim()))
+        return false;
+      S.Dims.push_back(P.trim().str());
+    }
+    Out = std::move(S);
+    return true;
+  }
+  // `1x3x640x640`: only numbers (and '?'), since a symbol may hold an 'x'.
+  llvm::SmallVector<llvm::StringRef, 8> Parts;
+  Body.split(Parts, 'x');
+  for (llvm::StringRef P : Parts) {
+    if (P != "?" &&
+        (P.empty() || !llvm::all_of(P, llvm::isDigit) || !isValidDim(P)))
+      return false;
+    S.Dims.push_back(P.str());
+  }
+  Out = std::move(S);
+  return true;
+}
+
 bool onnxopt::parseOptionValue(llvm::StringRef Text, ShapeSpec &Out,
                                std::string &Err) {
   auto Fail = [&] {
-    Err = "expected 'name[d0,d1,...]', got " + quoted(Text);
+    Err =
+        "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got " + quoted(Text);
     return false;
   };
   llvm::StringRef Trimmed = Text.trim();
+  if (!Trimmed.endswith("]") || Trimmed.contains(":["))
+    if (parseToolShape(Trimmed, Out))
+      return true;
   size_t Open = Trimmed.find('[');
   if (Open == llvm::StringRef::npos || Open == 0 || !Trimmed.endswith("]"))
     return Fail();

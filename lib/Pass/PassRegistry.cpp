@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 #include <algorithm>
 #include <map>
 #include <string>
@@ -72,13 +73,26 @@ void onnxopt::printRegisteredPasses(llvm::raw_ostream &OS) {
       Keys.push_back(O->getName().str() + "=<" + O->getTypeName().str() + ">");
       KeyWidth = std::max(KeyWidth, Keys.back().size());
     }
+    std::vector<std::string> Required;
+    for (const OptionBase *O : Opts)
+      if (O->isRequired())
+        Required.push_back(O->getName().str());
     for (size_t I = 0; I < Opts.size(); ++I) {
+      const OptionConstraint &C = Opts[I]->getConstraint();
       OS << "    " << Keys[I];
       OS.indent(KeyWidth - Keys[I].size());
       OS << "  " << Opts[I]->getHelp();
       std::string Default = getDefaultText(*Opts[I]);
       if (!Default.empty())
         OS << " (default: " << Default << ")";
+      if (C.Min && C.Max)
+        OS << " (" << *C.Min << " to " << *C.Max << ")";
+      else if (C.Min)
+        OS << " (at least " << *C.Min << ")";
+      if (C.Required)
+        OS << (Required.size() == 1
+                   ? std::string(" (required)")
+                   : " (required: one of " + llvm::join(Required, ", ") + ")");
       OS << "\n";
     }
   }

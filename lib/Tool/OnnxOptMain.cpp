@@ -6,19 +6,27 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Tool/OnnxOptMain.h"
+#include "onnxopt/Analysis/NodeValidation.h"
 #include "Summary.h"
 #include "onnxopt/Export/Export.h"
+#include "onnxopt/Export/TextPrintOptions.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Verifier.h"
 #include "onnxopt/Import/Import.h"
+#include "onnxopt/Import/InputKind.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Pass/PassRegistry.h"
 #include "onnxopt/Passes.h"
+#include "onnxopt/Pass/PipelineParser.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <map>
+#include <onnx/onnx_pb.h> // exportModel's result, for --elide-weights
 #include <optional>
 
 using namespace onnxopt;
@@ -35,6 +43,33 @@ using namespace onnxopt;
 
 namespace {
 
+/// One piece of the pipeline and where it came from, so that an error in it
+/// can be shown under what the user typed.
+struct PipelinePiece {
+  /// Pipeline text: `cse,dce` or `freeze-dims{dims=N:1}`.
+  std::string Text;
+  /// The command-line argument as typed: `--freeze-dims=dims=N:1`.
+  std::string Arg;
+  /// Maps an offset into Text to a column of Arg: Text[I] is Arg[I + Shift]
+  /// for I >= From (the value of a pass flag); for I < From it is Arg[I +
+  /// NameShift] (the pass name after the dashes).
+  size_t From = 0;
+  long Shift = 0, NameShift = 0;
+
+  size_t column(size_t Pos) const {
+    long Col = Pos < From ? long(Pos) + NameShift : long(Pos) + Shift;
+    return size_t(std::clamp<long>(Col, 0, long(Arg.size())));
+  }
+};
+
+/// --elide-weights without a value, and the default on a terminal.
+constexpr uint64_t DefaultElideAbove = 16;
+
+/// The passes --simplify stands for (docs/cli.md lists them).
+const char *const SimplifyPipeline =
+    "infer-shapes,fold-shapes,constant-fold,eliminate-identity,cse,dce,"
+    "unify-dims";
+
 struct CommandLine {
   std::string Input;
   std::string Output;
@@ -42,7 +77,7 @@ struct CommandLine {
   std::optional<FileFormat> OutputFormat;
   /// Pipeline pieces in command-line order: --pass-pipeline texts and
   /// per-pass flags converted to pipeline syntax.
-  std::vector<std::string> PipelinePieces;
+  std::vector<PipelinePiece> PipelinePieces;
   bool ListPasses = false, Help = false, Version = false;
   bool Verify = true, VerifyEach = true;
   bool PrintIrAfterAll = false;
@@ -57,7 +92,31 @@ struct CommandLine {
   bool AllowExternalOutside = false;
   /// --freeze-shape-sets: one static model per ';'-separated shape set.
   std::vector<std::string> ShapeSets;
+  /// --elide-weights[=N]: print tensors above N elements as a placeholder.
+  std::optional<uint64_t> ElideAbove;
+  bool NoElide = false;
 };
+
+/// The tool's own flags, for typo suggestions.
+const char *const ToolFlags[] = {"help",
+                                 "version",
+                                 "list-passes",
+                                 "pass-pipeline",
+                                 "output-format",
+                                 "verify-each",
+                                 "no-verify-each",
+                                 "no-verify",
+                                 "print-ir-after-all",
+                                 "print-ir-after",
+                                 "timing",
+                                 "summary",
+                                 "simplify",
+                                 "freeze-shape-sets",
+                                 "external-data",
+                                 "external-threshold",
+                                 "output",
+                                 "elide-weights",
+                                 "no-elide-weights"};
 
 } // namespace
 
@@ -76,6 +135,11 @@ static void printHelp(llvm::raw_ostream &OS) {
         "'pass{key=value list=1,2}'\n"
      << "  --<pass>[=<options>]     append one pass (see --list-passes), "
         "e.g. --cse\n"
+     << "  --simplify               the default pipeline: infer-shapes, "
+        "fold-shapes,\n"
+     << "                           constant-fold, eliminate-identity, cse, "
+        "dce, unify-dims\n"
+     << "                           (implies --summary)\n"
      << "  --list-passes            list every pass with its options\n"
      << "  --verify-each            verify the IR after every pass "
         "(default)\n"
@@ -87,7 +151,14 @@ static void printHelp(llvm::raw_ostream &OS) {
      << "  --print-ir-after=<pass>  print the model after the named pass(es)\n"
      << "  --timing                 print per-pass wall time to stderr\n"
      << "  --summary                print a before/after summary table to "
-        "stderr\n"
+        "stderr; without -o,\n"
+     << "                           print only the table (to stdout) and "
+        "write nothing\n"
+     << "  --elide-weights[=<n>]    print tensors of more than n elements "
+        "(default 16) as\n"
+     << "                           <...> (for reading; on by default on a "
+        "terminal)\n"
+     << "  --no-elide-weights       print every tensor in full\n"
      << "  --external-data[=<name>] store tensors of at least "
         "--external-threshold\n"
      << "                           bytes in a data file beside the output "
@@ -101,12 +172,16 @@ static void printHelp(llvm::raw_ostream &OS) {
         "links leading out)\n"
      << "  --freeze-shape-sets=<s>  write one static model per shape set "
         "('x[1,3,640,640];\n"
-        "                           x[1,3,320,320]'), all sharing one "
+        "                           x:1x3x320x320'), all sharing one "
         "weight file: -o dir/m.onnx\n"
         "                           gives dir/m_1x3x640x640.onnx, ..., and "
         "dir/m.weights.data\n"
      << "  --version                print the version\n"
-     << "  -h, --help               print this help\n";
+     << "  -h, --help               print this help\n\n"
+     << "Shapes are written input[1,3,640,640] or, as trtexec does, "
+        "input:1x3x640x640.\n"
+     << "Compare two models on ONNX Runtime: utils/onnx-opt-compare a.onnx "
+        "b.onnx --shapes ...\n";
 }
 
 /// Splits `--name=value` into name and value.
@@ -119,11 +194,39 @@ splitFlag(llvm::StringRef Arg) {
   return {Arg.take_front(Eq), Arg.drop_front(Eq + 1)};
 }
 
+/// "unknown option '--unfiy-dims'; did you mean '--unify-dims'?"
+static std::string unknownFlag(llvm::StringRef Arg, llvm::StringRef Name) {
+  std::vector<std::string> Candidates(std::begin(ToolFlags),
+                                      std::end(ToolFlags));
+  for (const std::unique_ptr<Pass> &P : getRegisteredPasses())
+    Candidates.push_back(P->getArgument().str());
+  std::string Msg = "unknown option '" + Arg.str() + "'";
+  std::string Best = suggestClosest(Name, Candidates);
+  if (!Best.empty())
+    return Msg + "; did you mean '--" + Best + "'?";
+  return Msg + " (see --help)";
+}
+
+/// True when \p Arg reads as options of pass \p PassName (`shapes=x[1]`),
+/// given after the flag with a space instead of '='.
+static bool looksLikeOptionsOf(llvm::StringRef PassName, llvm::StringRef Arg) {
+  if (llvm::sys::fs::exists(Arg))
+    return false;
+  std::unique_ptr<Pass> P = createPass(PassName);
+  llvm::StringRef Key =
+      Arg.take_until([](char C) { return C == '=' || C == ' ' || C == '}'; });
+  return P && !Key.empty() && P->findOption(Key);
+}
+
 static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
                              std::string &Error) {
   bool SawInput = false;
+  /// The pass flag just before, if it had no value (`--freeze-dims`).
+  std::string PassFlagWithoutValue;
   for (int I = 1; I < Argc; ++I) {
     llvm::StringRef Arg = Argv[I];
+    std::string PrevPassFlag;
+    std::swap(PrevPassFlag, PassFlagWithoutValue);
     auto NextValue = [&](llvm::StringRef Flag,
                          std::optional<llvm::StringRef> Inline,
                          std::string &Out) {
@@ -139,6 +242,12 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       return true;
     };
     if (Arg == "-" || !Arg.startswith("-")) {
+      if (!PrevPassFlag.empty() && looksLikeOptionsOf(PrevPassFlag, Arg)) {
+        Error = "'" + Arg.str() + "' looks like options of --" + PrevPassFlag +
+                "; write them after '=': --" + PrevPassFlag + "='" + Arg.str() +
+                "'";
+        return false;
+      }
       if (SawInput) {
         Error = "more than one input file: '" + CL.Input + "' and '" +
                 Arg.str() + "'";
@@ -169,10 +278,21 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
     } else if (Name == "list-passes") {
       CL.ListPasses = true;
     } else if (Name == "pass-pipeline") {
-      std::string V;
-      if (!NextValue(Name, Inline, V))
+      PipelinePiece Piece;
+      if (!NextValue(Name, Inline, Piece.Text))
         return false;
-      CL.PipelinePieces.push_back(V);
+      // Shown as typed: `--pass-pipeline=TEXT`, or TEXT alone when it was
+      // the next argument.
+      Piece.Arg = Inline ? Arg.str() : Piece.Text;
+      Piece.Shift = Piece.NameShift =
+          Inline ? long(Arg.size()) - long(Piece.Text.size()) : 0;
+      CL.PipelinePieces.push_back(std::move(Piece));
+    } else if (Name == "simplify") {
+      PipelinePiece Piece;
+      Piece.Text = SimplifyPipeline;
+      Piece.Arg = Arg.str();
+      CL.PipelinePieces.push_back(std::move(Piece));
+      CL.Summary = true;
     } else if (Name == "output-format") {
       std::string V;
       if (!NextValue(Name, Inline, V))
@@ -206,6 +326,18 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       CL.Timing = true;
     } else if (Name == "summary") {
       CL.Summary = true;
+    } else if (Name == "elide-weights") {
+      uint64_t N = DefaultElideAbove;
+      if (Inline && Inline->getAsInteger(10, N)) {
+        Error = "invalid value '" + Inline->str() +
+                "' for --elide-weights (expected a number of elements)";
+        return false;
+      }
+      CL.ElideAbove = N;
+      CL.NoElide = false;
+    } else if (Name == "no-elide-weights") {
+      CL.NoElide = true;
+      CL.ElideAbove.reset();
     } else if (Name == "freeze-shape-sets") {
       std::string V;
       if (!NextValue(Name, Inline, V))
@@ -218,6 +350,17 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       if (CL.ShapeSets.empty()) {
         Error = "--freeze-shape-sets needs at least one shape set";
         return false;
+      }
+      // Check every set now, before any model is read.
+      for (const std::string &Set : CL.ShapeSets) {
+        std::vector<std::unique_ptr<Pass>> Passes;
+        PipelineError E;
+        if (failed(parsePassPipeline("freeze-dims{shapes=" + Set + "}", Passes,
+                                     E))) {
+          Error = "invalid shape set '" + Set +
+                  "' in --freeze-shape-sets: " + E.Message;
+          return false;
+        }
       }
     } else if (Name == "external-data") {
       CL.ForceExternal = true;
@@ -235,12 +378,27 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       }
     } else if (createPass(Name)) {
       // A pass flag: `--cse` or `--freeze-dims='dims=N:1'`.
-      std::string Piece = Name.str();
-      if (Inline && !Inline->empty())
-        Piece += "{" + Inline->str() + "}";
-      CL.PipelinePieces.push_back(Piece);
+      PipelinePiece Piece;
+      Piece.Text = Name.str();
+      Piece.Arg = Arg.str();
+      size_t Dashes = Arg.size() - Arg.ltrim('-').size();
+      Piece.NameShift = long(Dashes);
+      if (Inline && !Inline->empty()) {
+        // `--freeze-dims='{dims=N:1}'` means the same: the braces are
+        // already there.
+        bool Braced = Inline->startswith("{") && Inline->endswith("}");
+        Piece.Text += Braced ? Inline->str() : "{" + Inline->str() + "}";
+        // Text[Name.size() + 1 + K] is the value's K-th character, which
+        // is Arg[Dashes + Name.size() + 1 + K] (+1 with the braces given).
+        Piece.From = Name.size() + 1;
+        Piece.Shift = long(Dashes) + (Braced ? 1 : 0);
+      } else {
+        Piece.From = Piece.Text.size() + 1;
+        PassFlagWithoutValue = Name.str();
+      }
+      CL.PipelinePieces.push_back(std::move(Piece));
     } else {
-      Error = "unknown option '" + Arg.str() + "' (see --help)";
+      Error = unknownFlag(Arg, Name);
       return false;
     }
   }
@@ -265,16 +423,19 @@ static ImportOptions importOptions(const CommandLine &CL) {
   return IO;
 }
 
-/// "x[1,3,640,640],y[2]" -> "1x3x640x640_2": the file-name tag of a set.
+/// "x[1,3,640,640],y:2" -> "1x3x640x640_2": the file-name tag of a set
+/// (already checked to parse).
 static std::string shapeSetTag(llvm::StringRef Set) {
   std::string Tag;
   for (const std::string &Item : splitOptionList(Set)) {
-    llvm::StringRef Dims = llvm::StringRef(Item).split('[').second;
-    Dims = Dims.rsplit(']').first;
+    ShapeSpec S;
+    std::string Ignored;
+    if (!parseOptionValue(Item, S, Ignored))
+      continue;
     if (!Tag.empty())
       Tag += '_';
-    for (char C : Dims)
-      Tag += C == ',' ? 'x' : (C == '?' ? 'd' : C);
+    for (size_t I = 0; I < S.Dims.size(); ++I)
+      Tag += (I ? "x" : "") + (S.Dims[I] == "?" ? std::string("d") : S.Dims[I]);
   }
   return Tag;
 }
@@ -337,6 +498,247 @@ static int writeFrozenFamily(const CommandLine &CL, const Model &M,
   return 0;
 }
 
+/// Loads the input, first checking that it is an ONNX model at all (a
+/// PyTorch checkpoint or a SavedModel gets an error saying so), and saying
+/// where a truncated file ends.
+static std::unique_ptr<Model> loadInput(llvm::StringRef Path,
+                                        DiagnosticEngine &Diags,
+                                        const ImportOptions &Opts = {}) {
+  switch (classifyInput(Path, Diags)) {
+  case InputKind::Rejected:
+    return nullptr;
+  case InputKind::Text: {
+    auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/true);
+    if (!Buf) {
+      emitError(Diags) << "cannot open '" << Path
+                       << "': " << Buf.getError().message();
+      return nullptr;
+    }
+    std::unique_ptr<Model> M = parseTextModel((*Buf)->getBuffer(), Diags);
+    if (M)
+      M->BaseDir = llvm::sys::path::parent_path(Path).str();
+    return M;
+  }
+  case InputKind::Binary:
+    break;
+  }
+  std::unique_ptr<Model> M = loadModel(Path, Diags, Opts);
+  if (!M && guessFormatFromPath(Path) == FileFormat::Binary)
+    explainMalformedInput(Path, Diags);
+  return M;
+}
+
+namespace {
+
+/// Prints diagnostics as the engine would, but only the first few of each
+/// kind (same severity and message once quoted names are blanked): one
+/// broken pattern in a 10,000-node model must not print 10,000 lines. The
+/// destructor says how many were left out.
+class DiagnosticCap {
+public:
+  static constexpr unsigned Shown = 5;
+
+  explicit DiagnosticCap(DiagnosticEngine &Diags) : Diags(Diags) {
+    Diags.setHandler([this](const Diagnostic &D) { handle(D); });
+  }
+  ~DiagnosticCap() {
+    for (const auto &[Key, K] : Kinds) {
+      if (K.Count <= Shown)
+        continue;
+      Diagnostic Note;
+      Note.Sev = Severity::Note;
+      Note.Message =
+          "and " + std::to_string(K.Count - Shown) + " more like: " + K.Example;
+      Diags.print(llvm::errs(), Note);
+    }
+  }
+
+private:
+  struct Kind {
+    unsigned Count = 0;
+    std::string Example;
+  };
+  DiagnosticEngine &Diags;
+  std::map<std::string, Kind> Kinds;
+
+  /// `node 'a' (Relu): operand 0 'b' ...` -> `node '' (Relu): operand 0 ''`.
+  static std::string kindOf(const Diagnostic &D) {
+    std::string Key = std::to_string(int(D.Sev)) + ":";
+    bool InQuote = false;
+    for (char C : D.Location + "|" + D.Message) {
+      if (C == '\'')
+        InQuote = !InQuote;
+      else if (InQuote || llvm::isDigit(C))
+        continue;
+      Key += C;
+    }
+    return Key;
+  }
+
+public:
+  /// Keeps diagnostics back instead of printing them, until release().
+  void hold() { Holding = true; }
+  /// Stops holding; hands back what was held (unprinted).
+  std::vector<Diagnostic> release() {
+    Holding = false;
+    return std::move(Held);
+  }
+  void handle(const Diagnostic &D) {
+    if (Holding) {
+      Held.push_back(D);
+      return;
+    }
+    // Notes explain the diagnostic before them; they are never capped.
+    if (D.Sev != Severity::Note) {
+      Kind &K = Kinds[kindOf(D)];
+      if (++K.Count > Shown) {
+        if (K.Example.empty())
+          K.Example = D.Message;
+        Suppressing = true;
+        return;
+      }
+      Suppressing = false;
+    } else if (Suppressing) {
+      return;
+    }
+    Diags.print(llvm::errs(), D);
+  }
+
+private:
+  bool Suppressing = false;
+  bool Holding = false;
+  std::vector<Diagnostic> Held;
+};
+
+/// The errors ONNX's checker and strict inference report for the input
+/// file as it is (reloaded: the IR has changed since). Only those: a node
+/// that our own validation refuses (a zero stride, an attribute of the wrong
+/// kind, mismatched element types) cannot run, and stays an error even when
+/// the input has it; such an input gets no leniency at all, and ONNX's
+/// checker is never called on it (it crashes on some of them).
+std::vector<std::string> inputVerifierErrors(llvm::StringRef Path,
+                                             const ImportOptions &Opts) {
+  std::vector<std::string> Errors;
+  DiagnosticEngine Quiet;
+  Quiet.setHandler([&](const Diagnostic &D) {
+    if (D.Sev == Severity::Error)
+      Errors.push_back(D.Message);
+  });
+  std::unique_ptr<Model> In = loadInput(Path, Quiet, Opts);
+  if (!In || failed(validateModelNodes(*In, Quiet)))
+    return {};
+  Errors.clear();
+  (void)verifyProto(*exportModel(*In), Quiet);
+  llvm::erase_if(Errors, [](const std::string &E) {
+    llvm::StringRef S(E);
+    return !S.startswith("onnx checker: ") &&
+           !S.startswith("strict shape inference: ");
+  });
+  return Errors;
+}
+
+/// Saves the result. When the output fails ONNX's checker or strict
+/// inference only in ways the input itself already fails (Debian's
+/// test_PixelShuffle: an int64 Constant at opset 6), the pipeline did not
+/// cause it: one warning says what the input fails, and the result is
+/// written with the IR verified. Failures the pipeline introduced stay
+/// errors.
+LogicalResult saveResult(const Model &M, const CommandLine &CL,
+                         FileFormat Format, const ExportOptions &EO,
+                         DiagnosticEngine &Diags, DiagnosticCap &Cap) {
+  bool CanCompare = EO.Verify && CL.Input != "-";
+  if (CanCompare)
+    Cap.hold();
+  LogicalResult R = saveModel(M, CL.Output, Format, Diags, EO);
+  if (!CanCompare)
+    return R;
+  std::vector<Diagnostic> Held = Cap.release();
+  auto Replay = [&] {
+    for (const Diagnostic &D : Held)
+      Cap.handle(D);
+  };
+  if (succeeded(R)) {
+    Replay();
+    return R;
+  }
+  std::vector<std::string> InputErrors =
+      inputVerifierErrors(CL.Input, importOptions(CL));
+  bool AllInherited = !InputErrors.empty();
+  for (const Diagnostic &D : Held)
+    if (D.Sev == Severity::Error && !llvm::is_contained(InputErrors, D.Message))
+      AllInherited = false;
+  if (!AllInherited) {
+    Replay();
+    return R;
+  }
+  std::string OutName = Diags.getFileName().str();
+  Diags.setFileName(CL.Input);
+  emitWarning(Diags)
+      << "the input itself fails ONNX's verification (" << InputErrors.front()
+      << (InputErrors.size() > 1
+              ? "; and " + std::to_string(InputErrors.size() - 1) + " more"
+              : std::string())
+      << "); the pipeline added no failure, so the result is "
+         "written anyway";
+  Diags.setFileName(OutName);
+  // The IR verifier still runs: only ONNX's own checks are skipped.
+  if (failed(verifyModel(M, Diags)))
+    return failure();
+  ExportOptions Lenient = EO;
+  Lenient.Verify = false;
+  return saveModel(M, CL.Output, Format, Diags, Lenient);
+}
+
+} // namespace
+
+/// Counts the nodes of \p G and its subgraphs that read a value of their own
+/// graph produced by a later node.
+static size_t countOutOfOrder(const Graph &G) {
+  // One sweep: a node is late when it reads a value of G whose producer has
+  // not been seen yet.
+  llvm::DenseSet<const Node *> Seen;
+  size_t Count = 0, NumNodes = 0;
+  for (const Node &N : G.getNodes()) {
+    (void)N;
+    ++NumNodes;
+  }
+  Seen.reserve(NumNodes);
+  for (const Node &N : G.getNodes()) {
+    bool Late = false;
+    for (const Value *V : N.getOperands()) {
+      const Node *Def = V ? V->getDefiningNode() : nullptr;
+      if (Def && Def->getParentGraph() == &G && !Seen.count(Def))
+        Late = true;
+    }
+    Count += Late;
+    Seen.insert(&N);
+    for (const Graph *Sub : N.getSubgraphs())
+      Count += countOutOfOrder(*Sub);
+  }
+  return Count;
+}
+
+/// Some exporters and quantizers append nodes at the end and ONNX Runtime
+/// runs such models: sort them with one remark instead of one error per
+/// node. A cycle is still an error (topo-sort reports it).
+static LogicalResult sortInputIfNeeded(Model &M, DiagnosticEngine &Diags) {
+  size_t Late = countOutOfOrder(M.getGraph());
+  if (!Late)
+    return success();
+  std::unique_ptr<Pass> Sort = createPass("topo-sort");
+  assert(Sort && "topo-sort is a built-in pass");
+  PassManagerOptions Opts;
+  // The input is verified after it is sorted, as any input is.
+  Opts.VerifyEach = false;
+  PassManager PM(Opts);
+  PM.addPass(std::move(Sort));
+  if (failed(PM.run(M, Diags)))
+    return failure();
+  emitRemark(Diags) << "the input is not in topological order (" << Late
+                    << " node(s) read values produced later); sorted it";
+  return success();
+}
+
 static int runTool(const CommandLine &CL) {
   llvm::raw_ostream &Err = llvm::errs();
   if (!CL.ShapeSets.empty() && (!CL.HasOutput || CL.Output == "-" ||
@@ -344,6 +746,20 @@ static int runTool(const CommandLine &CL) {
     Err << "onnx-opt: error: --freeze-shape-sets needs a binary output file "
            "(-o dir/model.onnx) to name the family after\n";
     return 1;
+  }
+  // Elided text is for reading: only on stdout, and by default only when
+  // that is a terminal (a pipe gets text that parses back).
+  uint64_t ElideAbove = 0;
+  bool ToStdoutText = CL.Output == "-" && outputFormat(CL) == FileFormat::Text;
+  if (CL.ElideAbove) {
+    if (!ToStdoutText) {
+      Err << "onnx-opt: error: --elide-weights prints for reading and the "
+             "text does not parse back; it needs the text on stdout (-o -)\n";
+      return 1;
+    }
+    ElideAbove = *CL.ElideAbove;
+  } else if (!CL.NoElide && ToStdoutText && llvm::outs().is_displayed()) {
+    ElideAbove = DefaultElideAbove;
   }
   if (CL.ForceExternal &&
       (CL.Output == "-" || outputFormat(CL) != FileFormat::Binary)) {
@@ -360,24 +776,35 @@ static int runTool(const CommandLine &CL) {
     printModel(M, OS);
   };
   PassManager PM(PMOpts);
-  for (const std::string &Piece : CL.PipelinePieces) {
-    std::string Error;
-    if (failed(parsePassPipeline(Piece, PM, Error))) {
-      Err << "onnx-opt: error: invalid pass pipeline '" << Piece
-          << "': " << Error << "\n";
+  for (const PipelinePiece &Piece : CL.PipelinePieces) {
+    std::vector<std::unique_ptr<Pass>> Passes;
+    PipelineError E;
+    if (failed(parsePassPipeline(Piece.Text, Passes, E))) {
+      // The message, then the argument as typed with a caret under the
+      // problem (as clang and mlir-opt show source locations).
+      Err << "onnx-opt: error: " << E.Message << "\n  " << Piece.Arg << "\n  ";
+      Err.indent(Piece.column(E.Pos)) << "^\n";
       return 1;
     }
+    for (std::unique_ptr<Pass> &P : Passes)
+      PM.addPass(std::move(P));
   }
   for (const std::string &Name : CL.PrintIrAfter) {
     if (!createPass(Name)) {
+      std::string Best = suggestPassName(Name);
       Err << "onnx-opt: error: --print-ir-after names unknown pass '" << Name
-          << "'\n";
+          << "'" << (Best.empty() ? "" : "; did you mean '" + Best + "'?")
+          << "\n";
       return 1;
     }
   }
+  // `onnx-opt m.onnx --summary` looks without writing: the table goes to
+  // stdout and no model is written (the text dump needs `-o -`).
+  bool LookOnly = CL.Summary && !CL.HasOutput && CL.ShapeSets.empty();
 
   DiagnosticEngine Diags;
   Diags.setFileName(CL.Input == "-" ? "<stdin>" : CL.Input);
+  DiagnosticCap Cap(Diags);
   auto Start = std::chrono::steady_clock::now();
   auto LapMs = [&Start] {
     auto Now = std::chrono::steady_clock::now();
@@ -385,7 +812,7 @@ static int runTool(const CommandLine &CL) {
     Start = Now;
     return Ms;
   };
-  std::unique_ptr<Model> M = loadModel(CL.Input, Diags, importOptions(CL));
+  std::unique_ptr<Model> M = loadInput(CL.Input, Diags, importOptions(CL));
   if (!M)
     return 1;
   PM.recordTiming("(load)", LapMs());
@@ -397,6 +824,9 @@ static int runTool(const CommandLine &CL) {
       return 1;
     PM.recordTiming("(verify input)", LapMs());
   }
+  if (failed(sortInputIfNeeded(*M, Diags)))
+    return 1;
+  PM.recordTiming("(order check)", LapMs());
   std::optional<ModelSummary> Before;
   if (CL.Summary)
     Before = summarizeModel(*M);
@@ -412,6 +842,16 @@ static int runTool(const CommandLine &CL) {
     return RC;
   }
 
+  if (LookOnly) {
+    // Nothing is written, so the output checks (ONNX's checker, strict
+    // inference) do not run; --verify-each still checked the IR.
+    if (CL.Timing)
+      PM.printTiming(Err);
+    printSummaryTable(llvm::outs(), *Before, summarizeModel(*M));
+    (void)M.release();
+    return 0;
+  }
+
   ExportOptions EO;
   EO.Verify = CL.Verify;
   // The pass manager verified the IR (with topological order) after the
@@ -422,7 +862,23 @@ static int runTool(const CommandLine &CL) {
   EO.ExternalThreshold = CL.ExternalThreshold;
   if (CL.HasOutput && CL.Output != "-")
     Diags.setFileName(CL.Output);
-  if (failed(saveModel(*M, CL.Output, outputFormat(CL), Diags, EO)))
+  if (ElideAbove) {
+    // What saveModel checks, then the elided text.
+    if (CL.Verify && failed(verifyProto(*exportModel(*M), Diags)))
+      return 1;
+    TextPrintOptions TPO;
+    TPO.ElideTensorsAbove = ElideAbove;
+    printModel(*M, llvm::outs(), TPO);
+    llvm::outs().flush();
+    PM.recordTiming("(verify and print)", LapMs());
+    if (CL.Timing)
+      PM.printTiming(Err);
+    if (Before)
+      printSummaryTable(Err, *Before, summarizeModel(*M));
+    (void)M.release();
+    return 0;
+  }
+  if (failed(saveResult(*M, CL, outputFormat(CL), EO, Diags, Cap)))
     return 1;
   PM.recordTiming(CL.Verify ? "(verify and save)" : "(save)", LapMs());
   if (CL.Timing)

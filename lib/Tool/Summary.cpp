@@ -1,11 +1,12 @@
 //===- Summary.cpp - Before/after model summary (--summary) ---------------===//
 #include "Summary.h"
+#include "onnxopt/Analysis/DerivedDims.h"
 #include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/IR/IR.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/Format.h"
 #include <algorithm>
 #include <set>
-#include "llvm/ADT/Twine.h"
 
 using namespace onnxopt;
 
@@ -21,9 +22,10 @@ static void countGraph(const Graph &G, ModelSummary &S) {
   }
   for (const Node &N : G.getNodes()) {
     ++S.NumNodes;
-    std::string Op = N.isOnnxDomain()
-                         ? N.getOpType().str()
-                         : (llvm::Twine(N.getDomain()) + "." + N.getOpType()).str();
+    std::string Op =
+        N.isOnnxDomain()
+            ? N.getOpType().str()
+            : (llvm::Twine(N.getDomain()) + "." + N.getOpType()).str();
     ++S.OpCounts[Op];
     for (const Graph *Sub : N.getSubgraphs())
       countGraph(*Sub, S);
@@ -44,6 +46,10 @@ ModelSummary onnxopt::summarizeModel(const Model &M) {
   if (getDimRanges(M, Ranges, Error))
     for (const auto &[Sym, R] : Ranges)
       S.DimRanges.push_back(Sym + "=" + printDimRange(R));
+  DerivedDimMap Derived;
+  if (getDerivedDims(M, Derived, Error))
+    for (const auto &[Sym, Expr] : Derived)
+      S.DerivedDims.push_back(Sym + "=" + Expr);
   return S;
 }
 
@@ -67,9 +73,10 @@ struct Row {
 };
 } // namespace
 
-static void addInterfaceRows(std::vector<Row> &Rows, llvm::StringRef Kind,
-                             const std::vector<std::pair<std::string, std::string>> &B,
-                             const std::vector<std::pair<std::string, std::string>> &A) {
+static void
+addInterfaceRows(std::vector<Row> &Rows, llvm::StringRef Kind,
+                 const std::vector<std::pair<std::string, std::string>> &B,
+                 const std::vector<std::pair<std::string, std::string>> &A) {
   // Match by name so a renamed or retyped value lines up with itself.
   std::vector<std::string> Names;
   std::set<std::string> Seen;
@@ -87,11 +94,12 @@ static void addInterfaceRows(std::vector<Row> &Rows, llvm::StringRef Kind,
     return "-";
   };
   for (const std::string &N : Names)
-    Rows.push_back({(llvm::Twine(Kind) + " " + N).str(), Find(B, N), Find(A, N)});
+    Rows.push_back(
+        {(llvm::Twine(Kind) + " " + N).str(), Find(B, N), Find(A, N)});
 }
 
-void onnxopt::printSummaryTable(llvm::raw_ostream &OS,
-                                const ModelSummary &B, const ModelSummary &A) {
+void onnxopt::printSummaryTable(llvm::raw_ostream &OS, const ModelSummary &B,
+                                const ModelSummary &A) {
   std::vector<Row> Rows;
   addInterfaceRows(Rows, "input", B.Inputs, A.Inputs);
   addInterfaceRows(Rows, "output", B.Outputs, A.Outputs);
@@ -102,15 +110,44 @@ void onnxopt::printSummaryTable(llvm::raw_ostream &OS,
     Syms.insert(SymOf(E));
   for (const std::string &E : A.DimRanges)
     Syms.insert(SymOf(E));
-  auto RangeOf = [&](const std::vector<std::string> &L, const std::string &Sym) {
+  auto RangeOf = [&](const std::vector<std::string> &L,
+                     const std::string &Sym) {
     for (const std::string &E : L)
       if (SymOf(E) == Sym)
         return E.substr(Sym.size() + 1);
     return std::string("-");
   };
   for (const std::string &Sym : Syms)
-    Rows.push_back({"range " + Sym, RangeOf(B.DimRanges, Sym),
-                    RangeOf(A.DimRanges, Sym)});
+    Rows.push_back(
+        {"range " + Sym, RangeOf(B.DimRanges, Sym), RangeOf(A.DimRanges, Sym)});
+  // Derived dims the interface shows (the text printer and metadata_props
+  // list all of them).
+  std::set<std::string> Visible;
+  for (const auto *L : {&B.Inputs, &B.Outputs, &A.Inputs, &A.Outputs})
+    for (const auto &P : *L) {
+      // `float[batch,boxes_dim1,4]`: the dims are between '[' and ']'.
+      std::string Token;
+      bool InDims = false;
+      for (char C : P.second) {
+        if (C == '[' || C == ']' || C == ',') {
+          if (InDims && !Token.empty())
+            Visible.insert(Token);
+          Token.clear();
+          InDims = C != ']';
+          continue;
+        }
+        if (InDims)
+          Token += C;
+      }
+    }
+  std::set<std::string> Derived;
+  for (const auto *L : {&B.DerivedDims, &A.DerivedDims})
+    for (const std::string &E : *L)
+      if (Visible.count(SymOf(E)))
+        Derived.insert(SymOf(E));
+  for (const std::string &Sym : Derived)
+    Rows.push_back({"dim " + Sym, RangeOf(B.DerivedDims, Sym),
+                    RangeOf(A.DerivedDims, Sym)});
   Rows.push_back({"", "", ""});
   std::set<std::string> Ops;
   for (const auto &P : B.OpCounts)
@@ -125,7 +162,8 @@ void onnxopt::printSummaryTable(llvm::raw_ostream &OS,
   for (const std::string &Op : Ops)
     Rows.push_back({Op, Count(B.OpCounts, Op), Count(A.OpCounts, Op)});
   Rows.push_back({"", "", ""});
-  Rows.push_back({"nodes", std::to_string(B.NumNodes), std::to_string(A.NumNodes)});
+  Rows.push_back(
+      {"nodes", std::to_string(B.NumNodes), std::to_string(A.NumNodes)});
   Rows.push_back({"initializers", std::to_string(B.NumInitializers),
                   std::to_string(A.NumInitializers)});
   Rows.push_back({"initializer size", formatBytes(B.InitializerBytes),

@@ -21,6 +21,8 @@ struct ModelSummary {
   uint64_t InitializerBytes = 0;
   /// Stored dim ranges (set-dim-range), `N=1:16` per symbol, sorted.
   std::vector<std::string> DimRanges;
+  /// Expressions of derived dims (unify-dims), `boxes_dim1=...`, sorted.
+  std::vector<std::string> DerivedDims;
 };
 
 ModelSummary summarizeModel(const Model &M);

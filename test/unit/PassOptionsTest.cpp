@@ -126,15 +126,16 @@ TEST(PassOptions, Shape) {
   EXPECT_TRUE(S.Dims.empty());
   EXPECT_EQ(printed(S), "scalar[]");
 
-  EXPECT_EQ(parseError<ShapeSpec>("x"), "expected 'name[d0,d1,...]', got 'x'");
+  EXPECT_EQ(parseError<ShapeSpec>("x"),
+            "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got 'x'");
   EXPECT_EQ(parseError<ShapeSpec>("[1,2]"),
-            "expected 'name[d0,d1,...]', got '[1,2]'");
+            "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got '[1,2]'");
   EXPECT_EQ(parseError<ShapeSpec>("x[1,2"),
-            "expected 'name[d0,d1,...]', got 'x[1,2'");
+            "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got 'x[1,2'");
   EXPECT_EQ(parseError<ShapeSpec>("x[1,[2]]"),
-            "expected 'name[d0,d1,...]', got 'x[1,[2]]'");
+            "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got 'x[1,[2]]'");
   EXPECT_EQ(parseError<ShapeSpec>("x y[1]"),
-            "expected 'name[d0,d1,...]', got 'x y[1]'");
+            "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got 'x y[1]'");
   EXPECT_EQ(parseError<ShapeSpec>("x[1,-2]"),
             "invalid dim '-2' in shape 'x[1,-2]': expected an integer, a "
             "symbol or '?'");
@@ -144,6 +145,31 @@ TEST(PassOptions, Shape) {
   EXPECT_EQ(parseError<ShapeSpec>("x[3a]"),
             "invalid dim '3a' in shape 'x[3a]': expected an integer, a "
             "symbol or '?'");
+}
+
+TEST(PassOptions, ShapesAsOtherToolsWriteThem) {
+  ShapeSpec S;
+  std::string Err;
+  // trtexec --shapes / polygraphy --input-shapes.
+  ASSERT_TRUE(parseOptionValue("input:1x3x640x640", S, Err)) << Err;
+  EXPECT_EQ(S.Name, "input");
+  EXPECT_EQ(S.Dims, (std::vector<std::string>{"1", "3", "640", "640"}));
+  ASSERT_TRUE(parseOptionValue("images:[1,3,H,W]", S, Err)) << Err;
+  EXPECT_EQ(S.Name, "images");
+  EXPECT_EQ(S.Dims, (std::vector<std::string>{"1", "3", "H", "W"}));
+  // TensorFlow-style names keep their ':0'.
+  ASSERT_TRUE(parseOptionValue("x:0:2x4", S, Err)) << Err;
+  EXPECT_EQ(S.Name, "x:0");
+  EXPECT_EQ(S.Dims, (std::vector<std::string>{"2", "4"}));
+  ASSERT_TRUE(parseOptionValue("x:0[2,4]", S, Err)) << Err;
+  EXPECT_EQ(S.Name, "x:0");
+  // Symbols cannot be written with 'x' separators (a symbol may hold 'x').
+  EXPECT_EQ(parseError<ShapeSpec>("input:Nx3"),
+            "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got "
+            "'input:Nx3'");
+  EXPECT_EQ(parseError<ShapeSpec>("input:1xx3"),
+            "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got "
+            "'input:1xx3'");
 }
 
 TEST(PassOptions, TypeNames) {
@@ -197,7 +223,7 @@ TEST(PassOptions, ParseThroughOption) {
   ASSERT_EQ(P.Shapes.size(), 2u);
   EXPECT_EQ(P.Shapes.getValue()[1], (ShapeSpec{"y", {"2"}}));
   EXPECT_FALSE(P.Shapes.parse("x[N,3],y", Err));
-  EXPECT_EQ(Err, "expected 'name[d0,d1,...]', got 'y'");
+  EXPECT_EQ(Err, "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got 'y'");
   EXPECT_EQ(P.Shapes.size(), 2u);
 
   EXPECT_TRUE(P.Ints.parse("1,2,3", Err));

@@ -1,5 +1,6 @@
 //===- PipelineParserTest.cpp - Registry, pipeline text, pass manager -----===//
 #include "onnxopt/Export/Export.h"
+#include "onnxopt/Pass/PipelineParser.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Pass/PassManager.h"
@@ -32,6 +33,27 @@ struct TestPlainPass : Pass {
   LogicalResult run(Model &, PassContext &) override { return success(); }
 };
 
+bool checkEven(llvm::StringRef Text, std::string &Error) {
+  int64_t V;
+  if (!Text.getAsInteger(10, V) && V % 2 == 0)
+    return true;
+  Error = "'" + Text.str() + "' is odd";
+  return false;
+}
+
+/// Options with constraints: one of `a`, `b` is required.
+struct TestConstrainedPass : Pass {
+  llvm::StringRef getArgument() const override { return "test-constrained"; }
+  llvm::StringRef getDescription() const override { return "constraints"; }
+  LogicalResult run(Model &, PassContext &) override { return success(); }
+  ListOption<std::string> A{*this, "a", "required", required()};
+  Option<int64_t> B{*this, "b", "required, at least 1", 1,
+                    required().also(atLeast(1))};
+  Option<std::string> Mode{*this, "mode", "a choice", "x",
+                           oneOf({"x", "y", "z"})};
+  ListOption<int64_t> Even{*this, "even", "even numbers", checkedBy(checkEven)};
+};
+
 /// Records its runs in a shared log; fails or breaks the IR on request.
 struct TestActionPass : Pass {
   TestActionPass(std::string Arg, std::vector<std::string> *Log)
@@ -58,6 +80,7 @@ struct TestActionPass : Pass {
 void registerTestPasses() {
   registerPass([] { return std::make_unique<TestOptionsPass>(); });
   registerPass([] { return std::make_unique<TestPlainPass>(); });
+  registerPass([] { return std::make_unique<TestConstrainedPass>(); });
 }
 
 class PipelineParser : public ::testing::Test {
@@ -152,9 +175,10 @@ TEST_F(PipelineParser, InvalidValue) {
   EXPECT_EQ(errorOf("test-options{flag=maybe}"),
             "invalid value for option 'flag' of pass 'test-options' at "
             "position 19: expected 'true' or 'false', got 'maybe'");
-  EXPECT_EQ(errorOf("test-options{shapes=x[1],y}"),
-            "invalid value for option 'shapes' of pass 'test-options' at "
-            "position 21: expected 'name[d0,d1,...]', got 'y'");
+  EXPECT_EQ(
+      errorOf("test-options{shapes=x[1],y}"),
+      "invalid value for option 'shapes' of pass 'test-options' at "
+      "position 21: expected 'name[d0,d1,...]' or 'name:1x3x640x640', got 'y'");
   EXPECT_EQ(errorOf("test-options{count}"),
             "expected '=' after option 'count' of pass 'test-options' at "
             "position 19");
@@ -172,7 +196,19 @@ TEST_F(PipelineParser, Syntax) {
             "empty pass name at position 12");
   EXPECT_EQ(errorOf("{count=1}"), "empty pass name at position 1");
   EXPECT_EQ(errorOf("test-plain test-plain"),
-            "expected ',' or end of pipeline at position 12, got 't'");
+            "passes are separated by commas at position 12: "
+            "'test-plain,test-plain'");
+  EXPECT_EQ(errorOf("test-plain test-options"),
+            "passes are separated by commas at position 12: "
+            "'test-plain,test-options'");
+  EXPECT_EQ(errorOf("test-options count=2"),
+            "options go in braces after the pass name at position 14: "
+            "'test-options{count=2}'");
+  EXPECT_EQ(errorOf("test-plain;test-options"),
+            "passes are separated by commas at position 11: "
+            "'test-plain;test-options' -> 'test-plain,test-options'");
+  EXPECT_EQ(errorOf("test-plain xyz"),
+            "expected ',' or end of pipeline at position 12, got 'x'");
   EXPECT_EQ(errorOf("test-options{=1}"),
             "expected an option name at position 14");
   EXPECT_EQ(errorOf("test-options{label=\"abc}"),
@@ -351,4 +387,47 @@ TEST(PassManagerRun, PrintsIrAfterSelectedPasses) {
   EXPECT_NE(Ir.find("IR after pass 'first'"), std::string::npos);
   EXPECT_LT(Ir.find("IR after pass 'first'"),
             Ir.find("IR after pass 'second'"));
+}
+
+TEST_F(PipelineParser, Constraints) {
+  EXPECT_EQ(roundTrip("test-constrained{a=1}"), "test-constrained{a=1}");
+  EXPECT_EQ(roundTrip("test-constrained{b=2 mode=z even=2,4}"),
+            "test-constrained{b=2 mode=z even=2,4}");
+  EXPECT_EQ(errorOf("test-plain,test-constrained"),
+            "pass 'test-constrained' needs option 'a' or 'b' at position 12, "
+            "e.g. 'test-constrained{a=...}' (see onnx-opt --list-passes)");
+  EXPECT_EQ(errorOf("test-constrained{mode=y}"),
+            "pass 'test-constrained' needs option 'a' or 'b' at position 1, "
+            "e.g. 'test-constrained{a=...}' (see onnx-opt --list-passes)");
+  EXPECT_EQ(errorOf("test-constrained{b=0}"),
+            "invalid value for option 'b' of pass 'test-constrained' at "
+            "position 20: must be at least 1, got 0");
+  EXPECT_EQ(errorOf("test-constrained{a=1 mode=w}"),
+            "invalid value for option 'mode' of pass 'test-constrained' at "
+            "position 27: expected 'x', 'y' or 'z', got 'w'");
+  EXPECT_EQ(errorOf("test-constrained{a=1 even=2,3}"),
+            "invalid value for option 'even' of pass 'test-constrained' at "
+            "position 27: '3' is odd");
+}
+
+TEST_F(PipelineParser, HintsAndPositions) {
+  std::vector<std::unique_ptr<Pass>> Passes;
+  PipelineError E;
+  // A comma between options: the pipeline as it should be, at the comma.
+  ASSERT_TRUE(
+      failed(parsePassPipeline("test-options{dims=N:1,count=2}", Passes, E)));
+  EXPECT_EQ(E.Message, "options are separated by spaces, not commas: "
+                       "'test-options{dims=N:1 count=2}'");
+  EXPECT_EQ(E.Pos, 21u);
+  // A comma inside a list value is not that mistake.
+  EXPECT_EQ(roundTrip("test-options{dims=N:1,H:2}"),
+            "test-options{dims=N:1,H:2}");
+  // A misspelled option gets the closest name.
+  ASSERT_TRUE(failed(parsePassPipeline("test-options{cout=2}", Passes, E)));
+  EXPECT_EQ(E.Message,
+            "pass 'test-options' has no option 'cout'; did you mean 'count'?");
+  EXPECT_EQ(E.Pos, 13u);
+  EXPECT_TRUE(Passes.empty());
+  EXPECT_EQ(suggestClosest("sumary", {"summary", "simplify"}), "summary");
+  EXPECT_EQ(suggestClosest("xyz", {"summary", "simplify"}), "");
 }

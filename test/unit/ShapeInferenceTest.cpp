@@ -515,10 +515,12 @@ TEST(DimExpr, UnknownsAreOnlyEqualToThemselves) {
 
 TEST(DimExpr, ExporterMadeSymbols) {
   for (const char *S : {"unk__12", "Concatboxes_dim_1", "dim3",
-                        "p2o.DynamicDimension.4", "Softmaxscores_dim_0"})
+                        "p2o.DynamicDimension.4", "Softmaxscores_dim_0", "s0",
+                        "s12", "input_dynamic_axes_1", "2*ceil(H/8)", "seq+1"})
     EXPECT_TRUE(isExporterMadeSymbol(S)) << S;
-  for (const char *S : {"batch", "N", "seq_len", "dim", "unk__", "dimension",
-                        "height", "_dim_2x"})
+  for (const char *S :
+       {"batch", "N", "seq_len", "dim", "unk__", "dimension", "height",
+        "_dim_2x", "s", "steps", "boxes_dim1", "_dynamic_axes_1"})
     EXPECT_FALSE(isExporterMadeSymbol(S)) << S;
 }
 

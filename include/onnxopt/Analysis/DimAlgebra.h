@@ -160,8 +160,13 @@ private:
   bool Ran = false;
 };
 
-/// True for symbol names that exporters make up: `unk__12`,
-/// `Concatboxes_dim_1`, `dim3`, `p2o.DynamicDimension.4`.
+/// True for symbol names that tools make up rather than people choose:
+/// `unk__12` (ONNX inference, tf2onnx), `Concatboxes_dim_1` (torch.onnx's
+/// `<Op><output>_dim_K`), `dim3`, `s0` (torch.export), `input_dynamic_axes_1`
+/// (torch.onnx with dynamic_axes as a list), `p2o.DynamicDimension.4`
+/// (paddle2onnx), and expressions used as names (`2*ceil(H/8)`, from
+/// onnxruntime's symbolic shape inference or unify-dims{derived=expr}).
+/// unify-dims replaces these; docs/shape-inference.md lists them.
 bool isExporterMadeSymbol(llvm::StringRef Name);
 
 } // namespace onnxopt

@@ -77,9 +77,6 @@ public:
   OptionBase *findOption(llvm::StringRef Name) const;
   /// Prints `arg{k=v ...}` with the options that were set.
   void printAsTextualPipeline(llvm::raw_ostream &OS) const;
-  /// Sets options from `key=value key2=value` text (the part of a pipeline
-  /// between braces); on failure \p Error says what is wrong.
-  LogicalResult setOptions(llvm::StringRef Text, std::string &Error);
 
 private:
   friend class OptionBase;

@@ -69,10 +69,6 @@ private:
 /// and the problem (unknown pass, unknown option, bad value).
 LogicalResult parsePassPipeline(llvm::StringRef Text, PassManager &PM,
                                 std::string &Error);
-/// Parses `key=value key2=value` (the text between a pass's braces) into
-/// \p P's options.
-LogicalResult parsePassOptions(llvm::StringRef Text, Pass &P,
-                               std::string &Error);
 
 } // namespace onnxopt
 

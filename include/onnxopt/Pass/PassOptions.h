@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,58 @@ struct ShapeSpec {
   }
 };
 
+/// What values an option accepts beyond its type, checked when the pipeline
+/// is parsed (before a model is loaded):
+///   Option<int64_t> MaxRounds{*this, "max-rounds", "help", 8, atLeast(1)};
+///   ListOption<std::string> Ranges{*this, "ranges", "help", required()};
+struct OptionConstraint {
+  /// The pass needs a value for at least one of its required options.
+  bool Required = false;
+  std::optional<int64_t> Min, Max;
+  /// The values a string option may take (empty: any).
+  std::vector<std::string> Choices;
+  /// A check of one (list item) value's text, for formats the type does not
+  /// capture (`symbol:min:max`); sets the error and returns false.
+  bool (*Check)(llvm::StringRef Text, std::string &Error) = nullptr;
+  OptionConstraint &also(OptionConstraint Other) {
+    Required |= Other.Required;
+    if (Other.Min)
+      Min = Other.Min;
+    if (Other.Max)
+      Max = Other.Max;
+    if (!Other.Choices.empty())
+      Choices = std::move(Other.Choices);
+    if (Other.Check)
+      Check = Other.Check;
+    return *this;
+  }
+};
+inline OptionConstraint required() {
+  OptionConstraint C;
+  C.Required = true;
+  return C;
+}
+inline OptionConstraint atLeast(int64_t Min) {
+  OptionConstraint C;
+  C.Min = Min;
+  return C;
+}
+inline OptionConstraint checkedBy(bool (*Check)(llvm::StringRef Text,
+                                                std::string &Error)) {
+  OptionConstraint C;
+  C.Check = Check;
+  return C;
+}
+inline OptionConstraint oneOf(std::vector<std::string> Choices) {
+  OptionConstraint C;
+  C.Choices = std::move(Choices);
+  return C;
+}
+
 class OptionBase {
 public:
-  OptionBase(Pass &Owner, llvm::StringRef Name, llvm::StringRef Help);
+  OptionBase(Pass &Owner, llvm::StringRef Name, llvm::StringRef Help,
+             OptionConstraint Constraint = {});
   virtual ~OptionBase();
   llvm::StringRef getName() const { return Name; }
   llvm::StringRef getHelp() const { return Help; }
@@ -41,9 +91,15 @@ public:
   /// "list<shape>".
   virtual llvm::StringRef getTypeName() const = 0;
   bool hasValue() const { return WasSet; }
+  const OptionConstraint &getConstraint() const { return Constraint; }
+  bool isRequired() const { return Constraint.Required; }
 
 protected:
+  /// Checks one (list item) value text against the constraint; on failure
+  /// sets \p Error.
+  bool checkConstraint(llvm::StringRef Text, std::string &Error) const;
   bool WasSet = false;
+  OptionConstraint Constraint;
 
 private:
   std::string Name, Help;
@@ -72,8 +128,9 @@ std::vector<std::string> splitOptionList(llvm::StringRef Text);
 template <typename T> class Option : public OptionBase {
 public:
   Option(Pass &Owner, llvm::StringRef Name, llvm::StringRef Help,
-         T Default = T())
-      : OptionBase(Owner, Name, Help), Val(std::move(Default)) {}
+         T Default = T(), OptionConstraint Constraint = {})
+      : OptionBase(Owner, Name, Help, std::move(Constraint)),
+        Val(std::move(Default)) {}
   const T &getValue() const { return Val; }
   operator const T &() const { return Val; }
   Option &operator=(T V) {
@@ -83,7 +140,7 @@ public:
   }
   bool parse(llvm::StringRef Text, std::string &Error) override {
     T Tmp;
-    if (!parseOptionValue(Text, Tmp, Error))
+    if (!parseOptionValue(Text, Tmp, Error) || !checkConstraint(Text, Error))
       return false;
     Val = std::move(Tmp);
     WasSet = true;
@@ -103,8 +160,9 @@ private:
 /// A comma-separated list option: `dims=N:1,H:640`, `shapes=x[1,3],y[2]`.
 template <typename T> class ListOption : public OptionBase {
 public:
-  ListOption(Pass &Owner, llvm::StringRef Name, llvm::StringRef Help)
-      : OptionBase(Owner, Name, Help) {}
+  ListOption(Pass &Owner, llvm::StringRef Name, llvm::StringRef Help,
+             OptionConstraint Constraint = {})
+      : OptionBase(Owner, Name, Help, std::move(Constraint)) {}
   const std::vector<T> &getValue() const { return Vals; }
   operator const std::vector<T> &() const { return Vals; }
   bool empty() const { return Vals.empty(); }
@@ -120,7 +178,7 @@ public:
     std::vector<T> Tmp;
     for (const std::string &Item : splitOptionList(Text)) {
       T V;
-      if (!parseOptionValue(Item, V, Error))
+      if (!parseOptionValue(Item, V, Error) || !checkConstraint(Item, Error))
         return false;
       Tmp.push_back(std::move(V));
     }
