@@ -1,0 +1,145 @@
+//===- ExportDetail.h - Shared by proto conversion, verification, writing -===//
+//
+// Private to lib/Export: the tensor-copy helpers that the three parts of
+// saving share (Export.cpp builds protos, Verify.cpp checks them, Write.cpp
+// streams them to files), and the verification entry the writer calls.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_LIB_EXPORT_EXPORTDETAIL_H
+#define ONNXOPT_LIB_EXPORT_EXPORTDETAIL_H
+
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/ProtoTypes.h"
+#include "onnxopt/Support/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include <google/protobuf/unknown_field_set.h>
+#include <memory>
+#include <onnx/onnx_pb.h>
+#include <string>
+#include <vector>
+
+namespace onnxopt {
+namespace detail {
+
+inline void stripDensifiedMarker(onnx::TensorProto &TP) {
+  if (!isDensifiedSparse(TP))
+    return;
+  google::protobuf::UnknownFieldSet *U =
+      TP.GetReflection()->MutableUnknownFields(&TP);
+  for (int I = U->field_count(); I-- > 0;)
+    if (U->field(I).number() == DensifiedSparseMarker)
+      U->DeleteSubrange(I, 1);
+}
+
+/// Copies everything but the payload (raw_data and the typed fields).
+inline void copyTensorMetadata(const onnx::TensorProto &S,
+                               onnx::TensorProto &D) {
+  *D.mutable_dims() = S.dims();
+  if (S.has_data_type())
+    D.set_data_type(S.data_type());
+  if (S.has_segment())
+    *D.mutable_segment() = S.segment();
+  if (S.has_name())
+    D.set_name(S.name());
+  if (S.has_doc_string())
+    D.set_doc_string(S.doc_string());
+  *D.mutable_external_data() = S.external_data();
+  if (S.has_data_location())
+    D.set_data_location(S.data_location());
+  D.GetReflection()->MutableUnknownFields(&D)->MergeFrom(
+      S.GetReflection()->GetUnknownFields(S));
+  stripDensifiedMarker(D);
+}
+
+/// Copies \p T with its payload (mapped raw_data is copied in).
+inline void copyWholeTensor(const Tensor &T, onnx::TensorProto &Out) {
+  Out.CopyFrom(T.getStoredProto());
+  stripDensifiedMarker(Out);
+  if (T.hasMappedRawData()) {
+    std::string Unused;
+    llvm::StringRef Bytes = *T.getRawBytes(Unused);
+    Out.set_raw_data(Bytes.data(), Bytes.size());
+  }
+}
+
+/// Stands in for an elided payload. The checker wants one non-empty payload
+/// field; shape inference only reads the payloads of the small integer
+/// tensors, which are never elided.
+inline void setPlaceholderPayload(onnx::TensorProto &TP) {
+  TP.set_raw_data(std::string(1, '\0'));
+}
+
+/// Payloads that verification may need to read (shape tensors) are small
+/// integers; larger or non-integer payloads are elided from the skeleton and
+/// streamed from the IR at write time.
+inline bool shouldStream(const Tensor &T) {
+  uint64_t Size = T.getByteSize();
+  int32_t ET = T.getElemType();
+  if (ET == onnx::TensorProto::STRING)
+    return false;
+  bool Int = ET == onnx::TensorProto::INT64 || ET == onnx::TensorProto::INT32;
+  return Size >= (Int ? (uint64_t(1) << 20) : uint64_t(1024));
+}
+
+/// Where external and streamed tensor bytes go when saving to a file.
+struct SaveContext {
+  /// Directory of the output file ("" = cwd).
+  std::string OutDir;
+  /// Name (relative to OutDir) and path of a new external-data file.
+  std::string DataName, DataPath;
+  /// Move inline tensors of at least Threshold bytes to the data file.
+  bool Externalize = false;
+  uint64_t Threshold = 1024;
+  /// Never keep references into this file (it is about to be replaced).
+  std::string NoKeepPath;
+  /// Keep every reference as written (stdout and text: no data file).
+  bool KeepAll = false;
+
+  /// Bytes for the new data file, in file order.
+  struct Chunk {
+    const Tensor *T;
+    uint64_t Offset;
+  };
+  std::vector<Chunk> Chunks;
+  uint64_t DataSize = 0;
+  /// Files whose references were kept.
+  llvm::StringSet<> KeptFiles;
+};
+
+class Exporter {
+public:
+  explicit Exporter(SaveContext *Save = nullptr) : Save(Save) {}
+
+  void exportModel(const Model &M, onnx::ModelProto &MP);
+  /// For the main graph with streaming: the IR tensor each skeleton
+  /// initializer stands for, or null when the skeleton entry is complete.
+  std::vector<const Tensor *> Streamed;
+
+private:
+  void exportGraph(const Graph &G, onnx::GraphProto &GP, bool IsMain);
+  void exportInitializers(const Graph &G, onnx::GraphProto &GP, bool IsMain);
+  void exportValueInfos(const Graph &G, onnx::GraphProto &GP);
+  void exportNode(const Node &N, onnx::NodeProto &NP);
+  void exportAttribute(const Attribute &A, onnx::AttributeProto &AP);
+  void exportValueInfo(const Value &V, onnx::ValueInfoProto &VI);
+  /// Writes \p T named \p Name into \p Out; returns true when the payload was
+  /// elided because it will be streamed.
+  bool exportTensor(const Tensor &T, llvm::StringRef Name,
+                    onnx::TensorProto &Out, bool MayStream);
+  bool keepReference(const ExternalLocation &Ext);
+  void moveToDataFile(const Tensor &T, onnx::TensorProto &Out);
+
+  SaveContext *Save;
+};
+
+/// Runs the checker and strict shape inference (or, for versions newer than
+/// ONNX 1.12, our own verification) on \p P, which is changed while they
+/// run and, with \p Restore, put back afterwards (Verify.cpp).
+LogicalResult verifyInPlace(onnx::ModelProto &P, bool Restore,
+                            DiagnosticEngine &Diags);
+
+} // namespace detail
+} // namespace onnxopt
+
+#endif // ONNXOPT_LIB_EXPORT_EXPORTDETAIL_H
