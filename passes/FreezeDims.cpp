@@ -74,6 +74,15 @@ std::string joinSorted(const std::set<std::string> &Names) {
   return S;
 }
 
+/// The state of one run (the pass object holds only its options, so it can
+/// run on two models at once).
+struct FreezeState {
+  std::map<std::string, Binding> Bindings;
+  /// Unknown dims of inputs set directly: (input, dim index) -> value.
+  std::vector<std::tuple<Value *, unsigned, int64_t>> Direct;
+  std::set<std::string> Symbols;
+};
+
 class FreezeDimsPass : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "freeze-dims"; }
@@ -85,16 +94,17 @@ public:
   LogicalResult run(Model &M, PassContext &Ctx) override;
 
 private:
-  LogicalResult collectBindings(Model &M, DiagnosticEngine &Diags);
-  LogicalResult bind(llvm::StringRef Symbol, int64_t Value,
-                     const std::string &Source, DiagnosticEngine &Diags);
-  LogicalResult applyShape(Model &M, const ShapeSpec &Spec,
-                           DiagnosticEngine &Diags);
+  LogicalResult collectBindings(FreezeState &S, Model &M,
+                                DiagnosticEngine &Diags) const;
+  LogicalResult bind(FreezeState &S, llvm::StringRef Symbol, int64_t Value,
+                     const std::string &Source, DiagnosticEngine &Diags) const;
+  LogicalResult applyShape(FreezeState &S, Model &M, const ShapeSpec &Spec,
+                           DiagnosticEngine &Diags) const;
   LogicalResult foldUntilStable(Model &M, PassContext &Ctx);
   /// Refuses values outside the stored ranges of their symbols, then drops
   /// the ranges of the symbols that are frozen.
-  LogicalResult checkRanges(Model &M, DimRangeMap &Ranges,
-                            DiagnosticEngine &Diags);
+  LogicalResult checkRanges(FreezeState &S, Model &M, DimRangeMap &Ranges,
+                            DiagnosticEngine &Diags) const;
 
   ListOption<std::string> Dims{*this, "dims",
                                "symbols to fix, as name:value pairs",
@@ -114,16 +124,15 @@ private:
   Option<int64_t> MaxRounds{*this, "max-rounds",
                             "rounds of inference and folding before giving up",
                             16, atLeast(1)};
-
-  std::map<std::string, Binding> Bindings;
-  /// Unknown dims of inputs set directly: (input, dim index) -> value.
-  std::vector<std::tuple<Value *, unsigned, int64_t>> Direct;
-  std::set<std::string> Symbols;
 };
 
-LogicalResult FreezeDimsPass::bind(llvm::StringRef Symbol, int64_t Value,
-                                   const std::string &Source,
-                                   DiagnosticEngine &Diags) {
+LogicalResult FreezeDimsPass::bind(FreezeState &S, llvm::StringRef Symbol,
+                                   int64_t Value, const std::string &Source,
+                                   DiagnosticEngine &Diags) const {
+  auto &Bindings = S.Bindings;
+  auto &Direct = S.Direct;
+  auto &Symbols = S.Symbols;
+  (void)Bindings, (void)Direct, (void)Symbols;
   auto [It, Inserted] =
       Bindings.try_emplace(Symbol.str(), Binding{Value, Source});
   if (Inserted || It->second.Value == Value)
@@ -134,8 +143,13 @@ LogicalResult FreezeDimsPass::bind(llvm::StringRef Symbol, int64_t Value,
                           << " (" << Source << ")";
 }
 
-LogicalResult FreezeDimsPass::applyShape(Model &M, const ShapeSpec &Spec,
-                                         DiagnosticEngine &Diags) {
+LogicalResult FreezeDimsPass::applyShape(FreezeState &S, Model &M,
+                                         const ShapeSpec &Spec,
+                                         DiagnosticEngine &Diags) const {
+  auto &Bindings = S.Bindings;
+  auto &Direct = S.Direct;
+  auto &Symbols = S.Symbols;
+  (void)Bindings, (void)Direct, (void)Symbols;
   Graph &G = M.getGraph();
   Value *In = nullptr;
   std::set<std::string> Names;
@@ -171,7 +185,7 @@ LogicalResult FreezeDimsPass::applyShape(Model &M, const ShapeSpec &Spec,
     if (D.isKnown() && D.getValue() != V)
       return emitError(Diags, *In) << "dim " << I << " of the input is "
                                    << D.getValue() << ", shapes= gives " << V;
-    if (D.isSymbol() && failed(bind(D.getSymbol(), V, Source, Diags)))
+    if (D.isSymbol() && failed(bind(S, D.getSymbol(), V, Source, Diags)))
       return failure();
     if (D.isUnknown())
       Direct.emplace_back(In, I, V);
@@ -179,8 +193,12 @@ LogicalResult FreezeDimsPass::applyShape(Model &M, const ShapeSpec &Spec,
   return success();
 }
 
-LogicalResult FreezeDimsPass::collectBindings(Model &M,
-                                              DiagnosticEngine &Diags) {
+LogicalResult FreezeDimsPass::collectBindings(FreezeState &S, Model &M,
+                                              DiagnosticEngine &Diags) const {
+  auto &Bindings = S.Bindings;
+  auto &Direct = S.Direct;
+  auto &Symbols = S.Symbols;
+  (void)Bindings, (void)Direct, (void)Symbols;
   for (const std::string &Entry : Dims) {
     auto [Name, Text] = llvm::StringRef(Entry).split(':');
     Name = Name.trim();
@@ -199,7 +217,7 @@ LogicalResult FreezeDimsPass::collectBindings(Model &M,
              << "unknown symbol '" << Name
              << "'; the model's symbols are: " << joinSorted(Symbols);
     }
-    if (failed(bind(Name, V, "dims=", Diags)))
+    if (failed(bind(S, Name, V, "dims=", Diags)))
       return failure();
   }
   std::set<std::string> Given;
@@ -207,14 +225,19 @@ LogicalResult FreezeDimsPass::collectBindings(Model &M,
     if (!Given.insert(Spec.Name).second)
       return emitError(Diags)
              << "input '" << Spec.Name << "' is given two shapes";
-    if (failed(applyShape(M, Spec, Diags)))
+    if (failed(applyShape(S, M, Spec, Diags)))
       return failure();
   }
   return success();
 }
 
-LogicalResult FreezeDimsPass::checkRanges(Model &M, DimRangeMap &Ranges,
-                                          DiagnosticEngine &Diags) {
+LogicalResult FreezeDimsPass::checkRanges(FreezeState &S, Model &M,
+                                          DimRangeMap &Ranges,
+                                          DiagnosticEngine &Diags) const {
+  auto &Bindings = S.Bindings;
+  auto &Direct = S.Direct;
+  auto &Symbols = S.Symbols;
+  (void)Bindings, (void)Direct, (void)Symbols;
   std::string Err;
   if (!getDimRanges(M, Ranges, Err))
     return emitError(Diags) << "cannot read the stored dim "
@@ -270,9 +293,10 @@ LogicalResult FreezeDimsPass::foldUntilStable(Model &M, PassContext &Ctx) {
 
 LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
-  Bindings.clear();
-  Direct.clear();
-  Symbols.clear();
+  FreezeState S;
+  auto &Bindings = S.Bindings;
+  auto &Direct = S.Direct;
+  auto &Symbols = S.Symbols;
   forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
     if (D.isSymbol())
       Symbols.insert(D.getSymbol().str());
@@ -284,8 +308,8 @@ LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
   for (const std::unique_ptr<Value> &V : M.getGraph().getInputs())
     Saved.emplace_back(V.get(), V->getType());
   DimRangeMap Ranges;
-  if (failed(collectBindings(M, Diags)) ||
-      failed(checkRanges(M, Ranges, Diags))) {
+  if (failed(collectBindings(S, M, Diags)) ||
+      failed(checkRanges(S, M, Ranges, Diags))) {
     for (auto &[V, T] : Saved)
       V->setType(T);
     return failure();
