@@ -25,10 +25,6 @@ static double millisecondsSince(std::chrono::steady_clock::time_point Start) {
   return D.count();
 }
 
-static InFlightDiagnostic emitNote(DiagnosticEngine &Diags) {
-  return InFlightDiagnostic(&Diags, Severity::Note, "");
-}
-
 /// The row name under which verification time is reported.
 static const char *const VerifierRow = "(verifier)";
 
