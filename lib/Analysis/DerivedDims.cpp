@@ -6,19 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DerivedDims.h"
+#include "onnxopt/IR/Metadata.h"
 #include "onnxopt/IR/Model.h"
 #include "llvm/ADT/SmallVector.h"
-#include <onnx/onnx_pb.h>
 
 using namespace onnxopt;
-
-static bool parseResidual(const Model &M, onnx::ModelProto &Proto,
-                          std::string &Error) {
-  if (M.Residual.empty() || Proto.ParseFromString(M.Residual))
-    return true;
-  Error = "the model's metadata cannot be parsed";
-  return false;
-}
 
 bool onnxopt::parseDerivedDims(llvm::StringRef Text, DerivedDimMap &Out,
                                std::string &Error) {
@@ -55,39 +47,16 @@ std::string onnxopt::printDerivedDims(const DerivedDimMap &Dims) {
 bool onnxopt::getDerivedDims(const Model &M, DerivedDimMap &Out,
                              std::string &Error) {
   Out.clear();
-  onnx::ModelProto Proto;
-  if (!parseResidual(M, Proto, Error))
+  std::optional<std::string> Text;
+  if (!readMetadataProp(M, DerivedDimsKey, Text, Error))
     return false;
-  for (const onnx::StringStringEntryProto &E : Proto.metadata_props())
-    if (E.key() == DerivedDimsKey)
-      return parseDerivedDims(E.value(), Out, Error);
-  return true;
+  return !Text || parseDerivedDims(*Text, Out, Error);
 }
 
 bool onnxopt::setDerivedDims(Model &M, const DerivedDimMap &Dims,
                              std::string &Error) {
-  onnx::ModelProto Proto;
-  if (!parseResidual(M, Proto, Error))
-    return false;
-  auto *Props = Proto.mutable_metadata_props();
-  onnx::StringStringEntryProto *Entry = nullptr;
-  for (int I = 0; I < Props->size(); ++I) {
-    if (Props->Get(I).key() != DerivedDimsKey)
-      continue;
-    if (Dims.empty()) {
-      Props->DeleteSubrange(I, 1);
-      --I;
-      continue;
-    }
-    Entry = Props->Mutable(I);
-  }
-  if (!Dims.empty()) {
-    if (!Entry) {
-      Entry = Props->Add();
-      Entry->set_key(DerivedDimsKey);
-    }
-    Entry->set_value(printDerivedDims(Dims));
-  }
-  M.Residual = Proto.SerializeAsString();
-  return true;
+  std::optional<std::string> Text;
+  if (!Dims.empty())
+    Text = printDerivedDims(Dims);
+  return writeMetadataProp(M, DerivedDimsKey, Text, Error);
 }

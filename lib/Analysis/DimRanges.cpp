@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimRanges.h"
+#include "onnxopt/IR/Metadata.h"
 #include "onnxopt/IR/Model.h"
 #include "llvm/ADT/SmallVector.h"
-#include <onnx/onnx_pb.h>
 
 using namespace onnxopt;
 
@@ -16,14 +16,6 @@ namespace {
 
 bool parseInt(llvm::StringRef Text, int64_t &Out) {
   return !Text.trim().getAsInteger(10, Out);
-}
-
-bool parseResidual(const Model &M, onnx::ModelProto &Proto,
-                   std::string &Error) {
-  if (M.Residual.empty() || Proto.ParseFromString(M.Residual))
-    return true;
-  Error = "the model's metadata cannot be parsed";
-  return false;
 }
 
 } // namespace
@@ -106,39 +98,16 @@ std::string onnxopt::printDimRanges(const DimRangeMap &Ranges) {
 bool onnxopt::getDimRanges(const Model &M, DimRangeMap &Out,
                            std::string &Error) {
   Out.clear();
-  onnx::ModelProto Proto;
-  if (!parseResidual(M, Proto, Error))
+  std::optional<std::string> Text;
+  if (!readMetadataProp(M, DimRangesKey, Text, Error))
     return false;
-  for (const onnx::StringStringEntryProto &E : Proto.metadata_props())
-    if (E.key() == DimRangesKey)
-      return parseDimRanges(E.value(), Out, Error);
-  return true;
+  return !Text || parseDimRanges(*Text, Out, Error);
 }
 
 bool onnxopt::setDimRanges(Model &M, const DimRangeMap &Ranges,
                            std::string &Error) {
-  onnx::ModelProto Proto;
-  if (!parseResidual(M, Proto, Error))
-    return false;
-  auto *Props = Proto.mutable_metadata_props();
-  onnx::StringStringEntryProto *Entry = nullptr;
-  for (int I = 0; I < Props->size(); ++I) {
-    if (Props->Get(I).key() != DimRangesKey)
-      continue;
-    if (Ranges.empty()) {
-      Props->DeleteSubrange(I, 1);
-      --I;
-      continue;
-    }
-    Entry = Props->Mutable(I);
-  }
-  if (!Ranges.empty()) {
-    if (!Entry) {
-      Entry = Props->Add();
-      Entry->set_key(DimRangesKey);
-    }
-    Entry->set_value(printDimRanges(Ranges));
-  }
-  M.Residual = Proto.SerializeAsString();
-  return true;
+  std::optional<std::string> Text;
+  if (!Ranges.empty())
+    Text = printDimRanges(Ranges);
+  return writeMetadataProp(M, DimRangesKey, Text, Error);
 }
