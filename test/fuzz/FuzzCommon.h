@@ -3,6 +3,7 @@
 #define ONNXOPT_TEST_FUZZ_FUZZCOMMON_H
 
 #include "onnxopt/Pass/PassRegistry.h"
+#include "onnxopt/Passes.h"
 #include "onnxopt/Support/Diagnostics.h"
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +25,7 @@ inline void quiet(DiagnosticEngine &Diags) {
 }
 
 inline void registerOnce() {
-  static const bool Done = (registerBuiltinPasses(), true);
+  static const bool Done = (registerAllPasses(), true);
   (void)Done;
 }
 
