@@ -140,7 +140,9 @@ Value *Rewriter::replaceWithConstant(Value &V, Tensor T) {
     Node *SavedBefore = InsertBefore;
     setInsertionPointBefore(Def);
     Node *CN = createNode("Constant", {}, 1, "", Def->getName());
-    setInsertionPoint(*SavedGraph, SavedBefore);
+    // Restore as it was (possibly unset: no graph yet).
+    InsertGraph = SavedGraph;
+    InsertBefore = SavedBefore;
     C = CN->getResult(0);
     // An output keeps the type the interface declares.
     C->setType(IsOutput ? V.getType() : typeOfTensor(T));

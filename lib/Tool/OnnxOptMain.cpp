@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Tool/OnnxOptMain.h"
-#include "onnxopt/Analysis/NodeValidation.h"
 #include "Summary.h"
+#include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/Export/TextPrintOptions.h"
 #include "onnxopt/IR/IR.h"
@@ -16,8 +16,8 @@
 #include "onnxopt/Import/InputKind.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Pass/PassRegistry.h"
-#include "onnxopt/Passes.h"
 #include "onnxopt/Pass/PipelineParser.h"
+#include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -739,6 +739,17 @@ static LogicalResult sortInputIfNeeded(Model &M, DiagnosticEngine &Diags) {
   return success();
 }
 
+/// The process is about to exit: tearing down a large IR only costs time (as
+/// LLVM tools do with -disable-free). Sanitizer builds free it, so that
+/// LeakSanitizer reports real leaks and ASan checks the destructors.
+static void releaseAtExit(std::unique_ptr<Model> &M) {
+#if defined(__SANITIZE_ADDRESS__) || ONNXOPT_HAS_FEATURE(address_sanitizer)
+  M.reset();
+#else
+  (void)M.release();
+#endif
+}
+
 static int runTool(const CommandLine &CL) {
   llvm::raw_ostream &Err = llvm::errs();
   if (!CL.ShapeSets.empty() && (!CL.HasOutput || CL.Output == "-" ||
@@ -848,7 +859,7 @@ static int runTool(const CommandLine &CL) {
     if (CL.Timing)
       PM.printTiming(Err);
     printSummaryTable(llvm::outs(), *Before, summarizeModel(*M));
-    (void)M.release();
+    releaseAtExit(M);
     return 0;
   }
 
@@ -875,7 +886,7 @@ static int runTool(const CommandLine &CL) {
       PM.printTiming(Err);
     if (Before)
       printSummaryTable(Err, *Before, summarizeModel(*M));
-    (void)M.release();
+    releaseAtExit(M);
     return 0;
   }
   if (failed(saveResult(*M, CL, outputFormat(CL), EO, Diags, Cap)))
@@ -885,14 +896,7 @@ static int runTool(const CommandLine &CL) {
     PM.printTiming(Err);
   if (Before)
     printSummaryTable(Err, *Before, summarizeModel(*M));
-    // The process is about to exit: tearing down a large IR only costs time
-    // (as LLVM tools do with -disable-free). Sanitizer builds free it, so that
-    // LeakSanitizer reports real leaks and ASan checks the destructors.
-#if defined(__SANITIZE_ADDRESS__) || ONNXOPT_HAS_FEATURE(address_sanitizer)
-  M.reset();
-#else
-  (void)M.release();
-#endif
+  releaseAtExit(M);
   return 0;
 }
 
