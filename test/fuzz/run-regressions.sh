@@ -24,6 +24,17 @@ check() { # description, command...
     fail=$((fail + 1))
   fi
 }
+# Every pipeline the fuzz target runs must parse (the target treats a parse
+# error as a broken invariant): options are validated before loading, so a
+# missing file is the only error expected here.
+for p in "${PIPELINES[@]}"; do
+  "$OPT" "$WORK/missing.onnx" --pass-pipeline="$p" >/dev/null 2>"$WORK/err"
+  if ! grep -q "cannot open" "$WORK/err"; then
+    echo "FAIL: pipelines.inc: '$p' does not parse:" >&2
+    head -3 "$WORK/err" >&2
+    fail=$((fail + 1))
+  fi
+done
 shopt -s nullglob
 files=("$DIR"/*)
 ((${#files[@]})) || { echo "no regression inputs in $DIR" >&2; exit 1; }
