@@ -826,7 +826,9 @@ const ModernOp ModernOps[] = {
      "nodes_trueleafs:is nodes_truenodeids:is post_transform:i tree_roots:is"},
 };
 
-const char *attrKindCode(AttrKind K) {
+} // namespace
+
+const char *onnxopt::detail::attrKindCode(AttrKind K) {
   switch (K) {
   case AttrKind::Float:
     return "f";
@@ -848,12 +850,16 @@ const char *attrKindCode(AttrKind K) {
     return "ts";
   case AttrKind::Graphs:
     return "gs";
+  case AttrKind::SparseTensor:
+    return "sparse_tensor";
+  case AttrKind::SparseTensors:
+    return "sparse_tensors";
+  case AttrKind::TypeProto:
+    return "type_proto";
   default:
-    return "?";
+    return "undefined";
   }
 }
-
-} // namespace
 
 const ModernOp *onnxopt::detail::findModernOp(llvm::StringRef Domain,
                                               llvm::StringRef OpType,

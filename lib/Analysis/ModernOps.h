@@ -16,6 +16,7 @@
 #ifndef ONNXOPT_LIB_ANALYSIS_MODERNOPS_H
 #define ONNXOPT_LIB_ANALYSIS_MODERNOPS_H
 
+#include "onnxopt/IR/Attribute.h"
 #include "llvm/ADT/StringRef.h"
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
@@ -56,6 +57,10 @@ const onnx::OpSchema *getReusedSchema(const ModernOp &Op);
 /// Checks \p N against \p Op's signature: input and output counts, attribute
 /// names and kinds. Returns false with the reason in \p Why.
 bool checkModernSignature(const Node &N, const ModernOp &Op, std::string &Why);
+
+/// The short code of an attribute kind as the op signatures write it ("i",
+/// "is", "t", ...); shared by the signature check here and ModernVerify.
+const char *attrKindCode(AttrKind K);
 
 } // namespace detail
 } // namespace onnxopt

@@ -29,41 +29,8 @@ std::string describeOp(const Node &N) {
                           : N.getDomain().str() + "." + N.getOpType().str();
 }
 
-const char *kindCode(AttrKind K) {
-  switch (K) {
-  case AttrKind::Float:
-    return "f";
-  case AttrKind::Int:
-    return "i";
-  case AttrKind::String:
-    return "s";
-  case AttrKind::Tensor:
-    return "t";
-  case AttrKind::Graph:
-    return "g";
-  case AttrKind::Floats:
-    return "fs";
-  case AttrKind::Ints:
-    return "is";
-  case AttrKind::Strings:
-    return "ss";
-  case AttrKind::Tensors:
-    return "ts";
-  case AttrKind::Graphs:
-    return "gs";
-  case AttrKind::SparseTensor:
-    return "sparse_tensor";
-  case AttrKind::SparseTensors:
-    return "sparse_tensors";
-  case AttrKind::TypeProto:
-    return "type_proto";
-  default:
-    return "undefined";
-  }
-}
-
 const char *kindCode(onnx::AttributeProto_AttributeType T) {
-  return kindCode(static_cast<AttrKind>(T));
+  return attrKindCode(static_cast<AttrKind>(T));
 }
 
 /// The element type of a tensor value's type, or 0.
@@ -107,7 +74,7 @@ bool checkOnnx112Schema(const Node &N, const onnx::OpSchema &S, uint32_t Added,
     if (It->second.type !=
         static_cast<onnx::AttributeProto_AttributeType>(A.Kind)) {
       Why = "attribute '" + A.Name + "' of " + Name + " must be of kind " +
-            kindCode(It->second.type) + ", is " + kindCode(A.Kind);
+            kindCode(It->second.type) + ", is " + attrKindCode(A.Kind);
       return false;
     }
   }
