@@ -2,6 +2,9 @@
 #ifndef ONNXOPT_TEST_FUZZ_FUZZCOMMON_H
 #define ONNXOPT_TEST_FUZZ_FUZZCOMMON_H
 
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Verifier.h"
+#include "onnxopt/Import/Import.h"
 #include "onnxopt/Pass/PassRegistry.h"
 #include "onnxopt/Passes.h"
 #include "onnxopt/Support/Diagnostics.h"
@@ -22,6 +25,21 @@ inline void quiet(DiagnosticEngine &Diags) {
 [[noreturn]] inline void invariantFailed(const char *What) {
   std::fprintf(stderr, "fuzz invariant failed: %s\n", What);
   std::abort();
+}
+
+/// Parses a binary model from fuzz bytes and checks the IR invariants
+/// (topological order not required: the targets also feed unsorted graphs).
+/// Null when the bytes are no valid model: the fuzzer then moves on.
+inline std::unique_ptr<Model> loadVerified(llvm::StringRef Bytes,
+                                           DiagnosticEngine &Diags) {
+  std::unique_ptr<Model> M = parseBinaryModel(Bytes, "", Diags);
+  if (!M)
+    return nullptr;
+  VerifyOptions VO;
+  VO.RequireTopologicalOrder = false;
+  if (failed(verifyModel(*M, Diags, VO)))
+    return nullptr;
+  return M;
 }
 
 inline void registerOnce() {

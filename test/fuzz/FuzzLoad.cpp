@@ -18,13 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   fuzz::quiet(Diags);
   // No base directory: external data may only come from the working
   // directory, where the fuzzer keeps nothing of value.
-  std::unique_ptr<Model> M = parseBinaryModel(
-      llvm::StringRef(reinterpret_cast<const char *>(Data), Size), "", Diags);
+  std::unique_ptr<Model> M = fuzz::loadVerified(
+      llvm::StringRef(reinterpret_cast<const char *>(Data), Size), Diags);
   if (!M)
-    return 0;
-  VerifyOptions VO;
-  VO.RequireTopologicalOrder = false;
-  if (failed(verifyModel(*M, Diags, VO)))
     return 0;
   ExportOptions EO;
   (void)saveModel(*M, "/dev/null", FileFormat::Binary, Diags, EO);

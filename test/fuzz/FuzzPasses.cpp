@@ -27,14 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
       Pipelines[Data[0] % (sizeof(Pipelines) / sizeof(Pipelines[0]))];
   DiagnosticEngine Diags;
   fuzz::quiet(Diags);
-  std::unique_ptr<Model> M = parseBinaryModel(
-      llvm::StringRef(reinterpret_cast<const char *>(Data + 1), Size - 1), "",
+  std::unique_ptr<Model> M = fuzz::loadVerified(
+      llvm::StringRef(reinterpret_cast<const char *>(Data + 1), Size - 1),
       Diags);
   if (!M)
-    return 0;
-  VerifyOptions VO;
-  VO.RequireTopologicalOrder = false;
-  if (failed(verifyModel(*M, Diags, VO)))
     return 0;
   PassManager PM;
   std::string Error;
