@@ -139,7 +139,8 @@ static bool isValidDim(llvm::StringRef D) {
 /// `input:[1,3,640,640]`. Returns false when \p Text is neither.
 static bool parseToolShape(llvm::StringRef Text, ShapeSpec &Out) {
   auto [Name, Body] = Text.rsplit(':');
-  if (Name.empty() || Body.empty() || Name == Text ||
+  // A name ending in ':' would print back as another tool-form split.
+  if (Name.empty() || Body.empty() || Name == Text || Name.endswith(":") ||
       !llvm::all_of(Name, isShapeNameChar))
     return false;
   ShapeSpec S;
@@ -190,7 +191,9 @@ bool onnxopt::parseOptionValue(llvm::StringRef Text, ShapeSpec &Out,
   if (Open == llvm::StringRef::npos || Open == 0 || !Trimmed.endswith("]"))
     return Fail();
   llvm::StringRef Name = Trimmed.take_front(Open);
-  if (!llvm::all_of(Name, isShapeNameChar))
+  // `x::[1]` is neither form: the tool form's name would end in ':', and
+  // printing `x:` back as `x:[1]` would read as the name `x`.
+  if (!llvm::all_of(Name, isShapeNameChar) || Name.endswith(":"))
     return Fail();
   llvm::StringRef Body = Trimmed.slice(Open + 1, Trimmed.size() - 1);
   if (Body.find_first_of("[]") != llvm::StringRef::npos)

@@ -170,6 +170,13 @@ TEST(PassOptions, ShapesAsOtherToolsWriteThem) {
   EXPECT_EQ(parseError<ShapeSpec>("input:1xx3"),
             "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got "
             "'input:1xx3'");
+  // A name ending in ':' could not be printed back as itself.
+  EXPECT_EQ(parseError<ShapeSpec>("x:::[N,8]"),
+            "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got "
+            "'x:::[N,8]'");
+  EXPECT_EQ(parseError<ShapeSpec>("x::2x4"),
+            "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got "
+            "'x::2x4'");
 }
 
 TEST(PassOptions, TypeNames) {
