@@ -24,6 +24,7 @@
 // an error naming the node. The stored ranges of frozen symbols are dropped.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
@@ -105,6 +106,9 @@ private:
   /// the ranges of the symbols that are frozen.
   LogicalResult checkRanges(FreezeState &S, Model &M, DimRangeMap &Ranges,
                             DiagnosticEngine &Diags) const;
+  /// Refuses values that break a condition some node needs to run.
+  LogicalResult checkConstraints(FreezeState &S, Model &M,
+                                 PassContext &Ctx) const;
 
   ListOption<std::string> Dims{*this, "dims",
                                "symbols to fix, as name:value pairs",
@@ -254,6 +258,81 @@ LogicalResult FreezeDimsPass::checkRanges(FreezeState &S, Model &M,
   return success();
 }
 
+LogicalResult FreezeDimsPass::checkConstraints(FreezeState &S, Model &M,
+                                               PassContext &Ctx) const {
+  DiagnosticEngine &Diags = Ctx.getDiags();
+  // The conditions are read off the model as it is, with its symbols, so
+  // that the message says them in the user's terms.
+  if (failed(Ctx.getAnalysis<ShapeInfo>().getResult()))
+    return failure();
+  DimAnalysis &DA = Ctx.getAnalysis<DimAnalysis>();
+  DA.run();
+  auto Value = [&](llvm::StringRef Sym) -> std::optional<int64_t> {
+    auto It = S.Bindings.find(Sym.str());
+    if (It == S.Bindings.end())
+      return std::nullopt;
+    return It->second.Value;
+  };
+  unsigned Broken = 0;
+  for (const DimConstraint &C : DA.getConstraints()) {
+    std::optional<bool> Holds = holdsAt(C, Value);
+    if (!Holds || *Holds)
+      continue;
+    std::string Values;
+    for (const std::string &Sym : C.symbols())
+      Values += (Values.empty() ? "" : ", ") + Sym + "=" +
+                std::to_string(*Value(Sym));
+    auto D = C.N ? emitError(Diags, *C.N) : emitError(Diags);
+    D << "the model cannot run at " << Values << ": it needs "
+      << C.condition() << " (" << C.Why << ")";
+    ++Broken;
+  }
+  if (Broken)
+    return emitError(Diags) << Broken
+                            << " condition(s) of the model broken by the "
+                               "given values; nothing was frozen";
+  return success();
+}
+
+/// After freezing: every dim is a size a tensor can have. A dim <= 0 means
+/// an op's arithmetic went below zero (a convolution over an input shorter
+/// than its kernel); the model would not run.
+static LogicalResult checkFrozenDims(Model &M, DiagnosticEngine &Diags) {
+  unsigned Bad = 0;
+  forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
+    if (D.isKnown() && D.getValue() <= 0 && Bad++ < 5) {
+      const Node *Def = V ? V->getDefiningNode() : nullptr;
+      auto Diag = Def ? emitError(Diags, *Def)
+                      : V ? emitError(Diags, *V) : emitError(Diags);
+      Diag << "the frozen model gives "
+           << (V ? "'" + V->getName().str() + "'" : std::string("a value"))
+           << " dim " << Index << " = " << D.getValue();
+    }
+    return false;
+  });
+  if (Bad)
+    return emitError(Diags) << Bad << " dim(s) <= 0 after freezing";
+  // Conditions that are numbers now: each must hold.
+  DimAnalysis DA(M);
+  DA.run();
+  unsigned Broken = 0;
+  for (const std::string &C : DA.getConflicts()) {
+    emitError(Diags) << "the frozen model contradicts itself: " << C;
+    ++Broken;
+  }
+  for (const DimConstraint &C : DA.getConstraints()) {
+    if (decide(C, SymbolDomain()) != Verdict::Fails)
+      continue;
+    auto Diag = C.N ? emitError(Diags, *C.N) : emitError(Diags);
+    Diag << "the frozen model cannot run: " << C.condition() << " ("
+         << C.Why << ")";
+    ++Broken;
+  }
+  if (Broken)
+    return emitError(Diags) << Broken << " broken condition(s) after freezing";
+  return success();
+}
+
 LogicalResult FreezeDimsPass::foldUntilStable(Model &M, PassContext &Ctx) {
   DeduplicatingDiagnostics Inner(Ctx.getDiags());
   // The folding pipeline, built in code like any other: options are checked
@@ -309,7 +388,8 @@ LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
     Saved.emplace_back(V.get(), V->getType());
   DimRangeMap Ranges;
   if (failed(collectBindings(S, M, Diags)) ||
-      failed(checkRanges(S, M, Ranges, Diags))) {
+      failed(checkRanges(S, M, Ranges, Diags)) ||
+      failed(checkConstraints(S, M, Ctx))) {
     for (auto &[V, T] : Saved)
       V->setType(T);
     return failure();
@@ -341,7 +421,9 @@ LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
   }
   if (!Bindings.empty() || !Direct.empty())
     Ctx.Changed = true;
-  return foldUntilStable(M, Ctx);
+  if (failed(foldUntilStable(M, Ctx)))
+    return failure();
+  return checkFrozenDims(M, Diags);
 }
 
 } // namespace

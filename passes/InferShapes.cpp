@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
@@ -60,16 +61,31 @@ public:
       if (SI.getStats().ValuesRefined)
         Ctx.Changed = true;
     }
-    if (succeeded(R) && ExplainDims) {
+    if (succeeded(R) && (ExplainDims || Constraints)) {
       DimAnalysis &DA = Ctx.getAnalysis<DimAnalysis>();
       DA.run();
-      DA.explain(llvm::errs());
+      if (ExplainDims)
+        DA.explain(llvm::errs());
+      if (Constraints)
+        reportConstraints(DA, Ctx.getDiags());
       Ctx.markAnalysisPreserved<DimAnalysis>();
     }
     return R;
   }
 
 private:
+  /// One remark per condition the input dims must meet, the ones that can
+  /// never hold first marked as such.
+  static void reportConstraints(const DimAnalysis &DA,
+                                DiagnosticEngine &Diags) {
+    std::vector<DimConstraint> Cs = getInputConstraints(DA);
+    for (const DimConstraint &C : Cs) {
+      bool Never = decide(C, SymbolDomain()) == Verdict::Fails;
+      emitRemark(Diags) << (Never ? "never holds: " : "") << C.str();
+    }
+    emitRemark(Diags) << Cs.size() << " constraint(s) on the input dims";
+  }
+
   Option<bool> Strict{*this, "strict",
                       "fail when an op's inference function fails", false};
   Option<bool> DataPropagation{
@@ -80,6 +96,11 @@ private:
   Option<bool> NameUnknownDims{
       *this, "name-unknown-dims",
       "give dims that inference leaves unknown fresh unk__N symbols", true};
+  Option<bool> Constraints{
+      *this, "constraints",
+      "report the conditions on the input dims under which the model runs, "
+      "each with the node that needs it",
+      false};
   Option<bool> ExplainDims{
       *this, "explain-dims",
       "print each class of equal dims with the nodes that prove it (to "

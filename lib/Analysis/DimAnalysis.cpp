@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Support/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
@@ -220,6 +221,10 @@ public:
   std::set<unsigned> Conflicted;
   /// Root -> the node whose equality gave the class its number.
   llvm::DenseMap<unsigned, const Node *> NumberFrom;
+  /// What the nodes need to run (this sweep), in graph order.
+  std::vector<DimConstraint> Required;
+  /// The greatest element of integer tensors made by Range (index tables).
+  llvm::DenseMap<const Value *, DimExpr> ValueMax;
 
   unsigned find(unsigned X) const {
     while (Parent[X] != X)
@@ -277,7 +282,142 @@ private:
   std::optional<Dims> arithmeticData(Node &N);
   std::optional<std::vector<int64_t>> axesOf(Node &N, unsigned InputIndex);
   std::optional<PartialDims> reduce(Node &N, const Dims &X);
+  std::optional<PartialDims> range(Node &N);
+  void require(DimConstraint::Kind K, const DimExpr &L, const DimExpr &R,
+               const Node &N, const char *Why);
+  void requireBroadcast(llvm::ArrayRef<const Dims *> In, const Node &N);
+  void requireIndices(Node &N, const DimExpr &Table);
+  void requireRunnable(Node &N);
+  void propagateMax(Node &N);
 };
+
+//===----------------------------------------------------------------------===//
+// Constraints
+//===----------------------------------------------------------------------===//
+
+void DimAnalysis::Impl::require(DimConstraint::Kind K, const DimExpr &L,
+                                const DimExpr &R, const Node &N,
+                                const char *Why) {
+  DimConstraint C;
+  C.K = K;
+  C.Lhs = L;
+  C.Rhs = R;
+  C.N = &N;
+  // What holds whatever the symbols are is no condition (and keeps the
+  // list short on large models).
+  if (K != DimConstraint::DataDependent &&
+      decide(C, SymbolDomain()) == Verdict::Holds)
+    return;
+  C.Why = Why;
+  Required.push_back(std::move(C));
+}
+
+/// Each aligned position: the dims are equal or 1. Against a number other
+/// than 1 every other dim must be that number or 1; between expressions,
+/// each must equal the first or one of them be 1.
+void DimAnalysis::Impl::requireBroadcast(llvm::ArrayRef<const Dims *> In,
+                                         const Node &N) {
+  size_t Rank = 0;
+  for (const Dims *D : In)
+    Rank = std::max(Rank, D->size());
+  for (size_t I = 0; I < Rank; ++I) {
+    std::optional<DimExpr> Anchor;
+    for (const Dims *D : In) {
+      if (I + D->size() < Rank)
+        continue;
+      const DimExpr &E = (*D)[I + D->size() - Rank];
+      if (E.isConstant() && E.getConstant() == 1)
+        continue;
+      if (!Anchor || (E.isConstant() && !Anchor->isConstant())) {
+        // A number anchors the position: compare everything with it.
+        if (Anchor && !Anchor->isConstant())
+          require(DimConstraint::Broadcast, *Anchor, E, N,
+                  "broadcast dims must match");
+        Anchor = E;
+        continue;
+      }
+      require(DimConstraint::Broadcast, E, *Anchor, N,
+              "broadcast dims must match");
+    }
+  }
+}
+
+/// The indices of a Gather must lie inside the table's dim \p Table: known
+/// constant indices, or a Range whose greatest element is known.
+void DimAnalysis::Impl::requireIndices(Node &N, const DimExpr &Table) {
+  if (N.getNumOperands() < 2 || !N.getOperand(1))
+    return;
+  if (std::optional<std::vector<int64_t>> Idx = constants(data(N, 1))) {
+    for (int64_t K : *Idx)
+      require(DimConstraint::AtLeast, Table,
+              DimExpr::constant(K >= 0 ? K + 1 : -K), N,
+              "indices inside the gathered dim");
+    return;
+  }
+  auto It = ValueMax.find(N.getOperand(1));
+  if (It != ValueMax.end())
+    require(DimConstraint::AtMost, It->second + DimExpr::constant(1), Table, N,
+            "indices inside the gathered dim");
+}
+
+/// Conditions of ops whose results the transfer functions do not model
+/// but whose running depends on dims, and the data-dependent ops.
+void DimAnalysis::Impl::requireRunnable(Node &N) {
+  llvm::StringRef Op = N.getOpType();
+  if (Op == "If") {
+    if (const Dims *C = dims(N, 0))
+      require(DimConstraint::Equal, product(*C), DimExpr::constant(1), N,
+              "the condition must have one element");
+    return;
+  }
+  bool DataDependent = Op == "NonZero" || Op == "NonMaxSuppression" ||
+                       Op == "Unique" || Op == "Compress" ||
+                       (Op == "TopK" && !constants(data(N, 1))) ||
+                       (Op == "Loop" && (N.getNumOperands() == 0 ||
+                                         !N.getOperand(0) ||
+                                         !constants(data(N, 0))));
+  if (DataDependent)
+    require(DimConstraint::DataDependent, DimExpr(), DimExpr(), N,
+            Op == "Loop" ? "the trip count is computed at run time"
+                         : "output dims depend on tensor values");
+}
+
+/// Index tables keep their greatest element through ops that move or pick
+/// elements without changing them.
+void DimAnalysis::Impl::propagateMax(Node &N) {
+  llvm::StringRef Op = N.getOpType();
+  static const llvm::StringSet<> Moving = {
+      "Unsqueeze", "Squeeze",   "Reshape", "Expand", "Cast", "Identity",
+      "Flatten",   "Transpose", "Slice",   "Tile"};
+  if (!Moving.count(Op) || N.getNumOperands() == 0 || !N.getOperand(0) ||
+      N.getNumResults() == 0 || !N.getResult(0))
+    return;
+  auto It = ValueMax.find(N.getOperand(0));
+  if (It != ValueMax.end())
+    ValueMax[N.getResult(0)] = It->second;
+}
+
+/// Range(start, limit, delta) with a known start and positive step: its
+/// length, when limit >= start is proven, and its greatest element.
+std::optional<PartialDims> DimAnalysis::Impl::range(Node &N) {
+  const Dims *S = data(N, 0), *L = data(N, 1), *D = data(N, 2);
+  if (!S || !L || !D || S->size() != 1 || L->size() != 1 || D->size() != 1)
+    return std::nullopt;
+  const DimExpr &Start = (*S)[0], &Limit = (*L)[0], &Delta = (*D)[0];
+  if (!Delta.isConstant() || Delta.getConstant() <= 0 || !Start.isConstant())
+    return std::nullopt;
+  DimConstraint NonEmpty;
+  NonEmpty.K = DimConstraint::AtLeast;
+  NonEmpty.Lhs = Limit;
+  NonEmpty.Rhs = Start;
+  if (decide(NonEmpty, SymbolDomain()) != Verdict::Holds)
+    return std::nullopt;
+  DimExpr Count = (Limit - Start).ceilDiv(Delta.getConstant());
+  if (N.getNumResults() && N.getResult(0))
+    ValueMax[N.getResult(0)] =
+        Start + Delta * (Count - DimExpr::constant(1));
+  return PartialDims{Count};
+}
 
 //===----------------------------------------------------------------------===//
 // Union-find
@@ -368,6 +508,8 @@ void DimAnalysis::Impl::run() {
   for (unsigned Sweep = 0; Sweep < kMaxSweeps; ++Sweep) {
     UnionsThisSweep = 0;
     Conflicts.clear();
+    Required.clear();
+    ValueMax.clear();
     ValueDims.clear();
     ValueData.clear();
     sweepGraph(M.getGraph());
@@ -522,8 +664,11 @@ void DimAnalysis::Impl::setResult(Node &N, unsigned I,
 void DimAnalysis::Impl::visitNode(Node &N) {
   std::vector<std::optional<PartialDims>> Out(N.getNumResults());
   std::vector<std::optional<Dims>> OutData(N.getNumResults());
-  if (N.isOnnxDomain())
+  if (N.isOnnxDomain()) {
     transfer(N, Out, OutData);
+    requireRunnable(N);
+    propagateMax(N);
+  }
   for (unsigned I = 0; I < N.getNumResults(); ++I) {
     setResult(N, I, std::move(Out[I]));
     if (OutData[I] && N.getResult(I) && OutData[I]->size() <= kMaxDataLength &&
@@ -576,8 +721,10 @@ void DimAnalysis::Impl::transfer(Node &N,
         return;
       In.push_back(D);
     }
-    if (!In.empty())
+    if (!In.empty()) {
       Out[0] = broadcast(In);
+      requireBroadcast(In, N);
+    }
     if (std::optional<Dims> D = arithmeticData(N))
       OutData[0] = std::move(*D);
     return;
@@ -693,12 +840,27 @@ void DimAnalysis::Impl::transfer(Node &N,
        Op == "LpPool") &&
       X) {
     Out[0] = convLike(N, *X, Op != "Conv");
+    if (Out[0])
+      for (size_t K = 2; K < Out[0]->size(); ++K)
+        if ((*Out[0])[K])
+          require(DimConstraint::AtLeast, *(*Out[0])[K], DimExpr::constant(1),
+                  N, "the input must cover the kernel (output size >= 1)");
+    if (Op == "Conv" && X->size() >= 2)
+      if (const Dims *W = dims(N, 1); W && W->size() >= 2)
+        require(DimConstraint::Equal, (*X)[1],
+                (*W)[1] * DimExpr::constant(N.getAttrInt("group", 1)), N,
+                "input channels = weight channels * group");
     if (Op == "MaxPool" && Out.size() > 1)
       Out[1] = Out[0];
     return;
   }
   if (Op == "ConvTranspose" && X) {
     Out[0] = convTranspose(N, *X);
+    if (Out[0])
+      for (size_t K = 2; K < Out[0]->size(); ++K)
+        if ((*Out[0])[K])
+          require(DimConstraint::AtLeast, *(*Out[0])[K], DimExpr::constant(1),
+                  N, "output size >= 1");
     return;
   }
   if ((Op == "GlobalAveragePool" || Op == "GlobalMaxPool" ||
@@ -724,7 +886,10 @@ void DimAnalysis::Impl::transfer(Node &N,
   if (Op == "Gather" && X) {
     const Dims *I = dims(N, 1);
     std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
-    if (!I || !Axis)
+    if (!Axis)
+      return;
+    requireIndices(N, (*X)[*Axis]);
+    if (!I)
       return;
     PartialDims R(X->begin(), X->begin() + *Axis);
     R.insert(R.end(), I->begin(), I->end());
@@ -766,7 +931,23 @@ void DimAnalysis::Impl::transfer(Node &N,
     return;
   }
   if (Op == "Squeeze" && X) {
+    // The elements stay as they are, whatever the axes.
+    if (const Dims *D = data(N, 0))
+      OutData[0] = *D;
     std::optional<std::vector<int64_t>> Axes = axesOf(N, 1);
+    if (!Axes && (N.getNumOperands() < 2 || !N.getOperand(1)) &&
+        !N.hasAttr("axes")) {
+      // No axes: every dim that is 1 goes; a symbolic dim might be 1.
+      PartialDims R;
+      for (const DimExpr &E : *X) {
+        if (!E.isConstant())
+          return;
+        if (E.getConstant() != 1)
+          R.push_back(E);
+      }
+      Out[0] = R;
+      return;
+    }
     if (!Axes)
       return;
     std::vector<bool> Drop(X->size(), false);
@@ -775,14 +956,14 @@ void DimAnalysis::Impl::transfer(Node &N,
       if (!P)
         return;
       Drop[*P] = true;
+      require(DimConstraint::Equal, (*X)[*P], DimExpr::constant(1), N,
+              "a squeezed dim must be 1");
     }
     PartialDims R;
     for (size_t K = 0; K < X->size(); ++K)
       if (!Drop[K])
         R.push_back((*X)[K]);
     Out[0] = R;
-    if (const Dims *D = data(N, 0))
-      OutData[0] = *D;
     return;
   }
   if (Op == "Slice" && X) {
@@ -797,8 +978,14 @@ void DimAnalysis::Impl::transfer(Node &N,
     return;
   }
   if (Op == "Expand" && X) {
-    if (const Dims *D = data(N, 1))
+    if (const Dims *D = data(N, 1)) {
       Out[0] = broadcast({X, D});
+      requireBroadcast({X, D}, N);
+    }
+    return;
+  }
+  if (Op == "Range") {
+    Out[0] = range(N);
     return;
   }
   if (Op == "Tile" && X) {
@@ -841,6 +1028,8 @@ void DimAnalysis::Impl::transfer(Node &N,
       DimExpr End = Pads ? DimExpr::constant((*Pads)[I + NumAxes])
                          : (*PadData)[I + NumAxes];
       R[Axes[I]] = (*X)[Axes[I]] + Begin + End;
+      require(DimConstraint::AtLeast, *R[Axes[I]], DimExpr::constant(0), N,
+              "negative pads must leave a dim >= 0");
     }
     Out[0] = R;
     return;
@@ -1092,6 +1281,15 @@ std::optional<PartialDims> DimAnalysis::Impl::reshape(Node &N, const Dims &X,
       if (I != *Infer)
         Others = Others * *R[I];
     R[*Infer] = product(X).divExact(Others);
+    if (Others.isConstant() && Others.getConstant() > 1)
+      require(DimConstraint::Divisible, product(X), Others, N,
+              "the element count must divide by the given dims");
+  } else {
+    DimExpr Count = DimExpr::constant(1);
+    for (const std::optional<DimExpr> &D : R)
+      Count = Count * *D;
+    require(DimConstraint::Equal, product(X), Count, N,
+            "the element count must not change");
   }
   return R;
 }
@@ -1117,6 +1315,7 @@ std::optional<PartialDims> DimAnalysis::Impl::matMul(Node &N, const Dims &A,
   unite(A.back(), B[B.size() - 2], &N);
   Dims BatchA(A.begin(), A.end() - 2), BatchB(B.begin(), B.end() - 2);
   PartialDims R = broadcast({&BatchA, &BatchB});
+  requireBroadcast({&BatchA, &BatchB}, N);
   R.push_back(A[A.size() - 2]);
   R.push_back(B.back());
   return R;
@@ -1159,6 +1358,8 @@ std::optional<PartialDims> DimAnalysis::Impl::slice(Node &N, const Dims &X) {
   // Only dims that are known or taken whole: a symbolic dim cut at a
   // constant could be shorter than the cut.
   std::optional<std::vector<int64_t>> Starts, Ends, Axes, Steps;
+  // Ends computed from shapes (`table[:, :seq_len]`).
+  const Dims *EndExprs = nullptr;
   if (N.hasAttr("starts")) {
     Starts = N.getAttrInts("starts");
     Ends = N.getAttrInts("ends");
@@ -1166,6 +1367,15 @@ std::optional<PartialDims> DimAnalysis::Impl::slice(Node &N, const Dims &X) {
   } else {
     Starts = constants(data(N, 1));
     Ends = constants(data(N, 2));
+    EndExprs = data(N, 2);
+    if (!Ends && EndExprs && Starts && EndExprs->size() == Starts->size()) {
+      // Placeholders: positions with a symbolic end are handled below.
+      Ends.emplace();
+      for (const DimExpr &E : *EndExprs)
+        Ends->push_back(E.isConstant() ? E.getConstant() : 0);
+    } else {
+      EndExprs = nullptr;
+    }
     if (N.getNumOperands() > 3 && N.getOperand(3))
       Axes = constants(data(N, 3));
     if (N.getNumOperands() > 4 && N.getOperand(4))
@@ -1186,6 +1396,24 @@ std::optional<PartialDims> DimAnalysis::Impl::slice(Node &N, const Dims &X) {
       return std::nullopt;
     int64_t S = (*Starts)[I], E = (*Ends)[I];
     const DimExpr &D = X[*Axis];
+    if (EndExprs && !(*EndExprs)[I].isConstant()) {
+      const DimExpr &End = (*EndExprs)[I];
+      // From the start, step 1, to a computed end: that many elements if
+      // the end lies inside the dim (Slice would clamp it otherwise, and
+      // a negative end would count from the back).
+      if (S != 0 || Step != 1 || End.hasUnknown()) {
+        R[*Axis] = std::nullopt;
+        continue;
+      }
+      R[*Axis] = End;
+      if (End != D) {
+        require(DimConstraint::AtMost, End, D, N,
+                "the slice end must lie inside the dim (it is not clamped)");
+        require(DimConstraint::AtLeast, End, DimExpr::constant(0), N,
+                "the slice end must not be negative");
+      }
+      continue;
+    }
     if (!D.isConstant()) {
       if (Step == 1 && S == 0 && E >= INT32_MAX)
         continue;
@@ -1347,6 +1575,55 @@ std::vector<DimAnalysis::Class> DimAnalysis::getClasses() const {
   std::sort(Result.begin(), Result.end(), [](const Class &A, const Class &B) {
     return A.Best.str() < B.Best.str();
   });
+  return Result;
+}
+
+std::vector<DimConstraint> DimAnalysis::getConstraints() const {
+  std::vector<DimConstraint> Result;
+  std::set<std::string> Seen;
+  auto Add = [&](DimConstraint C) {
+    if (C.K != DimConstraint::DataDependent &&
+        decide(C, SymbolDomain()) == Verdict::Holds)
+      return;
+    // One entry per condition; a data-dependent node is its own entry.
+    std::string Key = std::to_string(C.K) + "|" + C.Lhs.key() + "|" +
+                      C.Rhs.key() + "|";
+    if (C.K == DimConstraint::DataDependent)
+      Key += std::to_string(reinterpret_cast<uintptr_t>(C.N));
+    if (Seen.insert(Key).second)
+      Result.push_back(std::move(C));
+  };
+  // Equal dims expressed two ways in input symbols: the nodes that made
+  // them one class require the two forms to be equal.
+  std::map<unsigned, const Node *> FirstNode;
+  for (const Impl::Edge &E : P->Edges)
+    if (E.Because)
+      for (unsigned Id : {E.A, E.B})
+        FirstNode.emplace(Id, E.Because);
+  for (unsigned I = 0; I < P->Exprs.size(); ++I) {
+    const DimExpr &Best = P->Best[P->find(I)];
+    const DimExpr &Member = P->Exprs[I];
+    if (Member == Best || !P->isInputExpressible(Member) ||
+        !P->isInputExpressible(Best))
+      continue;
+    // Against a number, the node that tied the class to it says most.
+    auto It = FirstNode.find(I);
+    const Node *From = Best.isConstant() ? P->NumberFrom.lookup(P->find(I))
+                                         : nullptr;
+    DimConstraint C;
+    C.K = DimConstraint::Equal;
+    C.Lhs = Member;
+    C.Rhs = Best;
+    C.N = From ? From : It == FirstNode.end() ? nullptr : It->second;
+    C.Why = "the node needs these dims equal";
+    Add(std::move(C));
+  }
+  for (const DimConstraint &R : P->Required) {
+    DimConstraint C = R;
+    C.Lhs = P->best(C.Lhs);
+    C.Rhs = P->best(C.Rhs);
+    Add(std::move(C));
+  }
   return Result;
 }
 

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <climits>
 #include <cstring>
 #include <numeric>
 
@@ -414,13 +415,54 @@ std::optional<int64_t> DimExpr::evaluate(
           V = *V / A->Den;
         break;
       }
-      if (!V)
+      // Overflow is no value: the callers ask about sizes, not wrap-around.
+      if (!V || __builtin_mul_overflow(Product, *V, &Product))
         return std::nullopt;
-      Product *= *V;
     }
-    Sum += Product;
+    if (__builtin_add_overflow(Sum, Product, &Sum))
+      return std::nullopt;
   }
   return Sum;
+}
+
+bool DimExpr::isNondecreasing(
+    const std::function<std::optional<int64_t>(llvm::StringRef)> &Min) const {
+  for (const auto &Entry : Terms) {
+    const Term &T = Entry.second;
+    if (T.Factors.empty())
+      continue;
+    if (T.Coef < 0)
+      return false;
+    for (const AtomRef &A : T.Factors) {
+      if (A->K == Atom::Unknown)
+        return false;
+      if (A->K == Atom::Symbol)
+        continue; // at or above Min >= 0
+      if (!A->Num.isNondecreasing(Min))
+        return false;
+      // A product grows with its factors only while they are not negative.
+      if (T.Factors.size() > 1) {
+        std::optional<int64_t> V = A->Num.evaluate(Min);
+        if (!V || *V < 0)
+          return false;
+      }
+    }
+  }
+  return true;
+}
+
+std::pair<int64_t, int64_t> DimExpr::coefficientGcd() const {
+  int64_t G = 0, C = 0;
+  for (const auto &Entry : Terms) {
+    if (Entry.second.Factors.empty())
+      C = Entry.second.Coef;
+    else if (Entry.second.Coef == INT64_MIN)
+      G = std::gcd(G, int64_t(1) << 62); // |INT64_MIN| does not fit
+    else
+      G = std::gcd(G, Entry.second.Coef < 0 ? -Entry.second.Coef
+                                            : Entry.second.Coef);
+  }
+  return {G, C};
 }
 
 std::string DimExpr::str() const {

@@ -31,6 +31,7 @@
 
 namespace onnxopt {
 
+struct DimConstraint;
 class Model;
 class Node;
 class Value;
@@ -80,6 +81,15 @@ public:
   std::optional<int64_t>
   evaluate(const std::function<std::optional<int64_t>(llvm::StringRef)> &Lookup)
       const;
+  /// True if the expression never decreases when a symbol grows, over
+  /// symbols at or above the (non-negative) values \p Min gives: every
+  /// term has a positive coefficient, and in products of several factors
+  /// each division is non-negative at \p Min. False for unknowns.
+  bool isNondecreasing(
+      const std::function<std::optional<int64_t>(llvm::StringRef)> &Min) const;
+  /// The gcd of the coefficients of the non-constant terms (0 if none), and
+  /// the constant term: every value is Constant plus a multiple of Gcd.
+  std::pair<int64_t, int64_t> coefficientGcd() const;
 
   /// The canonical key: equal keys mean equal expressions.
   const std::string &key() const { return Key; }
@@ -152,6 +162,13 @@ public:
   std::vector<Class> getClasses() const;
   /// Prints the classes with their proofs.
   void explain(llvm::raw_ostream &OS) const;
+  /// The conditions on dims under which the nodes can run, each with its
+  /// node (see DimConstraints.h): those the transfer functions require, and
+  /// one equality per member of a class of equal dims that is expressed in
+  /// input symbols differently from the class's best form. Expressions are
+  /// in their simplest known form; duplicates and conditions that hold
+  /// whatever the symbols are dropped. Deterministic order.
+  std::vector<DimConstraint> getConstraints() const;
 
   class Impl;
 

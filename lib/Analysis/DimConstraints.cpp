@@ -1,0 +1,301 @@
+//===- DimConstraints.cpp - Deciding the conditions a model runs under ----===//
+//
+// Each decision reduces a constraint to "D >= 0" or "D = 0" for one
+// expression D and uses two exact facts about the DimExpr forms:
+//  - if D never decreases as a symbol grows (DimExpr::isNondecreasing), its
+//    least value over the domain is its value at the symbols' minimums, and
+//    its greatest is at their maximums (when every symbol has one);
+//  - every value of D is its constant term plus a multiple of the gcd of
+//    its other coefficients (atoms are integers), which settles
+//    divisibility and some equalities.
+// Anything else is "depends": never decided by trying values.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/DimConstraints.h"
+#include "onnxopt/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include <algorithm>
+#include <numeric>
+
+using namespace onnxopt;
+
+//===----------------------------------------------------------------------===//
+// Printing
+//===----------------------------------------------------------------------===//
+
+std::vector<std::string> DimConstraint::symbols() const {
+  std::vector<std::string> S;
+  auto Add = [&](llvm::StringRef Name) {
+    if (!llvm::is_contained(S, Name.str()))
+      S.push_back(Name.str());
+  };
+  Lhs.forEachSymbol(Add);
+  Rhs.forEachSymbol(Add);
+  llvm::sort(S);
+  return S;
+}
+
+std::string DimConstraint::condition() const {
+  switch (K) {
+  case Equal:
+    return Lhs.str() + " = " + Rhs.str();
+  case Broadcast:
+    return Lhs.str() + " = " + Rhs.str() + " or one of them is 1";
+  case AtLeast:
+    return Lhs.str() + " >= " + Rhs.str();
+  case AtMost:
+    return Lhs.str() + " <= " + Rhs.str();
+  case Divisible:
+    return Lhs.str() + " is a multiple of " + Rhs.str();
+  case DataDependent:
+    return "output dims depend on the data";
+  }
+  return "";
+}
+
+std::string DimConstraint::str() const {
+  std::string S;
+  for (const std::string &Sym : symbols())
+    S += (S.empty() ? "" : ", ") + Sym;
+  if (!S.empty())
+    S += ": ";
+  S += condition() + " (" + (N ? describe(*N) : std::string("the model"));
+  if (!Why.empty())
+    S += ": " + Why;
+  return S + ")";
+}
+
+//===----------------------------------------------------------------------===//
+// Domains
+//===----------------------------------------------------------------------===//
+
+int64_t SymbolDomain::min(llvm::StringRef Symbol) const {
+  auto It = Ranges.find(Symbol.str());
+  return It == Ranges.end() ? 1 : std::max<int64_t>(It->second.Min, 0);
+}
+
+std::optional<int64_t> SymbolDomain::max(llvm::StringRef Symbol) const {
+  auto It = Ranges.find(Symbol.str());
+  if (It == Ranges.end())
+    return std::nullopt;
+  return It->second.Max;
+}
+
+//===----------------------------------------------------------------------===//
+// Deciding
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Bounds of an expression over a domain, where they follow from
+/// monotonicity.
+struct Extremes {
+  std::optional<int64_t> Least, Greatest;
+};
+
+Extremes extremes(const DimExpr &E, const SymbolDomain &D) {
+  Extremes R;
+  if (E.isConstant()) {
+    R.Least = R.Greatest = E.getConstant();
+    return R;
+  }
+  auto AtMin = [&](llvm::StringRef S) -> std::optional<int64_t> {
+    return D.min(S);
+  };
+  auto AtMax = [&](llvm::StringRef S) { return D.max(S); };
+  if (E.isNondecreasing(AtMin)) {
+    R.Least = E.evaluate(AtMin);
+    R.Greatest = E.evaluate(AtMax);
+    return R;
+  }
+  DimExpr Neg = DimExpr::constant(0) - E;
+  if (Neg.isNondecreasing(AtMin)) {
+    // E never increases: greatest at the minimums, least at the maximums.
+    if (std::optional<int64_t> V = Neg.evaluate(AtMin))
+      R.Greatest = -*V;
+    if (std::optional<int64_t> V = Neg.evaluate(AtMax))
+      R.Least = -*V;
+  }
+  return R;
+}
+
+/// D >= 0 over the domain.
+Verdict decideNonNegative(const DimExpr &E, const SymbolDomain &D) {
+  Extremes X = extremes(E, D);
+  if (X.Least && *X.Least >= 0)
+    return Verdict::Holds;
+  if (X.Greatest && *X.Greatest < 0)
+    return Verdict::Fails;
+  return Verdict::Depends;
+}
+
+/// D = 0 over the domain.
+Verdict decideZero(const DimExpr &E, const SymbolDomain &D) {
+  if (E.isConstant())
+    return E.getConstant() == 0 ? Verdict::Holds : Verdict::Fails;
+  auto [G, C] = E.coefficientGcd();
+  if (G > 0 && C % G != 0)
+    return Verdict::Fails; // C + k*G is never 0
+  Extremes X = extremes(E, D);
+  if ((X.Least && *X.Least > 0) || (X.Greatest && *X.Greatest < 0))
+    return Verdict::Fails;
+  return Verdict::Depends;
+}
+
+bool isOne(const DimExpr &E) { return E.isConstant() && E.getConstant() == 1; }
+
+Verdict decideBroadcast(const DimExpr &A, const DimExpr &B,
+                        const SymbolDomain &D) {
+  if (A == B || isOne(A) || isOne(B))
+    return Verdict::Holds;
+  if (A.isConstant() && B.isConstant())
+    return Verdict::Fails;
+  // Fails when neither side can be 1 and they can never be equal.
+  auto CanBeOne = [&](const DimExpr &E) {
+    return decideZero(E - DimExpr::constant(1), D) != Verdict::Fails;
+  };
+  if (!CanBeOne(A) && !CanBeOne(B) && decideZero(A - B, D) == Verdict::Fails)
+    return Verdict::Fails;
+  return Verdict::Depends;
+}
+
+Verdict decideDivisible(const DimExpr &E, const DimExpr &K) {
+  if (!K.isConstant() || K.getConstant() <= 0)
+    return Verdict::Depends;
+  int64_t Div = K.getConstant();
+  auto [G, C] = E.coefficientGcd();
+  if (G % Div == 0 && C % Div == 0)
+    return Verdict::Holds;
+  // Every value is C + k*G: a multiple of Div needs gcd(G, Div) | C.
+  if (C % std::gcd(G, Div) != 0)
+    return Verdict::Fails;
+  return Verdict::Depends;
+}
+
+} // namespace
+
+Verdict onnxopt::decide(const DimConstraint &C, const SymbolDomain &D) {
+  if (C.Lhs.hasUnknown() || C.Rhs.hasUnknown())
+    return Verdict::Depends;
+  switch (C.K) {
+  case DimConstraint::Equal:
+    return decideZero(C.Lhs - C.Rhs, D);
+  case DimConstraint::Broadcast:
+    return decideBroadcast(C.Lhs, C.Rhs, D);
+  case DimConstraint::AtLeast:
+    return decideNonNegative(C.Lhs - C.Rhs, D);
+  case DimConstraint::AtMost:
+    return decideNonNegative(C.Rhs - C.Lhs, D);
+  case DimConstraint::Divisible:
+    return decideDivisible(C.Lhs, C.Rhs);
+  case DimConstraint::DataDependent:
+    return Verdict::Depends;
+  }
+  return Verdict::Depends;
+}
+
+std::optional<bool> onnxopt::holdsAt(const DimConstraint &C,
+                                     const SymbolValues &V) {
+  if (C.K == DimConstraint::DataDependent)
+    return std::nullopt;
+  std::optional<int64_t> L = C.Lhs.evaluate(V), R = C.Rhs.evaluate(V);
+  if (!L || !R)
+    return std::nullopt;
+  switch (C.K) {
+  case DimConstraint::Equal:
+    return *L == *R;
+  case DimConstraint::Broadcast:
+    return *L == *R || *L == 1 || *R == 1;
+  case DimConstraint::AtLeast:
+    return *L >= *R;
+  case DimConstraint::AtMost:
+    return *L <= *R;
+  case DimConstraint::Divisible:
+    return *R > 0 && *L % *R == 0;
+  case DimConstraint::DataDependent:
+    break;
+  }
+  return std::nullopt;
+}
+
+std::optional<SymbolBound> onnxopt::impliedBound(const DimConstraint &C,
+                                                 const SymbolDomain &D) {
+  if (C.K != DimConstraint::AtLeast && C.K != DimConstraint::AtMost)
+    return std::nullopt;
+  std::vector<std::string> Syms = C.symbols();
+  if (Syms.size() != 1 || C.Lhs.hasUnknown() || C.Rhs.hasUnknown())
+    return std::nullopt;
+  const std::string &S = Syms[0];
+  DimExpr E = C.K == DimConstraint::AtLeast ? C.Lhs - C.Rhs : C.Rhs - C.Lhs;
+  auto At = [&](int64_t X) {
+    return E.evaluate(
+        [&](llvm::StringRef) -> std::optional<int64_t> { return X; });
+  };
+  auto Ok = [&](int64_t X) {
+    std::optional<int64_t> V = At(X);
+    return V && *V >= 0;
+  };
+  int64_t Lo = D.min(S);
+  // Far beyond any tensor size, and small enough not to overflow products.
+  int64_t Hi = D.max(S).value_or(int64_t(1) << 31);
+  if (Lo > Hi)
+    return std::nullopt;
+  auto MinAt = [&](llvm::StringRef) -> std::optional<int64_t> { return Lo; };
+  SymbolBound B;
+  B.Symbol = S;
+  B.Min = Lo;
+  B.Max = D.max(S);
+  if (E.isNondecreasing(MinAt)) {
+    // The least X with E(X) >= 0.
+    if (!Ok(Hi))
+      return std::nullopt;
+    int64_t A = Lo, Z = Hi;
+    while (A < Z) {
+      int64_t Mid = A + (Z - A) / 2;
+      if (Ok(Mid))
+        Z = Mid;
+      else
+        A = Mid + 1;
+    }
+    B.Min = A;
+    return B;
+  }
+  if ((DimExpr::constant(0) - E).isNondecreasing(MinAt)) {
+    // The greatest X with E(X) >= 0.
+    if (!Ok(Lo))
+      return std::nullopt;
+    int64_t A = Lo, Z = Hi;
+    while (A < Z) {
+      int64_t Mid = A + (Z - A + 1) / 2;
+      if (Ok(Mid))
+        A = Mid;
+      else
+        Z = Mid - 1;
+    }
+    B.Max = A;
+    return B;
+  }
+  return std::nullopt;
+}
+
+bool onnxopt::pinsSymbols(const DimConstraint &C) {
+  bool HasSymbols = !C.symbols().empty();
+  switch (C.K) {
+  case DimConstraint::Equal:
+    return HasSymbols && (C.Lhs.isConstant() || C.Rhs.isConstant());
+  case DimConstraint::Broadcast:
+    return HasSymbols && ((C.Lhs.isConstant() && !isOne(C.Lhs)) ||
+                          (C.Rhs.isConstant() && !isOne(C.Rhs)));
+  default:
+    return false;
+  }
+}
+
+std::vector<DimConstraint> onnxopt::getInputConstraints(const DimAnalysis &DA) {
+  std::vector<DimConstraint> Result;
+  for (DimConstraint &C : DA.getConstraints())
+    if (C.K == DimConstraint::DataDependent ||
+        (DA.isInputExpressible(C.Lhs) && DA.isInputExpressible(C.Rhs)))
+      Result.push_back(std::move(C));
+  return Result;
+}
