@@ -31,7 +31,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/Analysis/TypeWalk.h"
+#include "onnxopt/IR/Diagnostics.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
@@ -39,6 +42,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/Twine.h"
 #include <memory>
+#include <set>
 #include <vector>
 
 using namespace onnxopt;
@@ -142,8 +146,9 @@ class CheckStaticPass : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "check-static"; }
   llvm::StringRef getDescription() const override {
-    return "succeed only if every value has a static shape and no node "
-           "computes a shape at run time; list the blockers";
+    return "succeed only if every value has a static shape, no node "
+           "computes a shape at run time and every condition the nodes "
+           "need holds; list the blockers";
   }
 
   LogicalResult run(Model &M, PassContext &Ctx) override;
@@ -151,50 +156,59 @@ public:
 private:
   Option<bool> ReportOnly{*this, "report-only",
                           "list the blockers as warnings and succeed", false};
+  Option<int64_t> MaxShown{*this, "max-shown",
+                           "blockers listed one by one (the rest are counted)",
+                           10, atLeast(0)};
+};
+
+/// One reason the model is not certified.
+struct Blocker {
+  enum Kind { BrokenCondition, SymbolicValue, ShapeOp, ShapeOperandOp, Other };
+  Kind K;
+  const Node *N = nullptr;
+  const Value *V = nullptr;
+  std::string Why;
+  /// fold-shapes would remove it: a Shape/Size, or a shape operand that a
+  /// node computes (rather than a graph input).
+  bool Foldable = false;
 };
 
 /// The state of one run: the pass object itself holds only options.
 struct Checker {
-  DiagnosticEngine *Diags = nullptr;
   Model *TheModel = nullptr;
-  bool ReportOnly = false;
-  unsigned NumBlockers = 0, NumValues = 0, NumNodes = 0;
+  std::vector<Blocker> Blockers;
+  /// Symbols left in recorded dims, sorted.
+  std::set<std::string> Symbols;
+  /// Values whose type is not static, by whether their graph inputs are.
+  unsigned NumValues = 0, NumNodes = 0;
 
   void checkGraph(Graph &G);
   void checkValue(const Value &V);
   void checkNode(const Node &N);
-  void block(const Node &N, const llvm::Twine &Why);
+  void checkConditions(Model &M);
+  void block(Blocker::Kind K, const Node &N, const llvm::Twine &Why) {
+    Blockers.push_back({K, &N, nullptr, Why.str()});
+  }
 };
-
-void Checker::block(const Node &N, const llvm::Twine &Why) {
-  ++NumBlockers;
-  if (ReportOnly)
-    emitWarning(*Diags, N) << Why.str();
-  else
-    emitError(*Diags, N) << Why.str();
-}
 
 void Checker::checkValue(const Value &V) {
   ++NumValues;
   const Type &T = V.getType();
   if (T.isStatic())
     return;
+  if (T.isTensor() && T.hasShape())
+    for (const Dim &D : T.getDims())
+      if (D.isSymbol())
+        Symbols.insert(D.getSymbol().str());
   std::string Why = T.isNone()      ? std::string("type is unknown")
                     : !T.isTensor() ? "type " + T.str() + " is not a tensor"
                     : !T.hasShape() ? "type " + T.str() + " has an unknown rank"
                                     : "type " + T.str() + " is not static";
-  ++NumBlockers;
-  if (ReportOnly) {
-    if (const Node *Def = V.getDefiningNode())
-      emitWarning(*Diags, *Def) << "result '" << V.getName() << "': " << Why;
-    else
-      emitWarning(*Diags, V) << Why;
-    return;
-  }
   if (const Node *Def = V.getDefiningNode())
-    emitError(*Diags, *Def) << "result '" << V.getName() << "': " << Why;
+    Blockers.push_back({Blocker::SymbolicValue, Def, nullptr,
+                        "result '" + V.getName().str() + "': " + Why});
   else
-    emitError(*Diags, V) << Why;
+    Blockers.push_back({Blocker::SymbolicValue, nullptr, &V, Why});
 }
 
 void Checker::checkNode(const Node &N) {
@@ -206,22 +220,23 @@ void Checker::checkNode(const Node &N) {
     return;
   llvm::StringRef Op = N.getOpType();
   if (Op == "Shape" || Op == "Size") {
-    block(N, "computes a shape at run time");
+    block(Blocker::ShapeOp, N, "computes a shape at run time");
+    Blockers.back().Foldable = true;
     return;
   }
   if (isDataDependentOp(Op)) {
-    block(N, "the size of its output depends on the data");
+    block(Blocker::Other, N, "the size of its output depends on the data");
     return;
   }
   if (Op == "If" &&
       !isConstantValue(N.getNumOperands() ? N.getOperand(0) : nullptr)) {
-    block(N, "its branch is chosen at run time");
+    block(Blocker::Other, N, "its branch is chosen at run time");
     return;
   }
   if (Op == "Loop") {
     std::string Why = checkLoop(N);
     if (!Why.empty())
-      block(N, Why);
+      block(Blocker::Other, N, Why);
     return;
   }
   int64_t Opset = TheModel->getOpsetVersion(N.getDomain());
@@ -229,9 +244,12 @@ void Checker::checkNode(const Node &N) {
     if (S.Index >= N.getNumOperands() || !N.getOperand(S.Index))
       continue;
     const Value *V = N.getOperand(S.Index);
-    if (!isConstantValue(V))
-      block(N, llvm::Twine("its ") + S.Name + " input '" + V->getName() +
-                   "' is computed at run time");
+    if (!isConstantValue(V)) {
+      block(Blocker::ShapeOperandOp, N,
+            llvm::Twine("its ") + S.Name + " input '" + V->getName() +
+                "' is computed at run time");
+      Blockers.back().Foldable = V->getDefiningNode() != nullptr;
+    }
   }
 }
 
@@ -242,38 +260,97 @@ void Checker::checkGraph(Graph &G) {
     checkNode(N);
 }
 
+/// Static types are not enough: at these sizes every node must be able to
+/// run (a Gemm's inner dims equal, a Gather's indices inside the table, a
+/// convolution's output at least 1, no dim below 0).
+void Checker::checkConditions(Model &M) {
+  forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
+    if (D.isKnown() && D.getValue() < 0 && V) {
+      std::string Why = "'" + V->getName().str() + "' has dim " +
+                        std::to_string(Index) + " = " +
+                        std::to_string(D.getValue());
+      Blockers.push_back({Blocker::BrokenCondition, V->getDefiningNode(),
+                          V->getDefiningNode() ? nullptr : V, Why});
+    }
+    return false;
+  });
+  DimAnalysis DA(M);
+  DA.run();
+  for (const std::string &C : DA.getConflicts())
+    Blockers.push_back(
+        {Blocker::BrokenCondition, nullptr, nullptr, "contradiction: " + C});
+  for (const DimConstraint &C : DA.getConstraints())
+    if (decide(C, SymbolDomain()) == Verdict::Fails)
+      Blockers.push_back({Blocker::BrokenCondition, C.N, nullptr,
+                          "cannot run: it needs " + C.condition() + " (" +
+                              C.Why + ")"});
+}
+
+std::string joinNames(const std::set<std::string> &Names) {
+  std::string S;
+  for (const std::string &N : Names)
+    S += (S.empty() ? "" : ", ") + N;
+  return S;
+}
+
 LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
   Checker C;
-  C.Diags = &Ctx.getDiags();
   C.TheModel = &M;
-  C.ReportOnly = ReportOnly;
-  DiagnosticEngine *Diags = C.Diags;
+  DiagnosticEngine &Diags = Ctx.getDiags();
+  Severity Level = ReportOnly ? Severity::Warning : Severity::Error;
 
   // Judge values by their inferred types, then leave the model as it was.
   // A model-level pass: the inference and the restore span every graph.
   TypeSnapshot Saved(M);
-  LogicalResult Inferred = inferShapes(M, *Diags);
-
+  LogicalResult Inferred = inferShapes(M, Diags);
   // Every graph, the main graph before its bodies (the framework's walk).
   for (Graph *G : collectGraphs(M, GraphPass::Order::ParentFirst))
     C.checkGraph(*G);
-
+  if (succeeded(Inferred))
+    C.checkConditions(M);
   Saved.restore();
   if (failed(Inferred))
-    return emitError(*Diags) << "shape inference failed";
-  unsigned NumBlockers = C.NumBlockers;
+    return emitError(Diags) << "shape inference failed";
 
-  if (NumBlockers == 0) {
-    emitRemark(*Diags) << "the model is static (" << C.NumValues << " values, "
-                       << C.NumNodes << " nodes)";
+  std::vector<Blocker> &Bs = C.Blockers;
+  if (Bs.empty()) {
+    emitRemark(Diags) << "the model is static (" << C.NumValues << " values, "
+                      << C.NumNodes << " nodes)";
     return success();
   }
+  // The root cause first: symbols left anywhere make everything after them
+  // symbolic; then broken conditions, then the rest in graph order.
+  if (!C.Symbols.empty())
+    emitAt(Diags, Level, "")
+        << "dims left symbolic: " << joinNames(C.Symbols)
+        << " - freeze them (freeze-dims{dims=" << *C.Symbols.begin()
+        << ":<value>,...})";
+  std::stable_sort(Bs.begin(), Bs.end(), [](const Blocker &A, const Blocker &B) {
+    return (A.K == Blocker::BrokenCondition) > (B.K == Blocker::BrokenCondition);
+  });
+  size_t Shown = std::min<size_t>(Bs.size(), MaxShown.getValue());
+  for (size_t I = 0; I < Shown; ++I) {
+    const Blocker &B = Bs[I];
+    std::string Where = B.N ? describe(*B.N) : B.V ? describe(*B.V) : "";
+    emitAt(Diags, Level, Where) << B.Why;
+  }
+  if (Shown < Bs.size())
+    emitAt(Diags, Level, "") << "and " << Bs.size() - Shown
+                             << " more blocker(s)";
+  // Shape computations left on static types are what fold-shapes removes.
+  bool OnlyShapeOps =
+      C.Symbols.empty() &&
+      llvm::all_of(Bs, [](const Blocker &B) { return B.Foldable; }) &&
+      llvm::any_of(Bs, [](const Blocker &B) { return B.K == Blocker::ShapeOp; });
+  if (OnlyShapeOps)
+    emitRemark(Diags) << "only shape computations block: run fold-shapes "
+                         "first (--fold-shapes --dce --check-static)";
   if (ReportOnly) {
-    emitRemark(*Diags) << NumBlockers << " blocker(s)";
+    emitRemark(Diags) << Bs.size() << " blocker(s)";
     return success();
   }
-  return emitError(*Diags) << "model is not static: " << NumBlockers
-                           << " blocker(s)";
+  return emitError(Diags) << "model is not static: " << Bs.size()
+                          << " blocker(s)";
 }
 
 } // namespace
