@@ -294,13 +294,31 @@ LogicalResult FreezeDimsPass::checkConstraints(FreezeState &S, Model &M,
   return success();
 }
 
-/// After freezing: every dim is a size a tensor can have. A dim <= 0 means
-/// an op's arithmetic went below zero (a convolution over an input shorter
-/// than its kernel); the model would not run.
-static LogicalResult checkFrozenDims(Model &M, DiagnosticEngine &Diags) {
+using DimPlaces = std::set<std::pair<const Value *, unsigned>>;
+
+/// The dims that are not numbers before freezing.
+static DimPlaces symbolicDims(Model &M) {
+  DimPlaces P;
+  forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
+    if (V && !D.isKnown())
+      P.insert({V, Index});
+    return false;
+  });
+  return P;
+}
+
+/// After freezing: every dim is a size a tensor can have. A negative dim,
+/// or a 0 where a symbol was (empty constants such as Resize's roi are
+/// fine), means an op's arithmetic went below zero (a convolution over an
+/// input shorter than its kernel); the model would not run.
+static LogicalResult checkFrozenDims(Model &M, const DimPlaces &WasSymbolic,
+                                     DiagnosticEngine &Diags) {
   unsigned Bad = 0;
   forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
-    if (D.isKnown() && D.getValue() <= 0 && Bad++ < 5) {
+    bool Broken = D.isKnown() &&
+                  (D.getValue() < 0 ||
+                   (D.getValue() == 0 && WasSymbolic.count({V, Index})));
+    if (Broken && Bad++ < 5) {
       const Node *Def = V ? V->getDefiningNode() : nullptr;
       auto Diag = Def ? emitError(Diags, *Def)
                       : V ? emitError(Diags, *V) : emitError(Diags);
@@ -402,6 +420,7 @@ LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
   if (DroppedRange && !setDimRanges(M, Ranges, Err))
     return emitError(Diags) << "cannot store the dim ranges: " << Err;
 
+  DimPlaces WasSymbolic = symbolicDims(M);
   forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
     if (!D.isSymbol())
       return false;
@@ -423,7 +442,7 @@ LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
     Ctx.Changed = true;
   if (failed(foldUntilStable(M, Ctx)))
     return failure();
-  return checkFrozenDims(M, Diags);
+  return checkFrozenDims(M, WasSymbolic, Diags);
 }
 
 } // namespace

@@ -37,6 +37,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/Analysis/DimConstraints.h"
+#include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
@@ -91,6 +93,8 @@ std::vector<DimExpr> expressInInputs(const DimAnalysis &DA, const Value &V,
 struct Problem {
   const Node *N = nullptr;
   std::string Message;
+  /// New symbols that cannot take every value because of it.
+  std::set<std::string> Pins;
 };
 
 class MakeDynamicPass : public Pass {
@@ -107,9 +111,11 @@ private:
       *this, "shapes",
       "new input shapes: a symbol makes a dim dynamic, e.g. input[N,3,H,W]",
       required()};
-  Option<bool> AllowPartial{*this, "allow-partial",
-                            "keep going when a constant cannot be repaired",
-                            false};
+  Option<bool> AllowPartial{
+      *this, "allow-partial",
+      "keep the dims that the model pins (a baked constant, a fixed head) "
+      "at their old sizes and make the rest dynamic",
+      false};
   Option<bool> Unify{*this, "unify",
                      "name the derived dims with unify-dims at the end", true};
 };
@@ -138,7 +144,125 @@ public:
   bool Repaired = false;
   /// What was repaired, by kind (for the closing remark).
   std::map<std::string, int> RepairCounts;
+  /// Bounds the model implies on new symbols (stored as dim ranges when
+  /// both ends are known).
+  std::map<std::string, SymbolBound> Bounds;
+
+  /// Sets the new input shapes, infers, repairs, and collects what is
+  /// left (Problems).
+  LogicalResult attempt(Model &M, PassContext &Ctx);
+  /// Gives \p Symbols their old sizes back in the new input shapes.
+  void pin(const std::set<std::string> &Symbols);
+  void examineConstraints(const DimAnalysis &DA);
+  void examineResizes(Model &M, const DimAnalysis &DA);
+  LogicalResult storeBounds(Model &M, DiagnosticEngine &Diags);
 };
+
+/// The conditions the dynamic model needs that speak about new symbols: a
+/// bound on one symbol is kept (the model runs inside it); anything else
+/// (an equality, a broadcast against a number, a divisibility) means the
+/// symbols it names cannot take every value.
+void DynamicRewrite::examineConstraints(const DimAnalysis &DA) {
+  for (const DimConstraint &C : DA.getConstraints()) {
+    if (C.K == DimConstraint::DataDependent || !DA.isInputExpressible(C.Lhs) ||
+        !DA.isInputExpressible(C.Rhs))
+      continue;
+    std::set<std::string> New;
+    for (const std::string &S : C.symbols())
+      if (Old.count(S))
+        New.insert(S);
+    if (New.empty())
+      continue;
+    if (std::optional<SymbolBound> B = impliedBound(C, SymbolDomain())) {
+      auto [It, Inserted] = Bounds.emplace(B->Symbol, *B);
+      if (!Inserted) {
+        It->second.Min = std::max(It->second.Min, B->Min);
+        if (B->Max)
+          It->second.Max = It->second.Max ? std::min(*It->second.Max, *B->Max)
+                                          : *B->Max;
+      }
+      continue;
+    }
+    std::string Names;
+    for (const std::string &S : New)
+      Names += (Names.empty() ? "" : ", ") + S;
+    Problems.push_back(
+        {C.N,
+         "the model needs " + C.condition() + " (" + C.Why + "), so " +
+             Names + (New.size() > 1 ? " cannot" : " cannot") +
+             " take every value; re-export with dynamic axes, or keep " +
+             (New.size() > 1 ? "them" : "it") +
+             " static with allow-partial=true",
+         New});
+  }
+}
+
+/// A Resize whose output dim is a literal equal to the old size of a new
+/// symbol that its input's dim depends on: an interpolation to the input
+/// size (`F.interpolate(x, size=img.shape[2:])`) baked at the old size. The
+/// output would keep the old size at every new one.
+void DynamicRewrite::examineResizes(Model &M, const DimAnalysis &DA) {
+  M.getGraph().walk([&](Node &N) {
+    if ((!N.is("Resize") && !N.is("Upsample")) || !N.getNumOperands() ||
+        !N.getOperand(0) || !N.getNumResults() || !N.getResult(0))
+      return;
+    const std::vector<DimExpr> *In = DA.getDims(*N.getOperand(0));
+    const std::vector<DimExpr> *Out = DA.getDims(*N.getResult(0));
+    if (!In || !Out || In->size() != Out->size())
+      return;
+    for (size_t K = 0; K < In->size(); ++K) {
+      DimExpr I = DA.getBest((*In)[K]), O = DA.getBest((*Out)[K]);
+      if (!O.isConstant())
+        continue;
+      std::set<std::string> Same;
+      I.forEachSymbol([&](llvm::StringRef S) {
+        auto It = Old.find(S.str());
+        if (It != Old.end() && It->second == O.getConstant())
+          Same.insert(S.str());
+      });
+      if (Same.empty())
+        continue;
+      Problems.push_back(
+          {&N,
+           "output dim " + std::to_string(K) + " is the literal " +
+               std::to_string(O.getConstant()) + ", the old size of " +
+               *Same.begin() + ", while the input's dim is " + I.str() +
+               ": a resize to the input size was baked in, and the output "
+               "would keep the old size",
+           Same});
+    }
+  });
+}
+
+/// Bounds with both ends become dim ranges; the others are said.
+LogicalResult DynamicRewrite::storeBounds(Model &M, DiagnosticEngine &Diags) {
+  if (Bounds.empty())
+    return success();
+  DimRangeMap Ranges;
+  std::string Err;
+  if (!getDimRanges(M, Ranges, Err))
+    return emitError(Diags) << "cannot read the stored dim ranges: " << Err;
+  bool Stored = false;
+  for (const auto &[Sym, B] : Bounds) {
+    if (!Old.count(Sym))
+      continue;
+    if (!B.Max) {
+      emitRemark(Diags) << "the model needs " << Sym << " >= " << B.Min
+                        << " (not stored: a dim range needs a maximum)";
+      continue;
+    }
+    DimRange R;
+    R.Min = B.Min;
+    R.Max = *B.Max;
+    Ranges[Sym] = R;
+    Stored = true;
+    emitRemark(Diags) << "the model needs " << Sym << " in [" << B.Min << ", "
+                      << *B.Max << "]: stored as its dim range";
+  }
+  if (Stored && !setDimRanges(M, Ranges, Err))
+    return emitError(Diags) << "cannot store the dim ranges: " << Err;
+  return success();
+}
 
 LogicalResult DynamicRewrite::applyShape(Model &M, const ShapeSpec &Spec,
                                          DiagnosticEngine &Diags) {
@@ -686,36 +810,13 @@ LogicalResult runInnerPipeline(llvm::StringRef Pipeline, Model &M,
   return Inner.run(M, Ctx.getDiags(), Ctx.getAnalysisManager());
 }
 
-LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
+LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
-  DynamicRewrite Run;
-  auto &[Old, NewShapes, Problems, Repaired, RepairCounts] = Run;
-  if (Shapes.empty())
-    return emitError(Diags) << "give shapes=input[N,3,H,W]";
-  std::set<std::string> Existing;
-  forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
-    if (D.isSymbol())
-      Existing.insert(D.getSymbol().str());
-    return false;
-  });
-  std::set<std::string> Given;
-  for (const ShapeSpec &Spec : Shapes) {
-    if (!Given.insert(Spec.Name).second)
-      return emitError(Diags) << "input '" << Spec.Name << "' is given twice";
-    if (failed(Run.applyShape(M, Spec, Diags)))
-      return failure();
-  }
-  for (const auto &[Sym, Value] : Old)
-    if (Existing.count(Sym))
-      return emitError(Diags)
-             << "symbol '" << Sym << "' is already used by the model";
-  if (Old.empty())
-    return emitError(Diags) << "shapes= makes no dim dynamic (give symbols)";
-
+  Problems.clear();
+  Bounds.clear();
   for (auto &[In, Dims] : NewShapes)
     In->getMutableType().setShape(Dims);
-  Ctx.Changed = true;
-  if (failed(Run.reinfer(M, Diags)))
+  if (failed(reinfer(M, Diags)))
     return failure();
 
   // A repair can make the dims after it dynamic and so reveal the next
@@ -738,53 +839,124 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
       });
       for (Node *N : Nodes) {
         if (N->is("Reshape"))
-          Run.repairReshape(*N, DA, RW);
+          repairReshape(*N, DA, RW);
         else if (N->is("Expand"))
-          Run.repairExpand(*N, DA, RW);
+          repairExpand(*N, DA, RW);
         else if (N->is("Slice"))
-          Run.repairSliceEnds(*N, DA, RW);
+          repairSliceEnds(*N, DA, RW);
         else if (N->is("LSTM") || N->is("GRU") || N->is("RNN"))
-          Run.repairRecurrentState(*N, DA, RW);
+          repairRecurrentState(*N, DA, RW);
         else if (N->is("Resize"))
-          Run.repairResize(*N, DA, RW, Order);
+          repairResize(*N, DA, RW, Order);
       }
     }
     if (!Repaired)
       break;
-    if (failed(runInnerPipeline("dce", M, Ctx)) ||
-        failed(Run.reinfer(M, Diags)))
+    if (failed(runInnerPipeline("dce", M, Ctx)) || failed(reinfer(M, Diags)))
       return failure();
   }
-  {
-    DimAnalysis DA(M);
-    DA.run();
-    for (const std::string &C : DA.getConflicts())
-      Problems.push_back({nullptr, "the dynamic model "
-                                   "contradicts itself (a constant still "
-                                   "holds an old size?): " +
-                                       C});
+  DimAnalysis DA(M);
+  DA.run();
+  for (const std::string &C : DA.getConflicts())
+    Problems.push_back({nullptr,
+                        "the dynamic model contradicts itself (a constant "
+                        "still holds an old size?): " +
+                            C,
+                        {}});
+  // The repairs' own reports name what they could not rewrite; the
+  // constraints say which symbols that pins.
+  examineConstraints(DA);
+  examineResizes(M, DA);
+  return success();
+}
+
+void DynamicRewrite::pin(const std::set<std::string> &Symbols) {
+  for (auto &[In, Dims] : NewShapes)
+    for (Dim &D : Dims)
+      if (D.isSymbol() && Symbols.count(D.getSymbol().str())) {
+        Dim Known = Dim::known(Old[D.getSymbol().str()]);
+        Known.setDenotation(D.getDenotation());
+        D = Known;
+      }
+  for (const std::string &S : Symbols)
+    Old.erase(S);
+}
+
+LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
+  DiagnosticEngine &Diags = Ctx.getDiags();
+  DynamicRewrite Run;
+  auto &Old = Run.Old;
+  auto &Problems = Run.Problems;
+  auto &RepairCounts = Run.RepairCounts;
+  if (Shapes.empty())
+    return emitError(Diags) << "give shapes=input[N,3,H,W]";
+  std::set<std::string> Existing;
+  forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
+    if (D.isSymbol())
+      Existing.insert(D.getSymbol().str());
+    return false;
+  });
+  std::set<std::string> Given;
+  for (const ShapeSpec &Spec : Shapes) {
+    if (!Given.insert(Spec.Name).second)
+      return emitError(Diags) << "input '" << Spec.Name << "' is given twice";
+    if (failed(Run.applyShape(M, Spec, Diags)))
+      return failure();
+  }
+  for (const auto &[Sym, Value] : Old)
+    if (Existing.count(Sym))
+      return emitError(Diags)
+             << "symbol '" << Sym << "' is already used by the model";
+  if (Old.empty())
+    return emitError(Diags) << "shapes= makes no dim dynamic (give symbols)";
+
+  Ctx.Changed = true;
+  // With allow-partial, the symbols the model pins go back to their old
+  // sizes and the rest is tried again (each attempt pins at least one more
+  // symbol, so this ends).
+  for (;;) {
+    if (failed(Run.attempt(M, Ctx)))
+      return failure();
+    std::set<std::string> Pinned;
+    for (const Problem &P : Problems)
+      Pinned.insert(P.Pins.begin(), P.Pins.end());
+    if (!AllowPartial || Pinned.empty())
+      break;
+    for (const Problem &P : Problems)
+      if (P.N)
+        emitWarning(Diags, *P.N) << P.Message;
+      else
+        emitWarning(Diags) << P.Message;
+    std::string Names;
+    for (const std::string &S : Pinned)
+      Names += (Names.empty() ? "" : ", ") + S + "=" + std::to_string(Old[S]);
+    emitWarning(Diags) << "keeping " << Names << " static";
+    Run.pin(Pinned);
+    if (Old.empty())
+      return emitError(Diags) << "every new symbol is pinned by the model: "
+                                 "no dim can become dynamic";
   }
   std::string Summary;
   for (const auto &[Kind, Count] : RepairCounts)
     Summary += (Summary.empty() ? "" : ", ") + std::to_string(Count) + " " +
                Kind + (Count > 1 ? "s" : "");
   emitRemark(Diags) << "repaired " << (Summary.empty() ? "nothing" : Summary);
-  for (const Problem &P : Problems) {
-    if (AllowPartial) {
-      if (P.N)
-        emitWarning(Diags, *P.N) << P.Message;
-      else
-        emitWarning(Diags) << P.Message;
-    } else if (P.N) {
+  // What is left cannot be fixed by keeping dims static: it is an error
+  // even with allow-partial (the result would fail at some new size).
+  for (const Problem &P : Problems)
+    if (P.N)
       emitError(Diags, *P.N) << P.Message;
-    } else {
+    else
       emitError(Diags) << P.Message;
-    }
-  }
-  if (!Problems.empty() && !AllowPartial)
+  if (!Problems.empty())
     return emitError(Diags) << Problems.size()
-                            << " baked size(s) left; allow-partial=true "
-                               "keeps the partial result";
+                            << " problem(s) left; the model would not run at "
+                               "every size"
+                            << (AllowPartial ? ""
+                                             : " (allow-partial=true keeps "
+                                               "the pinned dims static)");
+  if (failed(Run.storeBounds(M, Diags)))
+    return failure();
   if (!Unify)
     return success();
   return runInnerPipeline("unify-dims", M, Ctx);
