@@ -9,18 +9,28 @@
 // range of the same symbol; the other stored ranges stay unless reset=true.
 // The types of the model do not change.
 //
+// With derive=true the bounds the model itself implies are stored too: a
+// learned position table of 128 rows gathered by arange(seq_len) gives
+// `seq_len:1:128` (a bound without a maximum is reported, not stored). A
+// range given in ranges= is narrowed to the derived one.
+//
 // Refused, with nothing changed: a malformed entry; min < 0, min > max or
 // opt outside [min, max]; a symbol given twice; a symbol the model does not
 // have (the error lists those it has); a symbol the dim algebra proves equal
-// to a number outside the range.
+// to a number outside the range; ranges inside which some value breaks a
+// condition a node needs (see DimConstraints.h), named with the node.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/DimRanges.h"
+#include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
+#include "onnxopt/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
 #include <set>
 
 using namespace onnxopt;
@@ -64,6 +74,11 @@ private:
                              DiagnosticEngine &Diags);
   LogicalResult checkAgainstAlgebra(Model &M, const DimRangeMap &Given,
                                     DiagnosticEngine &Diags);
+  void deriveRanges(const DimAnalysis &DA, DimRangeMap &Result,
+                    DiagnosticEngine &Diags);
+  LogicalResult checkConstraints(const DimAnalysis &DA,
+                                 const DimRangeMap &Result,
+                                 DiagnosticEngine &Diags);
 
   ListOption<std::string> Ranges{
       *this, "ranges", "ranges as symbol:min:max[:opt], e.g. N:1:16:1",
@@ -71,6 +86,10 @@ private:
   Option<bool> Reset{*this, "reset",
                      "drop the stored ranges of symbols not given", false,
                      required()};
+  Option<bool> Derive{*this, "derive",
+                      "also store the ranges the model implies (a table's "
+                      "rows bound an index dim)",
+                      false, required()};
 };
 
 LogicalResult SetDimRangePass::parseEntries(Model &M, DimRangeMap &Given,
@@ -128,6 +147,69 @@ LogicalResult SetDimRangePass::checkAgainstAlgebra(Model &M,
   return success();
 }
 
+/// Bounds of one symbol that the conditions imply, intersected with what
+/// is given or stored.
+void SetDimRangePass::deriveRanges(const DimAnalysis &DA, DimRangeMap &Result,
+                                   DiagnosticEngine &Diags) {
+  for (const DimConstraint &C : getInputConstraints(DA)) {
+    std::optional<SymbolBound> B = impliedBound(C, SymbolDomain(Result));
+    if (!B)
+      continue;
+    auto It = Result.find(B->Symbol);
+    if (!B->Max && It == Result.end()) {
+      emitRemark(Diags) << "the model needs " << B->Symbol << " >= " << B->Min
+                        << " (" << describe(*C.N)
+                        << "); not stored: a range needs a maximum";
+      continue;
+    }
+    DimRange R = It == Result.end() ? DimRange{B->Min, *B->Max, std::nullopt}
+                                    : It->second;
+    R.Min = std::max(R.Min, B->Min);
+    if (B->Max)
+      R.Max = std::min(R.Max, *B->Max);
+    if (R.Opt && !R.contains(*R.Opt))
+      R.Opt.reset();
+    if (R.Min > R.Max)
+      continue; // the check below names the condition
+    Result[B->Symbol] = R;
+  }
+}
+
+/// Every value inside the ranges must satisfy every condition that speaks
+/// only about symbols with a range: a profile promises the model runs there.
+LogicalResult SetDimRangePass::checkConstraints(const DimAnalysis &DA,
+                                                const DimRangeMap &Result,
+                                                DiagnosticEngine &Diags) {
+  SymbolDomain Domain(Result);
+  unsigned Broken = 0;
+  for (const DimConstraint &C : getInputConstraints(DA)) {
+    if (C.K == DimConstraint::DataDependent)
+      continue;
+    std::vector<std::string> Syms = C.symbols();
+    if (Syms.empty() || !llvm::all_of(Syms, [&](const std::string &S) {
+          return Result.count(S) > 0;
+        }))
+      continue;
+    Verdict V = decide(C, Domain);
+    if (V == Verdict::Holds)
+      continue;
+    std::string Ranges;
+    for (const std::string &S : Syms)
+      Ranges += (Ranges.empty() ? "" : ", ") + S + ":" +
+                printDimRange(Result.at(S));
+    auto D = C.N ? emitError(Diags, *C.N) : emitError(Diags);
+    D << (V == Verdict::Fails ? "no value" : "not every value") << " in "
+      << Ranges << " lets the model run: it needs " << C.condition() << " ("
+      << C.Why << ")";
+    ++Broken;
+  }
+  if (Broken)
+    return emitError(Diags) << Broken
+                            << " condition(s) not met inside the ranges; "
+                               "nothing was stored";
+  return success();
+}
+
 LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
   DimRangeMap Given;
@@ -141,6 +223,18 @@ LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
   DimRangeMap Result = Reset ? DimRangeMap() : Stored;
   for (const auto &[Name, R] : Given)
     Result[Name] = R;
+  // The conditions need the inferred types; the model keeps its own.
+  TypeSnapshot Saved(M);
+  DiagnosticEngine Quiet;
+  Quiet.setHandler([](const Diagnostic &) {});
+  (void)inferShapes(M, Quiet);
+  DimAnalysis DA(M);
+  DA.run();
+  Saved.restore();
+  if (Derive)
+    deriveRanges(DA, Result, Diags);
+  if (failed(checkConstraints(DA, Result, Diags)))
+    return failure();
   if (Result == Stored)
     return success();
   if (!setDimRanges(M, Result, Error))
