@@ -139,6 +139,8 @@ Verdict decideZero(const DimExpr &E, const SymbolDomain &D) {
   Extremes X = extremes(E, D);
   if ((X.Least && *X.Least > 0) || (X.Greatest && *X.Greatest < 0))
     return Verdict::Fails;
+  if (X.Least && X.Greatest && *X.Least == 0 && *X.Greatest == 0)
+    return Verdict::Holds; // a domain of one point, or a constant part
   return Verdict::Depends;
 }
 
