@@ -1,0 +1,105 @@
+//===- DimConstraintsTest.cpp - Deciding conditions on dims ---------------===//
+#include "onnxopt/Analysis/DimConstraints.h"
+#include "gtest/gtest.h"
+
+using namespace onnxopt;
+
+namespace {
+
+DimExpr sym(llvm::StringRef S) { return DimExpr::symbol(S); }
+DimExpr num(int64_t V) { return DimExpr::constant(V); }
+
+DimConstraint make(DimConstraint::Kind K, DimExpr L, DimExpr R) {
+  DimConstraint C;
+  C.K = K;
+  C.Lhs = std::move(L);
+  C.Rhs = std::move(R);
+  return C;
+}
+
+SymbolDomain ranges(std::initializer_list<std::pair<const char *, DimRange>> L) {
+  DimRangeMap M;
+  for (const auto &[S, R] : L)
+    M[S] = R;
+  return SymbolDomain(M);
+}
+
+TEST(DimConstraints, MonotoneBounds) {
+  // floor((H-3)/2)+1 >= 1 holds for H >= 3 only.
+  DimExpr Out = (sym("H") - num(3)).floorDiv(2) + num(1);
+  DimConstraint C = make(DimConstraint::AtLeast, Out, num(1));
+  EXPECT_EQ(decide(C, SymbolDomain()), Verdict::Depends);
+  EXPECT_EQ(decide(C, ranges({{"H", {3, 100, {}}}})), Verdict::Holds);
+  EXPECT_EQ(decide(C, ranges({{"H", {1, 2, {}}}})), Verdict::Fails);
+  std::optional<SymbolBound> B = impliedBound(C, SymbolDomain());
+  ASSERT_TRUE(B);
+  EXPECT_EQ(B->Symbol, "H");
+  EXPECT_EQ(B->Min, 3);
+  EXPECT_FALSE(B->Max);
+  // T <= 128: an upper bound.
+  DimConstraint Up = make(DimConstraint::AtMost, sym("T"), num(128));
+  B = impliedBound(Up, SymbolDomain());
+  ASSERT_TRUE(B);
+  EXPECT_EQ(B->Min, 1);
+  EXPECT_EQ(B->Max, 128);
+  EXPECT_EQ(decide(Up, ranges({{"T", {1, 128, {}}}})), Verdict::Holds);
+  EXPECT_EQ(decide(Up, ranges({{"T", {129, 512, {}}}})), Verdict::Fails);
+  EXPECT_EQ(decide(Up, ranges({{"T", {1, 512, {}}}})), Verdict::Depends);
+}
+
+TEST(DimConstraints, EqualitiesAreNeverSampled) {
+  // 2*H = 2*W + 1 never holds (parity), whatever H and W are.
+  DimConstraint Odd = make(DimConstraint::Equal, num(2) * sym("H"),
+                           num(2) * sym("W") + num(1));
+  EXPECT_EQ(decide(Odd, SymbolDomain()), Verdict::Fails);
+  // H = W holds at some values only.
+  DimConstraint Same = make(DimConstraint::Equal, sym("H"), sym("W"));
+  EXPECT_EQ(decide(Same, SymbolDomain()), Verdict::Depends);
+  EXPECT_EQ(holdsAt(Same, [](llvm::StringRef S) -> std::optional<int64_t> {
+              return S == "H" ? 4 : 5;
+            }),
+            false);
+  // A one-point domain decides it.
+  DimConstraint Three = make(DimConstraint::Equal, sym("N"), num(3));
+  EXPECT_EQ(decide(Three, ranges({{"N", {3, 3, {}}}})), Verdict::Holds);
+  EXPECT_TRUE(pinsSymbols(Three));
+  EXPECT_FALSE(pinsSymbols(Same));
+}
+
+TEST(DimConstraints, BroadcastAndDivisibility) {
+  DimConstraint B = make(DimConstraint::Broadcast, sym("T"), num(16));
+  EXPECT_EQ(decide(B, SymbolDomain()), Verdict::Depends);
+  EXPECT_TRUE(pinsSymbols(B));
+  EXPECT_EQ(decide(B, ranges({{"T", {17, 64, {}}}})), Verdict::Fails);
+  EXPECT_EQ(decide(make(DimConstraint::Broadcast, num(1), sym("T")),
+                   SymbolDomain()),
+            Verdict::Holds);
+  // 4*T is a multiple of 2 always, of 8 only for even T, of 3 at some T.
+  EXPECT_EQ(decide(make(DimConstraint::Divisible, num(4) * sym("T"), num(2)),
+                   SymbolDomain()),
+            Verdict::Holds);
+  EXPECT_EQ(decide(make(DimConstraint::Divisible, num(4) * sym("T"), num(8)),
+                   SymbolDomain()),
+            Verdict::Depends);
+  EXPECT_EQ(decide(make(DimConstraint::Divisible,
+                        num(4) * sym("T") + num(2), num(4)),
+                   SymbolDomain()),
+            Verdict::Fails);
+}
+
+TEST(DimConstraints, Printing) {
+  DimConstraint C = make(DimConstraint::AtMost, sym("seq_len"), num(128));
+  C.Why = "indices inside the gathered dim";
+  EXPECT_EQ(C.str(),
+            "seq_len: seq_len <= 128 (the model: indices inside the gathered "
+            "dim)");
+}
+
+TEST(DimConstraints, EvaluationDoesNotOverflow) {
+  DimExpr Big = sym("A") * sym("A") * sym("A");
+  EXPECT_FALSE(Big.evaluate([](llvm::StringRef) -> std::optional<int64_t> {
+    return int64_t(1) << 40;
+  }));
+}
+
+} // namespace
