@@ -742,6 +742,13 @@ static LogicalResult sortInputIfNeeded(Model &M, DiagnosticEngine &Diags) {
 /// The process is about to exit: tearing down a large IR only costs time (as
 /// LLVM tools do with -disable-free). Sanitizer builds free it, so that
 /// LeakSanitizer reports real leaks and ASan checks the destructors.
+/// The summary of the result, with the conditions its input dims must meet.
+static ModelSummary summarizeAfter(Model &M) {
+  ModelSummary S = summarizeModel(M);
+  addConstraints(M, S);
+  return S;
+}
+
 static void releaseAtExit(std::unique_ptr<Model> &M) {
 #if defined(__SANITIZE_ADDRESS__) || ONNXOPT_HAS_FEATURE(address_sanitizer)
   M.reset();
@@ -858,7 +865,7 @@ static int runTool(const CommandLine &CL) {
     // inference) do not run; --verify-each still checked the IR.
     if (CL.Timing)
       PM.printTiming(Err);
-    printSummaryTable(llvm::outs(), *Before, summarizeModel(*M));
+    printSummaryTable(llvm::outs(), *Before, summarizeAfter(*M));
     releaseAtExit(M);
     return 0;
   }
@@ -885,7 +892,7 @@ static int runTool(const CommandLine &CL) {
     if (CL.Timing)
       PM.printTiming(Err);
     if (Before)
-      printSummaryTable(Err, *Before, summarizeModel(*M));
+      printSummaryTable(Err, *Before, summarizeAfter(*M));
     releaseAtExit(M);
     return 0;
   }
@@ -895,7 +902,7 @@ static int runTool(const CommandLine &CL) {
   if (CL.Timing)
     PM.printTiming(Err);
   if (Before)
-    printSummaryTable(Err, *Before, summarizeModel(*M));
+    printSummaryTable(Err, *Before, summarizeAfter(*M));
   releaseAtExit(M);
   return 0;
 }

@@ -1,7 +1,9 @@
 //===- Summary.cpp - Before/after model summary (--summary) ---------------===//
 #include "Summary.h"
 #include "onnxopt/Analysis/DerivedDims.h"
+#include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/DimRanges.h"
+#include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Format.h"
@@ -51,6 +53,18 @@ ModelSummary onnxopt::summarizeModel(const Model &M) {
     for (const auto &[Sym, Expr] : Derived)
       S.DerivedDims.push_back(Sym + "=" + Expr);
   return S;
+}
+
+void onnxopt::addConstraints(Model &M, ModelSummary &S) {
+  TypeSnapshot Saved(M);
+  DiagnosticEngine Quiet;
+  Quiet.setHandler([](const Diagnostic &) {});
+  (void)inferShapes(M, Quiet);
+  DimAnalysis DA(M);
+  DA.run();
+  for (const DimConstraint &C : getInputConstraints(DA))
+    S.Constraints.push_back(C.str());
+  Saved.restore();
 }
 
 static std::string formatBytes(uint64_t B) {
@@ -194,5 +208,10 @@ void onnxopt::printSummaryTable(llvm::raw_ostream &OS, const ModelSummary &B,
       Print(R);
   }
   Line();
+  if (!A.Constraints.empty()) {
+    OS << "conditions on the input dims (after):\n";
+    for (const std::string &C : A.Constraints)
+      OS << "  " << C << "\n";
+  }
   OS.flush();
 }

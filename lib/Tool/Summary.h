@@ -23,9 +23,15 @@ struct ModelSummary {
   std::vector<std::string> DimRanges;
   /// Expressions of derived dims (unify-dims), `boxes_dim1=...`, sorted.
   std::vector<std::string> DerivedDims;
+  /// The conditions on the input dims (addConstraints), in the order the
+  /// dim algebra finds them.
+  std::vector<std::string> Constraints;
 };
 
 ModelSummary summarizeModel(const Model &M);
+/// Fills S.Constraints from the model's inferred types; the model keeps the
+/// types it has.
+void addConstraints(Model &M, ModelSummary &S);
 /// Prints a two-column before/after table.
 void printSummaryTable(llvm::raw_ostream &OS, const ModelSummary &Before,
                        const ModelSummary &After);
