@@ -168,9 +168,17 @@ LogicalResult onnxopt::validateNode(const Node &N, const onnx::OpSchema *Schema,
     return failure();
   if (failed(validateRanks(N, Diags)))
     return failure();
+  // A graph node's attribute needs a type: only function bodies may refer
+  // to the caller's attributes (ref_attr_name), and ONNX's inference reads
+  // the values of an untyped attribute as if it had its schema's type
+  // (`strides` of 0 then divides by zero).
   for (const Attribute &A : N.getAttrs())
-    if (A.Kind == AttrKind::Undefined && A.Residual.empty())
-      return emitError(Diags, N) << "attribute '" << A.Name << "' has no type";
+    if (A.Kind == AttrKind::Undefined)
+      return emitError(Diags, N)
+             << "attribute '" << A.Name << "' has no type"
+             << (A.Residual.empty() ? ""
+                                    : " (a ref_attr_name reference is only "
+                                      "valid inside a function)");
   if (!Schema)
     return success();
 
@@ -211,8 +219,6 @@ LogicalResult onnxopt::validateNode(const Node &N, const onnx::OpSchema *Schema,
              << "unknown attribute '" << A.Name << "' for " << N.getOpType()
              << " (opset " << Schema->since_version() << ")";
     }
-    if (A.Kind == AttrKind::Undefined)
-      continue; // a reference (ref_attr_name); the checker reports it
     if (int(A.Kind) != int(It->second.type))
       return emitError(Diags, N)
              << "attribute '" << A.Name << "' is of type "
