@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimRanges.h"
+#include <map>
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
@@ -172,12 +173,46 @@ LogicalResult EmitShapeProfilePass::profileInput(const Value &In,
   return success();
 }
 
+/// The profile's min, opt and max points must each satisfy the relations
+/// stored with the ranges (W = H, H a multiple of 32): an engine built for
+/// a profile is run at those shapes.
+static LogicalResult checkRelations(Model &M, const DimRangeMap &Ranges,
+                                    DiagnosticEngine &Diags) {
+  DimRelations Rels;
+  std::string Error;
+  if (!getDimRelations(M, Rels, Error))
+    return emitError(Diags) << Error;
+  const char *Names[] = {"min", "opt", "max"};
+  for (int Point = 0; Point < 3; ++Point) {
+    std::map<std::string, int64_t> Values;
+    for (const auto &[Sym, R] : Ranges)
+      Values[Sym] = Point == 0 ? R.Min : Point == 1 ? R.getOpt() : R.Max;
+    for (const DimRelation &R : Rels) {
+      if (!Values.count(R.Lhs) ||
+          (R.K == DimRelation::Equal && !Values.count(R.Rhs)) ||
+          R.holds(Values))
+        continue;
+      return emitError(Diags)
+             << "the profile's " << Names[Point]
+             << " shapes break the stored relation " << printDimRelation(R)
+             << " (" << R.Lhs << "=" << Values[R.Lhs]
+             << (R.K == DimRelation::Equal
+                     ? ", " + R.Rhs + "=" + std::to_string(Values[R.Rhs])
+                     : std::string())
+             << "); set ranges that keep it (set-dim-range)";
+    }
+  }
+  return success();
+}
+
 LogicalResult EmitShapeProfilePass::run(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
   DimRangeMap Ranges;
   std::string Error;
   if (!getDimRanges(M, Ranges, Error))
     return emitError(Diags) << Error;
+  if (failed(checkRelations(M, Ranges, Diags)))
+    return failure();
   std::vector<InputProfile> Profiles;
   for (const std::unique_ptr<Value> &In : M.getGraph().getInputs()) {
     if (In->hasInitializer())

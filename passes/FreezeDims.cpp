@@ -287,6 +287,28 @@ LogicalResult FreezeDimsPass::checkConstraints(FreezeState &S, Model &M,
       << C.condition() << " (" << C.Why << ")";
     ++Broken;
   }
+  // The relations the user asserted (set-dim-range{relations=...}).
+  DimRelations Rels;
+  std::string Err;
+  if (!getDimRelations(M, Rels, Err))
+    return emitError(Diags) << "cannot read the stored relations: " << Err;
+  std::map<std::string, int64_t> Values;
+  for (const auto &[Sym, B] : S.Bindings)
+    Values[Sym] = B.Value;
+  for (const DimRelation &R : Rels) {
+    bool Given = Values.count(R.Lhs) &&
+                 (R.K == DimRelation::Multiple || Values.count(R.Rhs));
+    if (!Given || R.holds(Values))
+      continue;
+    emitError(Diags) << "the values break the stored relation "
+                     << printDimRelation(R) << " (" << R.Lhs << "="
+                     << Values[R.Lhs]
+                     << (R.K == DimRelation::Equal
+                             ? ", " + R.Rhs + "=" + std::to_string(Values[R.Rhs])
+                             : std::string())
+                     << ")";
+    ++Broken;
+  }
   if (Broken)
     return emitError(Diags) << Broken
                             << " condition(s) of the model broken by the "

@@ -9,6 +9,12 @@
 // range of the same symbol; the other stored ranges stay unless reset=true.
 // The types of the model do not change.
 //
+// relations= stores relations the user asserts between symbols, the
+// aspect lock of deployment guides: `relations=W=H,H%32=0` (W always
+// equals H, H is a multiple of 32). They are kept next to the ranges
+// (format v2), the conditions below are decided with them, and
+// freeze-dims and emit-shape-profile check them.
+//
 // With derive=true the bounds the model itself implies are stored too: a
 // learned position table of 128 rows gathered by arange(seq_len) gives
 // `seq_len:1:128` (a bound without a maximum is reported, not stored). A
@@ -31,6 +37,7 @@
 #include "onnxopt/Passes.h"
 #include "onnxopt/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
+#include <algorithm>
 #include <set>
 
 using namespace onnxopt;
@@ -51,6 +58,11 @@ bool checkRangeEntry(llvm::StringRef Entry, std::string &Error) {
     return true;
   Error = "symbol '" + Name.trim().str() + "': " + Why;
   return false;
+}
+
+bool checkRelationEntry(llvm::StringRef Entry, std::string &Error) {
+  DimRelation R;
+  return parseDimRelation(Entry, R, Error);
 }
 
 std::string joinSorted(const std::set<std::string> &Names) {
@@ -78,6 +90,9 @@ private:
                     DiagnosticEngine &Diags);
   LogicalResult checkConstraints(const DimAnalysis &DA,
                                  const DimRangeMap &Result,
+                                 const DimRelations &Rels,
+                                 DiagnosticEngine &Diags);
+  LogicalResult collectRelations(Model &M, DimRelations &Rels,
                                  DiagnosticEngine &Diags);
 
   ListOption<std::string> Ranges{
@@ -86,6 +101,11 @@ private:
   Option<bool> Reset{*this, "reset",
                      "drop the stored ranges of symbols not given", false,
                      required()};
+  ListOption<std::string> Relations{
+      *this, "relations",
+      "relations between symbols: A=B (always equal) or A%k=0 (a multiple "
+      "of k)",
+      required().also(checkedBy(checkRelationEntry))};
   Option<bool> Derive{*this, "derive",
                       "also store the ranges the model implies (a table's "
                       "rows bound an index dim)",
@@ -179,8 +199,9 @@ void SetDimRangePass::deriveRanges(const DimAnalysis &DA, DimRangeMap &Result,
 /// only about symbols with a range: a profile promises the model runs there.
 LogicalResult SetDimRangePass::checkConstraints(const DimAnalysis &DA,
                                                 const DimRangeMap &Result,
+                                                const DimRelations &Rels,
                                                 DiagnosticEngine &Diags) {
-  SymbolDomain Domain(Result);
+  SymbolDomain Domain(Result, Rels);
   unsigned Broken = 0;
   for (const DimConstraint &C : getInputConstraints(DA)) {
     if (C.K == DimConstraint::DataDependent)
@@ -210,6 +231,66 @@ LogicalResult SetDimRangePass::checkConstraints(const DimAnalysis &DA,
   return success();
 }
 
+/// The stored relations (unless reset) and the given ones, each naming
+/// symbols the model has; a relation with no value in the ranges is
+/// refused.
+LogicalResult SetDimRangePass::collectRelations(Model &M, DimRelations &Rels,
+                                                DiagnosticEngine &Diags) {
+  std::string Error;
+  if (!Reset && !getDimRelations(M, Rels, Error))
+    return emitError(Diags) << Error;
+  std::set<std::string> Symbols;
+  forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
+    if (D.isSymbol())
+      Symbols.insert(D.getSymbol().str());
+    return false;
+  });
+  for (const std::string &Entry : Relations) {
+    DimRelation R;
+    if (!parseDimRelation(Entry, R, Error))
+      return emitError(Diags) << "relation '" << Entry << "': " << Error;
+    for (const std::string *S : {&R.Lhs, &R.Rhs}) {
+      if (S->empty() || Symbols.count(*S))
+        continue;
+      return emitError(Diags)
+             << "relation '" << Entry << "': unknown symbol '" << *S
+             << "'; the model's symbols are: " << joinSorted(Symbols);
+    }
+    Rels.push_back(R);
+  }
+  return success();
+}
+
+/// A relation must leave some value inside the ranges.
+static LogicalResult checkRelationsAgainstRanges(const DimRelations &Rels,
+                                                 const DimRangeMap &Ranges,
+                                                 DiagnosticEngine &Diags) {
+  for (const DimRelation &R : Rels) {
+    auto L = Ranges.find(R.Lhs);
+    if (L == Ranges.end())
+      continue;
+    const DimRange &A = L->second;
+    if (R.K == DimRelation::Multiple) {
+      int64_t First = (A.Min + R.Divisor - 1) / R.Divisor * R.Divisor;
+      if (First > A.Max)
+        return emitError(Diags)
+               << "relation '" << printDimRelation(R) << "': no multiple of "
+               << R.Divisor << " in " << R.Lhs << ":" << printDimRange(A);
+      continue;
+    }
+    auto Rt = Ranges.find(R.Rhs);
+    if (Rt == Ranges.end())
+      continue;
+    const DimRange &B = Rt->second;
+    if (std::max(A.Min, B.Min) > std::min(A.Max, B.Max))
+      return emitError(Diags)
+             << "relation '" << printDimRelation(R) << "': the ranges "
+             << R.Lhs << ":" << printDimRange(A) << " and " << R.Rhs << ":"
+             << printDimRange(B) << " have no value in common";
+  }
+  return success();
+}
+
 LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
   DimRangeMap Given;
@@ -233,8 +314,21 @@ LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
   Saved.restore();
   if (Derive)
     deriveRanges(DA, Result, Diags);
-  if (failed(checkConstraints(DA, Result, Diags)))
+  DimRelations Rels;
+  if (failed(collectRelations(M, Rels, Diags)) ||
+      failed(checkRelationsAgainstRanges(Rels, Result, Diags)) ||
+      failed(checkConstraints(DA, Result, Rels, Diags)))
     return failure();
+  DimRelations StoredRels;
+  if (!getDimRelations(M, StoredRels, Error))
+    return emitError(Diags) << Error;
+  llvm::sort(Rels);
+  Rels.erase(std::unique(Rels.begin(), Rels.end()), Rels.end());
+  if (Rels != StoredRels) {
+    if (!setDimRelations(M, Rels, Error))
+      return emitError(Diags) << Error;
+    Ctx.Changed = true;
+  }
   if (Result == Stored)
     return success();
   if (!setDimRanges(M, Result, Error))

@@ -1585,6 +1585,11 @@ std::vector<DimConstraint> DimAnalysis::getConstraints() const {
     if (C.K != DimConstraint::DataDependent &&
         decide(C, SymbolDomain()) == Verdict::Holds)
       return;
+    // Symmetric conditions between two expressions in one order, so that
+    // each is listed once.
+    if ((C.K == DimConstraint::Equal || C.K == DimConstraint::Broadcast) &&
+        !C.Lhs.isConstant() && !C.Rhs.isConstant() && C.Rhs < C.Lhs)
+      std::swap(C.Lhs, C.Rhs);
     // One entry per condition; a data-dependent node is its own entry.
     std::string Key = std::to_string(C.K) + "|" + C.Lhs.key() + "|" +
                       C.Rhs.key() + "|";

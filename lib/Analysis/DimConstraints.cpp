@@ -15,7 +15,10 @@
 #include "onnxopt/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <numeric>
+#include <set>
 
 using namespace onnxopt;
 
@@ -68,6 +71,85 @@ std::string DimConstraint::str() const {
 //===----------------------------------------------------------------------===//
 // Domains
 //===----------------------------------------------------------------------===//
+
+SymbolDomain::SymbolDomain(DimRangeMap R, DimRelations Relations)
+    : Ranges(std::move(R)) {
+  // Classes of equal symbols (union-find over names); the representative
+  // is the smallest name, its range the intersection of the members'.
+  std::map<std::string, std::string> Parent;
+  std::function<std::string(const std::string &)> Find =
+      [&](const std::string &S) -> std::string {
+    auto It = Parent.find(S);
+    if (It == Parent.end() || It->second == S)
+      return S;
+    return It->second = Find(It->second);
+  };
+  for (const DimRelation &Rel : Relations) {
+    if (Rel.K != DimRelation::Equal)
+      continue;
+    std::string A = Find(Rel.Lhs), B = Find(Rel.Rhs);
+    if (A != B)
+      Parent[std::max(A, B)] = std::min(A, B);
+  }
+  std::map<std::string, std::pair<int64_t, std::optional<int64_t>>> Bounds;
+  auto Narrow = [&](const std::string &Rep, const std::string &Member) {
+    auto &B = Bounds.try_emplace(Rep, 1, std::nullopt).first->second;
+    auto It = Ranges.find(Member);
+    if (It == Ranges.end())
+      return;
+    B.first = std::max(B.first, It->second.Min);
+    B.second = B.second ? std::min(*B.second, It->second.Max) : It->second.Max;
+  };
+  std::set<std::string> Names;
+  for (const DimRelation &Rel : Relations) {
+    Names.insert(Rel.Lhs);
+    if (Rel.K == DimRelation::Equal)
+      Names.insert(Rel.Rhs);
+  }
+  for (const std::string &N : Names)
+    Narrow(Find(N), N);
+  // Multiples: the representative becomes lcm * a fresh symbol.
+  std::map<std::string, int64_t> Lcm;
+  for (const DimRelation &Rel : Relations)
+    if (Rel.K == DimRelation::Multiple) {
+      int64_t &L = Lcm.try_emplace(Find(Rel.Lhs), 1).first->second;
+      L = std::lcm(L, Rel.Divisor);
+    }
+  for (const std::string &N : Names) {
+    std::string Rep = Find(N);
+    auto [Lo, Hi] = Bounds[Rep];
+    DimExpr Target = DimExpr::symbol(Rep);
+    auto L = Lcm.find(Rep);
+    if (L != Lcm.end() && L->second > 1) {
+      int64_t K = L->second;
+      std::string Q = Rep + "%" + std::to_string(K);
+      Target = DimExpr::constant(K) * DimExpr::symbol(Q);
+      DimRange QR;
+      QR.Min = (Lo + K - 1) / K;
+      QR.Max = Hi ? *Hi / K : (int64_t(1) << 40);
+      Ranges[Q] = QR;
+    } else if (Rep != N || Hi) {
+      DimRange RR;
+      RR.Min = Lo;
+      RR.Max = Hi.value_or(int64_t(1) << 40);
+      if (Hi)
+        Ranges[Rep] = RR;
+    }
+    if (Target != DimExpr::symbol(N))
+      Rewrite[N] = Target;
+  }
+}
+
+DimExpr SymbolDomain::normalize(const DimExpr &E) const {
+  if (Rewrite.empty())
+    return E;
+  return E.substitute([&](llvm::StringRef S) -> std::optional<DimExpr> {
+    auto It = Rewrite.find(S.str());
+    if (It == Rewrite.end())
+      return std::nullopt;
+    return It->second;
+  });
+}
 
 int64_t SymbolDomain::min(llvm::StringRef Symbol) const {
   auto It = Ranges.find(Symbol.str());
@@ -176,9 +258,18 @@ Verdict decideDivisible(const DimExpr &E, const DimExpr &K) {
 
 } // namespace
 
-Verdict onnxopt::decide(const DimConstraint &C, const SymbolDomain &D) {
-  if (C.Lhs.hasUnknown() || C.Rhs.hasUnknown())
+Verdict onnxopt::decide(const DimConstraint &Given, const SymbolDomain &D) {
+  if (Given.Lhs.hasUnknown() || Given.Rhs.hasUnknown())
     return Verdict::Depends;
+  DimConstraint Normal;
+  const DimConstraint *P = &Given;
+  if (D.hasRelations()) {
+    Normal = Given;
+    Normal.Lhs = D.normalize(Given.Lhs);
+    Normal.Rhs = D.normalize(Given.Rhs);
+    P = &Normal;
+  }
+  const DimConstraint &C = *P;
   switch (C.K) {
   case DimConstraint::Equal:
     return decideZero(C.Lhs - C.Rhs, D);

@@ -451,6 +451,37 @@ bool DimExpr::isNondecreasing(
   return true;
 }
 
+DimExpr DimExpr::substitute(
+    const std::function<std::optional<DimExpr>(llvm::StringRef)> &F) const {
+  DimExpr Result;
+  for (const auto &Entry : Terms) {
+    DimExpr P = constant(Entry.second.Coef);
+    for (const AtomRef &A : Entry.second.Factors) {
+      DimExpr X;
+      switch (A->K) {
+      case Atom::Symbol:
+        if (std::optional<DimExpr> S = F(A->Name))
+          X = *S;
+        else
+          X = Access::fromAtom(A);
+        break;
+      case Atom::Unknown:
+        X = Access::fromAtom(A);
+        break;
+      case Atom::FloorDiv:
+        X = A->Num.substitute(F).floorDiv(A->Den);
+        break;
+      case Atom::ExactDiv:
+        X = A->Num.substitute(F).exactDivConstant(A->Den);
+        break;
+      }
+      P = P * X;
+    }
+    Result = Result + P;
+  }
+  return Result;
+}
+
 std::pair<int64_t, int64_t> DimExpr::coefficientGcd() const {
   int64_t G = 0, C = 0;
   for (const auto &Entry : Terms) {

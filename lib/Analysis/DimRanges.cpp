@@ -10,6 +10,9 @@
 #include "onnxopt/IR/Model.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include <algorithm>
+
 using namespace onnxopt;
 
 namespace {
@@ -60,19 +63,85 @@ std::string onnxopt::printDimRange(const DimRange &R) {
   return S;
 }
 
-bool onnxopt::parseDimRanges(llvm::StringRef Text, DimRangeMap &Out,
-                             std::string &Error) {
+static bool isSymbolName(llvm::StringRef S) {
+  return !S.empty() && S.find_first_of(";=%: ") == llvm::StringRef::npos;
+}
+
+bool DimRelation::holds(const std::map<std::string, int64_t> &Values) const {
+  auto L = Values.find(Lhs);
+  if (L == Values.end())
+    return false;
+  if (K == Multiple)
+    return Divisor > 0 && L->second % Divisor == 0;
+  auto R = Values.find(Rhs);
+  return R != Values.end() && L->second == R->second;
+}
+
+bool onnxopt::parseDimRelation(llvm::StringRef Text, DimRelation &Out,
+                               std::string &Error) {
+  Text = Text.trim();
+  auto [Left, Right] = Text.split('=');
+  Left = Left.trim();
+  Right = Right.trim();
+  DimRelation R;
+  if (Left.contains('%')) {
+    auto [Sym, Div] = Left.split('%');
+    int64_t D;
+    if (!isSymbolName(Sym.trim()) || Div.trim().getAsInteger(10, D) || D < 1 ||
+        Right != "0") {
+      Error = "expected 'symbol%k=0' with k >= 1, got '" + Text.str() + "'";
+      return false;
+    }
+    R.K = DimRelation::Multiple;
+    R.Lhs = Sym.trim().str();
+    R.Divisor = D;
+  } else {
+    if (!isSymbolName(Left) || !isSymbolName(Right) || Left == Right) {
+      Error = "expected 'A=B' (two symbols) or 'A%k=0', got '" + Text.str() +
+              "'";
+      return false;
+    }
+    R.K = DimRelation::Equal;
+    R.Lhs = Left.str();
+    R.Rhs = Right.str();
+  }
+  Out = R;
+  return true;
+}
+
+std::string onnxopt::printDimRelation(const DimRelation &R) {
+  if (R.K == DimRelation::Multiple)
+    return R.Lhs + "%" + std::to_string(R.Divisor) + "=0";
+  return R.Lhs + "=" + R.Rhs;
+}
+
+/// Both parts of the stored text.
+static bool parseStored(llvm::StringRef Text, DimRangeMap &Out,
+                        DimRelations *Relations, std::string &Error) {
   llvm::SmallVector<llvm::StringRef, 8> Entries;
   Text.split(Entries, ';');
-  if (Entries.empty() || Entries[0].trim() != "v1") {
-    Error = "unsupported dim range format (expected 'v1;...'), got '" +
+  llvm::StringRef Version = Entries.empty() ? "" : Entries[0].trim();
+  if (Version != "v1" && Version != "v2") {
+    Error = "unsupported dim range format (expected 'v1;...' or 'v2;...'), "
+            "got '" +
             Text.str() + "'";
     return false;
   }
   DimRangeMap Ranges;
+  DimRelations Rels;
   for (llvm::StringRef Entry : llvm::makeArrayRef(Entries).drop_front()) {
     if (Entry.trim().empty())
       continue;
+    if (Version == "v2" && Entry.trim().startswith("rel:")) {
+      DimRelation R;
+      std::string Why;
+      if (!parseDimRelation(Entry.trim().drop_front(4), R, Why)) {
+        Error = "bad dim relation entry '" + Entry.str() + "': " + Why;
+        return false;
+      }
+      Rels.push_back(R);
+      continue;
+    }
     auto [Name, RangeText] = Entry.rsplit('=');
     DimRange R;
     std::string Why;
@@ -85,29 +154,77 @@ bool onnxopt::parseDimRanges(llvm::StringRef Text, DimRangeMap &Out,
     Ranges[Name.str()] = R;
   }
   Out = std::move(Ranges);
+  if (Relations)
+    *Relations = std::move(Rels);
   return true;
 }
 
-std::string onnxopt::printDimRanges(const DimRangeMap &Ranges) {
-  std::string S = "v1";
+bool onnxopt::parseDimRanges(llvm::StringRef Text, DimRangeMap &Out,
+                             std::string &Error) {
+  return parseStored(Text, Out, nullptr, Error);
+}
+
+static std::string printStored(const DimRangeMap &Ranges,
+                               DimRelations Relations) {
+  llvm::sort(Relations);
+  Relations.erase(std::unique(Relations.begin(), Relations.end()),
+                  Relations.end());
+  // Version 1 while there are no relations: tools that read v1 keep
+  // working.
+  std::string S = Relations.empty() ? "v1" : "v2";
   for (const auto &[Name, R] : Ranges)
     S += ";" + Name + "=" + printDimRange(R);
+  for (const DimRelation &R : Relations)
+    S += ";rel:" + printDimRelation(R);
   return S;
+}
+
+std::string onnxopt::printDimRanges(const DimRangeMap &Ranges) {
+  return printStored(Ranges, {});
+}
+
+static bool readStored(const Model &M, DimRangeMap &Ranges,
+                       DimRelations &Relations, std::string &Error) {
+  Ranges.clear();
+  Relations.clear();
+  std::optional<std::string> Text;
+  if (!readMetadataProp(M, DimRangesKey, Text, Error))
+    return false;
+  return !Text || parseStored(*Text, Ranges, &Relations, Error);
+}
+
+static bool writeStored(Model &M, const DimRangeMap &Ranges,
+                        const DimRelations &Relations, std::string &Error) {
+  std::optional<std::string> Text;
+  if (!Ranges.empty() || !Relations.empty())
+    Text = printStored(Ranges, Relations);
+  return writeMetadataProp(M, DimRangesKey, Text, Error);
+}
+
+bool onnxopt::getDimRelations(const Model &M, DimRelations &Out,
+                              std::string &Error) {
+  DimRangeMap Ranges;
+  return readStored(M, Ranges, Out, Error);
+}
+
+bool onnxopt::setDimRelations(Model &M, const DimRelations &Relations,
+                              std::string &Error) {
+  DimRangeMap Ranges;
+  DimRelations Old;
+  return readStored(M, Ranges, Old, Error) &&
+         writeStored(M, Ranges, Relations, Error);
 }
 
 bool onnxopt::getDimRanges(const Model &M, DimRangeMap &Out,
                            std::string &Error) {
-  Out.clear();
-  std::optional<std::string> Text;
-  if (!readMetadataProp(M, DimRangesKey, Text, Error))
-    return false;
-  return !Text || parseDimRanges(*Text, Out, Error);
+  DimRelations Relations;
+  return readStored(M, Out, Relations, Error);
 }
 
 bool onnxopt::setDimRanges(Model &M, const DimRangeMap &Ranges,
                            std::string &Error) {
-  std::optional<std::string> Text;
-  if (!Ranges.empty())
-    Text = printDimRanges(Ranges);
-  return writeMetadataProp(M, DimRangesKey, Text, Error);
+  DimRangeMap Old;
+  DimRelations Relations;
+  return readStored(M, Old, Relations, Error) &&
+         writeStored(M, Ranges, Relations, Error);
 }

@@ -103,3 +103,46 @@ TEST(DimConstraints, EvaluationDoesNotOverflow) {
 }
 
 } // namespace
+
+namespace {
+
+DimRelation rel(llvm::StringRef Text) {
+  DimRelation R;
+  std::string Err;
+  EXPECT_TRUE(parseDimRelation(Text, R, Err)) << Err;
+  return R;
+}
+
+TEST(DimConstraints, RelationsDecide) {
+  DimRangeMap Ranges;
+  Ranges["H"] = DimRange{64, 1024, std::nullopt};
+  Ranges["W"] = DimRange{32, 512, std::nullopt};
+  SymbolDomain D(Ranges, {rel("W=H"), rel("H%32=0")});
+  // W = H is now a fact, and H a multiple of 32 in [64, 512].
+  EXPECT_EQ(decide(make(DimConstraint::Equal, sym("H"), sym("W")), D),
+            Verdict::Holds);
+  EXPECT_EQ(decide(make(DimConstraint::Divisible, sym("W"), num(32)), D),
+            Verdict::Holds);
+  EXPECT_EQ(decide(make(DimConstraint::AtMost, sym("H"), num(512)), D),
+            Verdict::Holds);
+  EXPECT_EQ(decide(make(DimConstraint::AtLeast, sym("W"), num(64)), D),
+            Verdict::Holds);
+  // floor(H/32)*32 = H for multiples of 32.
+  EXPECT_EQ(decide(make(DimConstraint::Equal,
+                        num(32) * sym("H").floorDiv(32), sym("H")),
+                   D),
+            Verdict::Holds);
+  // Without the relations none of these is decided.
+  SymbolDomain Plain(Ranges);
+  EXPECT_EQ(decide(make(DimConstraint::Equal, sym("H"), sym("W")), Plain),
+            Verdict::Depends);
+  DimRelation Bad;
+  std::string Err;
+  EXPECT_FALSE(parseDimRelation("H%0=0", Bad, Err));
+  EXPECT_FALSE(parseDimRelation("H=H", Bad, Err));
+  EXPECT_FALSE(parseDimRelation("H=3", Bad, Err) && Bad.Rhs.empty());
+  EXPECT_TRUE(rel("H%32=0").holds({{"H", 64}}));
+  EXPECT_FALSE(rel("W=H").holds({{"H", 64}, {"W", 32}}));
+}
+
+} // namespace

@@ -41,7 +41,11 @@ TEST(DimRangesTest, StoredFormRoundTrips) {
   EXPECT_EQ(Back, Ranges);
   EXPECT_TRUE(parseDimRanges("v1", Back, Err));
   EXPECT_TRUE(Back.empty());
-  EXPECT_FALSE(parseDimRanges("v2;N=1:2", Back, Err));
+  EXPECT_FALSE(parseDimRanges("v3;N=1:2", Back, Err));
+  // v1 has no relations; v2 keeps them after the ranges.
+  EXPECT_FALSE(parseDimRanges("v1;N=1:2;rel:W=H", Back, Err));
+  EXPECT_TRUE(parseDimRanges("v2;N=1:2;rel:W=H;rel:H%32=0", Back, Err)) << Err;
+  EXPECT_EQ(Back.size(), 1u);
   EXPECT_FALSE(parseDimRanges("v1;N:1:2", Back, Err));
 }
 

@@ -87,6 +87,9 @@ public:
   /// each division is non-negative at \p Min. False for unknowns.
   bool isNondecreasing(
       const std::function<std::optional<int64_t>(llvm::StringRef)> &Min) const;
+  /// The expression with symbols replaced where \p F gives a replacement.
+  DimExpr substitute(
+      const std::function<std::optional<DimExpr>(llvm::StringRef)> &F) const;
   /// The gcd of the coefficients of the non-constant terms (0 if none), and
   /// the constant term: every value is Constant plus a multiple of Gcd.
   std::pair<int64_t, int64_t> coefficientGcd() const;

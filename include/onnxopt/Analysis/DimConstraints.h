@@ -56,16 +56,24 @@ struct DimConstraint {
   std::string str() const;
 };
 
-/// The values each symbol may take: >= 1 by default, or a stored range.
+/// The values each symbol may take: >= 1 by default, or a stored range;
+/// and the relations the user asserts (W = H, H a multiple of 32), which
+/// decide() applies by rewriting expressions: W becomes H, H becomes
+/// 32 * `H%32` (a fresh symbol with H's range divided by 32).
 class SymbolDomain {
 public:
   SymbolDomain() = default;
-  explicit SymbolDomain(DimRangeMap Ranges) : Ranges(std::move(Ranges)) {}
+  explicit SymbolDomain(DimRangeMap Ranges, DimRelations Relations = {});
   int64_t min(llvm::StringRef Symbol) const;
   std::optional<int64_t> max(llvm::StringRef Symbol) const;
+  /// \p E with the relations applied.
+  DimExpr normalize(const DimExpr &E) const;
+  bool hasRelations() const { return !Rewrite.empty(); }
 
 private:
   DimRangeMap Ranges;
+  /// Symbol -> what it is rewritten to.
+  std::map<std::string, DimExpr> Rewrite;
 };
 
 enum class Verdict {

@@ -9,7 +9,13 @@
 //
 //   v1;H=256:1024:640;N=1:16;W=256:1024:640
 //
-// entries `symbol=min:max[:opt]` sorted by symbol, separated by ';'.
+// entries `symbol=min:max[:opt]` sorted by symbol, separated by ';'. Dims
+// may also carry relations the user asserts (set-dim-range{relations=...}),
+// the aspect lock of deployment guides: `W=H` (always equal) and `H%32=0`
+// (a multiple). A model with relations stores version 2, with the
+// relations after the ranges:
+//
+//   v2;H=256:1024;W=256:1024;rel:W=H;rel:H%32=0
 //
 // This header stays free of ONNX and protobuf headers.
 //
@@ -23,6 +29,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace onnxopt {
 
@@ -47,6 +55,31 @@ struct DimRange {
 
 using DimRangeMap = std::map<std::string, DimRange>;
 
+/// A relation between symbols the user asserts: Lhs = Rhs (two symbols) or
+/// Lhs a multiple of Divisor.
+struct DimRelation {
+  enum Kind { Equal, Multiple };
+  Kind K = Equal;
+  std::string Lhs, Rhs;
+  int64_t Divisor = 1;
+
+  bool operator==(const DimRelation &O) const {
+    return K == O.K && Lhs == O.Lhs && Rhs == O.Rhs && Divisor == O.Divisor;
+  }
+  bool operator<(const DimRelation &O) const {
+    return std::tie(K, Lhs, Rhs, Divisor) <
+           std::tie(O.K, O.Lhs, O.Rhs, O.Divisor);
+  }
+  /// True if the relation holds at the values (false if one is missing).
+  bool holds(const std::map<std::string, int64_t> &Values) const;
+};
+using DimRelations = std::vector<DimRelation>;
+
+/// `W=H` or `H%32=0`.
+bool parseDimRelation(llvm::StringRef Text, DimRelation &Out,
+                      std::string &Error);
+std::string printDimRelation(const DimRelation &R);
+
 /// Parses `min:max[:opt]`; on failure sets \p Error (lowercase, no trailing
 /// period). Checks 0 <= min <= opt <= max.
 bool parseDimRange(llvm::StringRef Text, DimRange &Out, std::string &Error);
@@ -61,10 +94,16 @@ std::string printDimRanges(const DimRangeMap &Ranges);
 /// The ranges stored in \p M (empty when there are none). Fails, setting
 /// \p Error, when the residual or the stored value cannot be parsed.
 bool getDimRanges(const Model &M, DimRangeMap &Out, std::string &Error);
-/// Replaces the ranges stored in \p M (an empty map removes the key); other
-/// metadata_props keep their order. Fails, setting \p Error, only when the
-/// model's residual cannot be parsed.
+/// Replaces the ranges stored in \p M (with no ranges and no relations the
+/// key goes); the stored relations stay; other metadata_props keep their
+/// order. Fails, setting \p Error, when the stored value or the model's
+/// residual cannot be parsed.
 bool setDimRanges(Model &M, const DimRangeMap &Ranges, std::string &Error);
+/// The relations stored in \p M.
+bool getDimRelations(const Model &M, DimRelations &Out, std::string &Error);
+/// Replaces the stored relations (sorted, without repeats); the ranges stay.
+bool setDimRelations(Model &M, const DimRelations &Relations,
+                     std::string &Error);
 
 } // namespace onnxopt
 
