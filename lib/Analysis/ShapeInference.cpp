@@ -914,6 +914,8 @@ LogicalResult ShapeInference::inferNode(Node &N) {
   return success(succeeded(R) && !P->SubgraphFailed);
 }
 
+void ShapeInference::emitRemarks() { P->emitUnsupportedRemarks(); }
+
 std::optional<std::vector<Dim>>
 ShapeInference::getPropagatedData(const Value &V) const {
   const onnx::TensorShapeProto *S = P->getData(&V);
