@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "ModernOps.h"
+#include "SymbolicRefinement.h"
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Analysis/OpTable.h"
 #include "onnxopt/IR/IR.h"
@@ -375,6 +376,8 @@ private:
   const onnx::FunctionProto *findLocalFunction(const Node &N);
   LogicalResult reportFailure(Node &N, llvm::StringRef What);
   LogicalResult writeResults(Node &N, NodeContext &Ctx);
+  /// Our symbolic rules after ONNX's function (SymbolicRefinement.h).
+  void refineSymbolically(Node &N, NodeContext &Ctx);
   void runFunction(const onnx::FunctionProto &F, NodeContext &Ctx);
 
   bool FunctionsLoaded = false;
@@ -805,6 +808,21 @@ LogicalResult ShapeInference::Impl::writeResults(Node &N, NodeContext &Ctx) {
   return success(Ok);
 }
 
+void ShapeInference::Impl::refineSymbolically(Node &N, NodeContext &Ctx) {
+  if (!N.isOnnxDomain() || !N.is("Reshape"))
+    return;
+  int64_t Opset = M.getOpsetVersion(N.getDomain());
+  if (Opset < 5)
+    return; // the target is an attribute there, always constant
+  bool AllowZero = Opset >= 14 && N.getAttrInt("allowzero", 0) != 0;
+  // The rule reads only what ONNX's function read before; a malformed
+  // operand that it tolerated is left to it.
+  try {
+    detail::refineReshape(Ctx, AllowZero);
+  } catch (const std::exception &) {
+  }
+}
+
 LogicalResult ShapeInference::Impl::inferNode(Node &N) {
   for (unsigned I = 0; I < N.getNumResults(); ++I)
     if (Value *V = N.getResult(I))
@@ -850,10 +868,14 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
     return reportFailure(N, "unknown exception");
   }
   ++Stats.NodesInferred;
+  refineSymbolically(N, Ctx);
   LogicalResult Written = writeResults(N, Ctx);
 
-  if (!Opts.DataPropagation || !R.Propagation ||
-      !R.Propagation->has_data_propagation_function())
+  if (!Opts.DataPropagation)
+    return Written;
+  bool OwnPropagation = N.isOnnxDomain() && N.is("Div");
+  if (!OwnPropagation &&
+      (!R.Propagation || !R.Propagation->has_data_propagation_function()))
     return Written;
   // Data propagation functions read their inputs' types unchecked (Shape
   // dereferences a missing one): only nodes whose inputs all have types.
@@ -863,7 +885,10 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
   PropagationContext PCtx(*this, Ctx);
   std::string Failure;
   try {
-    R.Propagation->GetDataPropagationFunction()(PCtx);
+    if (OwnPropagation)
+      detail::propagateIntegerDiv(PCtx);
+    else
+      R.Propagation->GetDataPropagationFunction()(PCtx);
   } catch (const std::exception &Ex) {
     Failure = Ex.what();
   } catch (...) {
