@@ -809,16 +809,19 @@ LogicalResult ShapeInference::Impl::writeResults(Node &N, NodeContext &Ctx) {
 }
 
 void ShapeInference::Impl::refineSymbolically(Node &N, NodeContext &Ctx) {
-  if (!N.isOnnxDomain() || !N.is("Reshape"))
+  if (!N.isOnnxDomain())
     return;
   int64_t Opset = M.getOpsetVersion(N.getDomain());
-  if (Opset < 5)
-    return; // the target is an attribute there, always constant
-  bool AllowZero = Opset >= 14 && N.getAttrInt("allowzero", 0) != 0;
-  // The rule reads only what ONNX's function read before; a malformed
+  // Before opsets 5 (Reshape) and 10 (Slice) the shape operands are
+  // attributes, always constant: ONNX's functions know everything there.
+  // The rules read only what ONNX's function read before; a malformed
   // operand that it tolerated is left to it.
   try {
-    detail::refineReshape(Ctx, AllowZero);
+    if (N.is("Reshape") && Opset >= 5)
+      detail::refineReshape(Ctx,
+                            Opset >= 14 && N.getAttrInt("allowzero", 0) != 0);
+    else if (N.is("Slice") && Opset >= 10)
+      detail::refineSlice(Ctx);
   } catch (const std::exception &) {
   }
 }

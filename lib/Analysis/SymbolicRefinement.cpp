@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "SymbolicRefinement.h"
 #include <algorithm>
+#include <cstdint>
 #include <onnx/defs/tensor_proto_util.h>
 #include <optional>
 #include <string>
@@ -100,6 +101,96 @@ std::optional<TensorShapeProto> targetOf(onnx::InferenceContext &Ctx) {
   return S;
 }
 
+/// The integer contents of input \p I: a constant (int64 or int32, rank 0
+/// or 1) or what data propagation computed (numbers, symbols, unknowns).
+std::optional<TensorShapeProto> dataOf(onnx::InferenceContext &Ctx, size_t I) {
+  if (I >= Ctx.getNumInputs())
+    return std::nullopt;
+  if (const TensorProto *T = Ctx.getInputData(I)) {
+    if (T->dims_size() > 1)
+      return std::nullopt;
+    TensorShapeProto S;
+    if (T->data_type() == TensorProto::INT64)
+      for (int64_t V : onnx::ParseData<int64_t>(T))
+        S.add_dim()->set_dim_value(V);
+    else if (T->data_type() == TensorProto::INT32)
+      for (int32_t V : onnx::ParseData<int32_t>(T))
+        S.add_dim()->set_dim_value(V);
+    else
+      return std::nullopt;
+    return S;
+  }
+  if (const TensorShapeProto *P = Ctx.getSymbolicInput(I))
+    return *P;
+  return std::nullopt;
+}
+
+/// The numbers of input \p I, when every element is one.
+std::optional<std::vector<int64_t>> numbersOf(onnx::InferenceContext &Ctx,
+                                              size_t I) {
+  std::optional<TensorShapeProto> S = dataOf(Ctx, I);
+  if (!S)
+    return std::nullopt;
+  std::vector<int64_t> V;
+  for (const Dimension &D : S->dim()) {
+    if (!D.has_dim_value())
+      return std::nullopt;
+    V.push_back(D.dim_value());
+  }
+  return V;
+}
+
+bool sameSymbol(const Dimension &A, const Dimension &B);
+
+bool isUnknown(const Dimension &D) {
+  return !D.has_dim_value() && (!D.has_dim_param() || D.dim_param().empty());
+}
+
+/// The length of Slice's result along an axis of length \p D, from \p Start
+/// to \p End by \p Step, when it is proven at every value of the symbols.
+std::optional<Dimension> sliceLength(const Dimension &D, const Dimension &Start,
+                                     const Dimension &End, int64_t Step) {
+  if (Step == 0 || Step == INT64_MIN || !Start.has_dim_value())
+    return std::nullopt;
+  int64_t S = Start.dim_value();
+  if (D.has_dim_value() && End.has_dim_value()) {
+    // Numbers: ONNX's clamping rules.
+    int64_t Len = D.dim_value(), E = End.dim_value();
+    auto Clamp = [&](int64_t V, int64_t Lo, int64_t Hi) {
+      if (V < 0)
+        V += Len;
+      return std::clamp(V, Lo, Hi);
+    };
+    int64_t Count = 0;
+    if (Step > 0) {
+      S = Clamp(S, 0, Len);
+      E = Clamp(E, 0, Len);
+      Count = E > S ? (E - S - 1) / Step + 1 : 0;
+    } else if (Len > 0) {
+      // Backwards: starts clamp to [0, Len-1], ends to [-1, Len-1].
+      S = Clamp(S, 0, Len - 1);
+      E = Clamp(E, -1, Len - 1);
+      Count = S > E ? (S - E - 1) / -Step + 1 : 0;
+    }
+    Dimension R;
+    R.set_dim_value(Count);
+    return R;
+  }
+  if (S != 0 || Step != 1)
+    return std::nullopt;
+  // From 0 to an end that is the dim itself, or past any dim a tensor can
+  // have (torch writes INT64_MAX for `x[:, a:]`): the whole dim.
+  if (sameSymbol(End, D) ||
+      (End.has_dim_value() && End.dim_value() >= (int64_t(1) << 62)))
+    return D;
+  // `table[:, :n]` with n a symbol and the dim a number C: the length is
+  // min(n, C), which a single dim cannot say. It is n under the bound
+  // n <= C; that bound is the constraint engine's to record and check
+  // (issue 10), and only then may the dim be written as n. Until then it
+  // stays unknown (a fresh symbol).
+  return std::nullopt;
+}
+
 bool sameSymbol(const Dimension &A, const Dimension &B) {
   return A.has_dim_param() && B.has_dim_param() && !A.dim_param().empty() &&
          A.dim_param() == B.dim_param();
@@ -181,6 +272,65 @@ void detail::refineReshape(onnx::InferenceContext &Ctx, bool AllowZero) {
   // the Reshape runs.
   if (std::optional<Dimension> Q = divide(Total, Others))
     *OutShape.mutable_dim(Infer) = *Q;
+}
+
+void detail::refineSlice(onnx::InferenceContext &Ctx) {
+  if (Ctx.getNumInputs() < 3 || Ctx.getNumOutputs() < 1)
+    return;
+  const onnx::TypeProto *InType = Ctx.getInputType(0);
+  if (!InType || !InType->has_tensor_type() ||
+      !InType->tensor_type().has_shape())
+    return;
+  const TensorShapeProto &In = InType->tensor_type().shape();
+  int Rank = In.dim_size();
+  onnx::TypeProto_Tensor &Out = *Ctx.getOutputType(0)->mutable_tensor_type();
+  if (Out.has_shape() && Out.shape().dim_size() != Rank)
+    return;
+  // Slice keeps the rank, whatever its starts and ends.
+  bool Fresh = !Out.has_shape();
+  TensorShapeProto &OutShape = *Out.mutable_shape();
+  if (Fresh)
+    for (int I = 0; I < Rank; ++I)
+      OutShape.add_dim();
+
+  std::optional<TensorShapeProto> Starts = dataOf(Ctx, 1),
+                                  Ends = dataOf(Ctx, 2);
+  bool HasAxes = Ctx.getNumInputs() > 3 && Ctx.getInputType(3);
+  bool HasSteps = Ctx.getNumInputs() > 4 && Ctx.getInputType(4);
+  std::optional<std::vector<int64_t>> Axes, Steps;
+  if (HasAxes && !(Axes = numbersOf(Ctx, 3)))
+    return; // which axes are cut is unknown
+  if (HasSteps && !(Steps = numbersOf(Ctx, 4)))
+    Steps.reset();
+  size_t Count = Starts ? Starts->dim_size() : Axes ? Axes->size() : 0;
+  if (!Axes) {
+    if (!Starts)
+      return;
+    Axes.emplace();
+    for (size_t I = 0; I < Count; ++I)
+      Axes->push_back(I);
+  }
+  std::vector<bool> Cut(Rank, false);
+  for (size_t I = 0; I < Axes->size(); ++I) {
+    int64_t A = (*Axes)[I];
+    if (A < -Rank || A >= Rank)
+      return;
+    A = A < 0 ? A + Rank : A;
+    Cut[A] = true;
+    if (!isUnknown(OutShape.dim(A)) || !Starts || !Ends ||
+        Starts->dim_size() != Ends->dim_size() ||
+        I >= static_cast<size_t>(Starts->dim_size()) ||
+        (HasSteps && (!Steps || I >= Steps->size())))
+      continue;
+    int64_t Step = HasSteps ? (*Steps)[I] : 1;
+    if (std::optional<Dimension> L =
+            sliceLength(In.dim(A), Starts->dim(I), Ends->dim(I), Step))
+      *OutShape.mutable_dim(A) = *L;
+  }
+  // The axes not cut keep their dims.
+  for (int A = 0; A < Rank; ++A)
+    if (!Cut[A] && isUnknown(OutShape.dim(A)))
+      *OutShape.mutable_dim(A) = In.dim(A);
 }
 
 bool detail::propagateIntegerDiv(onnx::DataPropagationContext &Ctx) {

@@ -26,6 +26,14 @@ namespace detail {
 /// numbers or symbols whose product divides the input's exactly.
 void refineReshape(onnx::InferenceContext &Ctx, bool AllowZero);
 
+/// Slice (opset 10 and later): the rank of the input; the axes not cut keep
+/// their dims; a cut axis gets its length when the starts and ends are
+/// numbers (constant or propagated) and the dim is one, or when the slice
+/// provably takes the whole dim (from 0 to the dim's own symbol). A
+/// symbolic end on a fixed dim (`table[:, :seq]`, min(seq, 128)) stays
+/// unknown: see sliceLength for the bound that would make it `seq`.
+void refineSlice(onnx::InferenceContext &Ctx);
+
 /// Data propagation for an integer Div, which ONNX 1.12 has none for:
 /// `x / 1` is x, and numbers divide (truncating, as runtimes do for
 /// integers) when both are non-negative. Returns false when nothing is
