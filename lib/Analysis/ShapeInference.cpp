@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
+#include "ContribOps.h"
 #include "ModernOps.h"
 #include "SymbolicRefinement.h"
 #include "onnxopt/Analysis/NodeValidation.h"
@@ -677,6 +678,13 @@ bool ShapeInference::Impl::resolve(const Node &N, Resolved &R,
   if (Version <= 0) {
     Why = "domain '" + N.getDomain().str() + "' is not imported";
     return false;
+  }
+  // ONNX Runtime's contrib ops have no ONNX schema: our table's shape
+  // functions (any version of com.microsoft; the rules did not change).
+  if (const detail::ContribOp *C =
+          detail::findContribOp(Domain, N.getOpType())) {
+    R.Own = C->Infer;
+    return true;
   }
   int Max112 = getOnnx112MaxOpset(Domain);
   if (Max112 == 0) {
