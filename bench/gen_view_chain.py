@@ -17,7 +17,13 @@
 # previous block's result shape, so fold-shapes must carry shapes forward
 # through the whole chain in one run (issue 16). Weights are tiny (k x k).
 #
-#   /usr/bin/python3 bench/gen_view_chain.py [--out DIR] [--check] 10000 100000
+# --via-identity passes x.size(0) through an Identity (13 nodes a block,
+# view_chain_identity_<N>k.onnx): ONNX 1.12's data propagation stops there,
+# so a Reshape's result has a shape only once its target is folded, and
+# each block needs the previous one folded first (what made fold-shapes
+# resolve one block per round of whole-graph inference).
+#
+#   /usr/bin/python3 bench/gen_view_chain.py [--out DIR] [--check] [--via-identity] 10000 100000
 #
 #===------------------------------------------------------------------------===#
 
@@ -66,14 +72,15 @@ def add_float_init(graph, name, dims, seed):
                         for i in range(count))
 
 
-def build(num_nodes):
-    blocks = max(1, num_nodes // NODES_PER_BLOCK)
+def build(num_nodes, via_identity=False):
+    per_block = NODES_PER_BLOCK + (1 if via_identity else 0)
+    blocks = max(1, num_nodes // per_block)
     model = onnx.ModelProto()
     model.ir_version = IR_VERSION
     model.producer_name = "onnx-opt-bench"
     model.opset_import.add(domain="", version=OPSET)
     g = model.graph
-    g.name = f"view_chain_{blocks * NODES_PER_BLOCK}"
+    g.name = f"view_chain_{blocks * per_block}"
     k_prev = CYCLE[0]
     g.input.append(helper.make_tensor_value_info(
         "x", TensorProto.FLOAT, ["batch", ELEMS // k_prev, k_prev]))
@@ -95,8 +102,13 @@ def build(num_nodes):
         add_node(g, "Gather", [p + "Shape_output_0", idx],
                  [p + "Gather_output_0"], p + "Gather").attribute.append(
                      helper.make_attribute("axis", 0))
+        size0 = p + "Gather_output_0"
+        if via_identity:
+            add_node(g, "Identity", [size0], [p + "Identity_output_0"],
+                     p + "Identity")
+            size0 = p + "Identity_output_0"
         axes = add_constant(g, p + "Constant_1", [1], [0])
-        add_node(g, "Unsqueeze", [p + "Gather_output_0", axes],
+        add_node(g, "Unsqueeze", [size0, axes],
                  [p + "Unsqueeze_output_0"], p + "Unsqueeze")
         minus1 = add_constant(g, p + "Constant_2", [1], [-1])
         kk = add_constant(g, p + "Constant_3", [1], [k])
@@ -110,7 +122,7 @@ def build(num_nodes):
     out = g.output.add()
     out.CopyFrom(helper.make_tensor_value_info(
         h, TensorProto.FLOAT, ["batch", ELEMS // k_prev, k_prev]))
-    return model, blocks
+    return model, blocks, per_block
 
 
 def main():
@@ -118,22 +130,25 @@ def main():
     p = argparse.ArgumentParser(description="deep view-chain graphs")
     p.add_argument("nodes", nargs="*", type=int, default=[10000, 100000])
     p.add_argument("--out", default=os.path.join(here, "out"))
+    p.add_argument("--via-identity", action="store_true",
+                   help="pass x.size(0) through an Identity")
     p.add_argument("--check", action="store_true",
                    help="run onnx.checker and strict shape inference")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for n in args.nodes:
         t = time.time()
-        model, blocks = build(n)
+        model, blocks, per_block = build(n, args.via_identity)
         name = f"{n // 1000}k" if n >= 1000 else str(n)
-        path = os.path.join(args.out, f"view_chain_{name}.onnx")
+        kind = "view_chain_identity" if args.via_identity else "view_chain"
+        path = os.path.join(args.out, f"{kind}_{name}.onnx")
         with open(path, "wb") as f:
             f.write(model.SerializeToString())
         if args.check:
             onnx.checker.check_model(model)
             onnx.shape_inference.infer_shapes(model, check_type=True,
                                               strict_mode=True, data_prop=True)
-        print(f"{path}: {blocks * NODES_PER_BLOCK} nodes ({blocks} blocks), "
+        print(f"{path}: {blocks * per_block} nodes ({blocks} blocks), "
               f"{os.path.getsize(path) / 1e6:.1f} MB ({time.time() - t:.1f} s)")
     return 0
 
