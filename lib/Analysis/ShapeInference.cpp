@@ -24,6 +24,7 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -264,6 +265,37 @@ public:
     }
   }
 
+  /// A fresh symbol named \p Base, or Base_2, Base_3, ... when taken.
+  std::string createNamed(const std::string &Base) {
+    seed();
+    if (Used.insert(Base).second)
+      return Base;
+    for (uint64_t K = 2;; ++K) {
+      std::string Name = Base + "_" + std::to_string(K);
+      if (Used.insert(Name).second)
+        return Name;
+    }
+  }
+
+  /// Gives every unknown dim of tensor type \p T a fresh symbol named after
+  /// \p Base (the node and output that make it): Base itself for a single
+  /// unknown dim, Base_d<J> for dim J when there are several.
+  void nameUnknownDimsAfter(Type &T, const std::string &Base) {
+    if (!T.isTensor() || !T.hasShape())
+      return nameUnknownDims(T);
+    std::vector<Dim> &Dims = T.getMutableDims();
+    size_t Unknown =
+        llvm::count_if(Dims, [](const Dim &D) { return D.isUnknown(); });
+    for (size_t J = 0; J < Dims.size(); ++J) {
+      if (!Dims[J].isUnknown())
+        continue;
+      Dim Named = Dim::symbol(
+          createNamed(Unknown == 1 ? Base : Base + "_d" + std::to_string(J)));
+      Named.setDenotation(Dims[J].getDenotation());
+      Dims[J] = std::move(Named);
+    }
+  }
+
   /// Gives every unknown dim of \p T a fresh symbol.
   void nameUnknownDims(Type &T) {
     switch (T.getKind()) {
@@ -379,6 +411,13 @@ private:
   LogicalResult writeResults(Node &N, NodeContext &Ctx);
   /// Our symbolic rules after ONNX's function (SymbolicRefinement.h).
   void refineSymbolically(Node &N, NodeContext &Ctx);
+  /// Ops whose unknown result dims depend on the data (NonZero, NMS, ...).
+  static bool isDataDependentOp(const Node &N);
+  /// `<Op>_<K>_out<Result>`: K numbers the nodes of that op in the order
+  /// this engine first named one of their dims.
+  std::string sourceName(const Node &N, unsigned Result);
+  llvm::DenseMap<const Node *, unsigned> SourceIndex;
+  std::map<std::string, unsigned> NextSourceIndex;
   void runFunction(const onnx::FunctionProto &F, NodeContext &Ctx);
 
   bool FunctionsLoaded = false;
@@ -791,8 +830,14 @@ LogicalResult ShapeInference::Impl::writeResults(Node &N, NodeContext &Ctx) {
     Type Inferred = typeFromProto(P);
     // As onnx does: name the unknown dims of the inferred type, then merge;
     // a declared unknown dim about which inference says nothing stays so.
-    if (Opts.NameUnknownDims)
-      Symbols.nameUnknownDims(Inferred);
+    // A dim that depends on the data (how many boxes NMS keeps) is named
+    // after where it comes from, so that it reads as data-dependent.
+    if (Opts.NameUnknownDims) {
+      if (isDataDependentOp(N))
+        Symbols.nameUnknownDimsAfter(Inferred, sourceName(N, I));
+      else
+        Symbols.nameUnknownDims(Inferred);
+    }
     Type Merged = V->getType();
     std::string Why;
     size_t FirstFact = Facts.size();
@@ -814,6 +859,23 @@ LogicalResult ShapeInference::Impl::writeResults(Node &N, NodeContext &Ctx) {
     }
   }
   return success(Ok);
+}
+
+bool ShapeInference::Impl::isDataDependentOp(const Node &N) {
+  if (!N.isOnnxDomain())
+    return false;
+  static const char *const Ops[] = {
+      "NonZero", "NonMaxSuppression", "Unique", "Compress", "TopK", "Loop"};
+  return llvm::is_contained(Ops, N.getOpType());
+}
+
+std::string ShapeInference::Impl::sourceName(const Node &N, unsigned Result) {
+  auto It = SourceIndex.find(&N);
+  if (It == SourceIndex.end())
+    It = SourceIndex.try_emplace(&N, NextSourceIndex[N.getOpType().str()]++)
+             .first;
+  return N.getOpType().str() + "_" + std::to_string(It->second) + "_out" +
+         std::to_string(Result);
 }
 
 void ShapeInference::Impl::refineSymbolically(Node &N, NodeContext &Ctx) {
