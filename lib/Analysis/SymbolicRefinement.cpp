@@ -254,7 +254,12 @@ void detail::refineReshape(onnx::InferenceContext &Ctx, bool AllowZero) {
     }
     std::optional<Dimension> D =
         provenEntry(T, I < In.dim_size() ? &In.dim(I) : nullptr, AllowZero);
-    if (!D || !multiply(Others, *D))
+    if (!D)
+      return;
+    // A proven entry is the output dim, whether or not ONNX wrote it.
+    if (isUnknown(OutShape.dim(I)))
+      *OutShape.mutable_dim(I) = *D;
+    if (!multiply(Others, *D))
       return;
   }
   if (Infer < 0)
