@@ -131,6 +131,8 @@ void inferAttention(InferenceContext &Ctx) {
   std::optional<Dimension> Hidden;
   const onnx::AttributeProto *Sizes = Ctx.getAttribute("qkv_hidden_sizes");
   if (Sizes && Sizes->ints_size() == 3) {
+    if (Sizes->ints(2) <= 0)
+      fail_shape_inference("qkv_hidden_sizes must be positive");
     Hidden = number(Sizes->ints(2));
   } else if (W) {
     if (std::optional<int64_t> Cols = known(W->dim(1)); Cols && *Cols % 3 == 0)
@@ -159,8 +161,10 @@ void inferMultiHeadAttention(InferenceContext &Ctx) {
     Hidden = V->dim(2);
   } else if (V->dim_size() == 4) {
     std::optional<int64_t> N = known(V->dim(1)), Hv = known(V->dim(3));
-    if (N && Hv)
-      Hidden = number(*N * *Hv);
+    int64_t Product;
+    if (N && Hv && *N >= 0 && *Hv >= 0 &&
+        !__builtin_mul_overflow(*N, *Hv, &Product))
+      Hidden = number(Product);
   } else {
     return;
   }
@@ -187,9 +191,11 @@ void inferGroupQueryAttention(InferenceContext &Ctx) {
     int64_t Heads = intAttr(Ctx, "num_heads", 0);
     int64_t KvHeads = intAttr(Ctx, "kv_num_heads", 0);
     std::optional<int64_t> D = known(Q->dim(2));
-    int64_t Parts = Heads + 2 * KvHeads;
-    if (D && Heads > 0 && KvHeads > 0 && *D % Parts == 0)
-      Hidden = number(*D / Parts * Heads);
+    // Head counts are small; beyond this the attributes are malformed.
+    constexpr int64_t MaxHeads = int64_t(1) << 20;
+    if (D && *D >= 0 && Heads > 0 && KvHeads > 0 && Heads <= MaxHeads &&
+        KvHeads <= MaxHeads && *D % (Heads + 2 * KvHeads) == 0)
+      Hidden = number(*D / (Heads + 2 * KvHeads) * Heads);
   }
   TensorShapeProto &Out = outputShape(Ctx, 0);
   *Out.add_dim() = Q->dim(0);

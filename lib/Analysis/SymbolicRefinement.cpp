@@ -72,9 +72,22 @@ bool isIntegerType(const onnx::TypeProto *T) {
   return E == TensorProto::INT64 || E == TensorProto::INT32;
 }
 
+std::optional<TensorShapeProto> targetContents(onnx::InferenceContext &Ctx);
+
+/// Targets longer than this are left to ONNX (no tensor has such a rank;
+/// a malformed model must not make us build millions of dims).
+constexpr int64_t kMaxTargetLength = 64;
+
 /// The contents of Reshape's target as dims: constant, propagated, or
 /// (length known, contents not) unknown entries.
 std::optional<TensorShapeProto> targetOf(onnx::InferenceContext &Ctx) {
+  std::optional<TensorShapeProto> S = targetContents(Ctx);
+  if (!S || S->dim_size() > kMaxTargetLength)
+    return std::nullopt;
+  return S;
+}
+
+std::optional<TensorShapeProto> targetContents(onnx::InferenceContext &Ctx) {
   if (const TensorProto *T = Ctx.getInputData(1)) {
     if (T->dims_size() != 1)
       return std::nullopt;
@@ -92,7 +105,8 @@ std::optional<TensorShapeProto> targetOf(onnx::InferenceContext &Ctx) {
   const onnx::TypeProto *T = Ctx.getInputType(1);
   if (!T || !T->has_tensor_type() || !T->tensor_type().has_shape() ||
       T->tensor_type().shape().dim_size() != 1 ||
-      !T->tensor_type().shape().dim(0).has_dim_value())
+      !T->tensor_type().shape().dim(0).has_dim_value() ||
+      T->tensor_type().shape().dim(0).dim_value() > kMaxTargetLength)
     return std::nullopt;
   TensorShapeProto S;
   for (int64_t I = 0, E = T->tensor_type().shape().dim(0).dim_value(); I < E;
