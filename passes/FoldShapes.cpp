@@ -32,8 +32,18 @@
 //  - the chains that no longer feed anything are erased.
 // "Dim j of V" matches the Reshape's input when both are the same value, or
 // values related by ops that keep the shape (Relu, Cast, Softmax, ...).
-// Runs in every graph, repeating inference and rewriting until nothing
-// changes. Types recorded in the model are left as they were.
+//
+// One forward sweep in topological order: each node is inferred from the
+// final types of its operands just before it is interpreted and rewritten,
+// and re-inferred after a rewrite changed its operands, so a folded Reshape
+// hands its better type to the next Shape in the same sweep. Nothing a
+// later node does can enable a rewrite of an earlier one (rewrites only
+// look upstream, and uses only go away), so one sweep is the fixed point.
+// Bodies of If/Loop/Scan are swept when their holder is reached, after the
+// holder's inference gave them their input types; only the nodes a rewrite
+// re-queued (users of a changed value) are re-inferred there, and a body
+// that changed has its holder re-inferred. Linear in the model. Types
+// recorded in the model are left as they were.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantEval.h"
@@ -124,14 +134,17 @@ struct FoldShapesOptions {
   bool Flatten = true;
 };
 
-/// One round of analysis and rewriting over the whole model.
+/// One sweep of inference, analysis and rewriting over the whole model.
 class ShapeFolder {
 public:
-  ShapeFolder(Model &M, DiagnosticEngine &Diags, FoldShapesOptions Opts)
-      : M(M), R(M, Diags), Opts(Opts) {}
+  ShapeFolder(Model &M, DiagnosticEngine &Diags, ShapeInference &SI,
+              FoldShapesOptions Opts)
+      : M(M), R(M, Diags), SI(SI), Opts(Opts) {}
 
   /// Returns true if the model changed.
   bool run();
+  /// True if inference found a contradiction (the sweep stopped there).
+  bool inferenceFailed() const { return InferenceFailed; }
   /// Values erased by this round (their types are not to be restored).
   const llvm::DenseSet<const Value *> &getErasedValues() const {
     return ErasedValues;
@@ -143,8 +156,19 @@ public:
   }
 
 private:
-  void visitGraph(Graph &G);
+  /// Sweeps \p G in order. With \p InferAll every node is inferred when
+  /// reached (the main graph: nothing was inferred before); else only the
+  /// nodes re-queued by a rewrite (a body its holder's inference just
+  /// inferred).
+  void visitGraph(Graph &G, bool InferAll);
   void visitNode(Node &N);
+  void infer(Node &N);
+  /// Re-infers \p N after a rewrite changed its operands and re-queues the
+  /// users of its results.
+  void reinfer(Node &N);
+  /// Queues the users of \p V for re-inference (in a body, the holder in
+  /// the graph being swept stands for a user nested deeper).
+  void requeueUsers(const Value *V);
 
   // The abstract interpretation.
   const ShapeValue *get(const Value *V);
@@ -169,6 +193,10 @@ private:
   bool reshapeToFlatten(Node &N, bool AllowZero);
   bool cancelSqueezePair(Node &N);
   bool replaceWith(Value *Old, Value *New);
+  void noteChange() {
+    Changed = true;
+    ++Rewrites;
+  }
   void setOperand(Node &N, unsigned I, Value *V);
   /// A new constant (an initializer; a Constant node before \p Before in
   /// models before IR 4), or null when the model cannot hold one.
@@ -180,8 +208,14 @@ private:
 
   Model &M;
   Rewriter R;
+  ShapeInference &SI;
   FoldShapesOptions Opts;
   bool Changed = false;
+  bool InferenceFailed = false;
+  /// Rewrites so far: a body whose sweep changed it re-infers its holder.
+  uint64_t Rewrites = 0;
+  /// Nodes to re-infer when the sweep reaches them.
+  llvm::DenseSet<const Node *> Requeued;
   llvm::DenseMap<const Value *, ShapeValue> Shapes;
   /// Values replaced by an equal one (no-op Reshape, cancelled pairs).
   llvm::DenseMap<const Value *, const Value *> Same;
@@ -537,7 +571,10 @@ void ShapeFolder::dropConstant(Value *C) {
 void ShapeFolder::setOperand(Node &N, unsigned I, Value *V) {
   Released.push_back(N.getOperand(I));
   R.setOperand(&N, I, V);
-  Changed = true;
+  noteChange();
+  // The rewrites that follow, and the users, see the type the new operand
+  // gives.
+  reinfer(N);
 }
 
 bool ShapeFolder::replaceWith(Value *Old, Value *New) {
@@ -550,7 +587,8 @@ bool ShapeFolder::replaceWith(Value *Old, Value *New) {
     TypeDonors.emplace_back(New, Old);
   Released.push_back(Old);
   Same[Old] = New;
-  Changed = true;
+  requeueUsers(New);
+  noteChange();
   return true;
 }
 
@@ -579,7 +617,8 @@ bool ShapeFolder::materialize(Node &N) {
   }
   Released.push_back(V);
   Renames.push_back({C, V->getName().str(), &N});
-  Changed = true;
+  requeueUsers(C);
+  noteChange();
   return true;
 }
 
@@ -749,7 +788,8 @@ bool ShapeFolder::reshapeToFlatten(Node &N, bool AllowZero) {
   }
   TypeDonors.emplace_back(F->getResult(0), Out);
   Released.push_back(Out);
-  Changed = true;
+  requeueUsers(F->getResult(0));
+  noteChange();
   return true;
 }
 
@@ -804,6 +844,26 @@ bool ShapeFolder::cancelSqueezePair(Node &N) {
   return replaceWith(N.getResult(0), X);
 }
 
+void ShapeFolder::infer(Node &N) {
+  if (failed(SI.inferNode(N)))
+    InferenceFailed = true;
+}
+
+void ShapeFolder::reinfer(Node &N) {
+  infer(N);
+  for (unsigned I = 0; I < N.getNumResults(); ++I)
+    if (Value *V = N.getResult(I))
+      requeueUsers(V);
+}
+
+void ShapeFolder::requeueUsers(const Value *V) {
+  for (const Use &U : V->getUses())
+    for (const Node *User = U.User; User;
+         User = User->getParentGraph()->getParentNode())
+      if (!Requeued.insert(User).second)
+        break; // its holders are queued already
+}
+
 void ShapeFolder::visitNode(Node &N) {
   if (std::optional<ShapeValue> SV = transfer(N))
     Shapes[N.getResult(0)] = std::move(*SV);
@@ -819,12 +879,29 @@ void ShapeFolder::visitNode(Node &N) {
     cancelSqueezePair(N);
 }
 
-void ShapeFolder::visitGraph(Graph &G) {
+void ShapeFolder::visitGraph(Graph &G, bool InferAll) {
+  // Nodes made by rewrites (Flatten, Constant) are typed when made and
+  // are not visited.
   std::vector<Node *> Nodes;
   for (Node &N : G.getNodes())
     Nodes.push_back(&N);
-  for (Node *N : Nodes)
+  for (Node *N : Nodes) {
+    if (Requeued.erase(N) || InferAll)
+      infer(*N);
+    if (InferenceFailed)
+      return;
+    // A body is swept once its holder's inference gave it the input types
+    // (and inferred it); if the sweep changed it, the holder's results may
+    // now be known better.
+    uint64_t Before = Rewrites;
+    for (Graph *Sub : N->getSubgraphs())
+      visitGraph(*Sub, /*InferAll=*/false);
+    if (Rewrites != Before)
+      reinfer(*N);
+    if (InferenceFailed)
+      return;
     visitNode(*N);
+  }
 }
 
 void ShapeFolder::eraseDeadChains() {
@@ -877,11 +954,9 @@ void ShapeFolder::eraseDeadChains() {
 }
 
 bool ShapeFolder::run() {
-  // The framework's walk, parent first: a body's nodes see what is known
-  // about the outer values they read. The graphs are listed before any
-  // rewrite; nodes holding subgraphs are never erased before the end.
-  for (Graph *G : collectGraphs(M, GraphPass::Order::ParentFirst))
-    visitGraph(*G);
+  // Bodies are swept at their holders, after the outer values they read:
+  // nodes holding subgraphs are never erased before the end.
+  visitGraph(M.getGraph(), /*InferAll=*/true);
   eraseDeadChains();
   return Changed;
 }
@@ -907,25 +982,31 @@ public:
     // Types are inferred for the analysis and restored afterwards.
     TypeSnapshot Saved(M);
 
+    // One sweep reaches the fixed point; further sweeps (max-rounds > 1)
+    // only check that, and a change there is reported as a bug.
     LogicalResult Result = success();
-    for (int64_t Round = 0; Round < MaxRounds; ++Round) {
-      if (failed(inferShapes(M, Quiet.get()))) {
-        Result = emitError(Ctx.getDiags())
-                 << "shape inference found a contradiction";
-        break;
-      }
-      ShapeFolder Folder(M, Ctx.getDiags(), Opts);
+    for (int64_t Sweep = 0; Sweep < MaxRounds; ++Sweep) {
+      ShapeInference SI(M, Quiet.get());
+      ShapeFolder Folder(M, Ctx.getDiags(), SI, Opts);
       bool Changed = Folder.run();
+      SI.emitRemarks();
       for (auto [New, Old] : Folder.getTypeDonors())
         Saved.transfer(New, Old);
       for (const Value *V : Folder.getErasedValues())
         Saved.forget(V);
+      if (Folder.inferenceFailed()) {
+        Result = emitError(Ctx.getDiags())
+                 << "shape inference found a contradiction";
+        break;
+      }
       if (!Changed)
         break;
       Ctx.Changed = true;
-      if (Round + 1 == MaxRounds)
+      if (Sweep > 0)
         emitWarning(Ctx.getDiags())
-            << "still changing after " << MaxRounds << " rounds";
+            << "sweep " << Sweep + 1
+            << " still changed the model (one sweep should reach the "
+               "fixed point)";
     }
     if (KeepInferredTypes)
       return Result;
@@ -943,9 +1024,10 @@ private:
   Option<bool> KeepInferredTypes{
       *this, "keep-inferred-types",
       "record the types inference found (as infer-shapes does)", false};
-  Option<int64_t> MaxRounds{*this, "max-rounds",
-                            "rounds of inference and folding at most", 8,
-                            atLeast(1)};
+  Option<int64_t> MaxRounds{
+      *this, "max-rounds",
+      "sweeps at most; one reaches the fixed point, more check it", 1,
+      atLeast(1)};
 };
 
 } // namespace

@@ -16,12 +16,15 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
+#include "ContribOps.h"
 #include "ModernOps.h"
+#include "SymbolicRefinement.h"
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Analysis/OpTable.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -262,6 +265,37 @@ public:
     }
   }
 
+  /// A fresh symbol named \p Base, or Base_2, Base_3, ... when taken.
+  std::string createNamed(const std::string &Base) {
+    seed();
+    if (Used.insert(Base).second)
+      return Base;
+    for (uint64_t K = 2;; ++K) {
+      std::string Name = Base + "_" + std::to_string(K);
+      if (Used.insert(Name).second)
+        return Name;
+    }
+  }
+
+  /// Gives every unknown dim of tensor type \p T a fresh symbol named after
+  /// \p Base (the node and output that make it): Base itself for a single
+  /// unknown dim, Base_d<J> for dim J when there are several.
+  void nameUnknownDimsAfter(Type &T, const std::string &Base) {
+    if (!T.isTensor() || !T.hasShape())
+      return nameUnknownDims(T);
+    std::vector<Dim> &Dims = T.getMutableDims();
+    size_t Unknown =
+        llvm::count_if(Dims, [](const Dim &D) { return D.isUnknown(); });
+    for (size_t J = 0; J < Dims.size(); ++J) {
+      if (!Dims[J].isUnknown())
+        continue;
+      Dim Named = Dim::symbol(
+          createNamed(Unknown == 1 ? Base : Base + "_d" + std::to_string(J)));
+      Named.setDenotation(Dims[J].getDenotation());
+      Dims[J] = std::move(Named);
+    }
+  }
+
   /// Gives every unknown dim of \p T a fresh symbol.
   void nameUnknownDims(Type &T) {
     switch (T.getKind()) {
@@ -375,6 +409,15 @@ private:
   const onnx::FunctionProto *findLocalFunction(const Node &N);
   LogicalResult reportFailure(Node &N, llvm::StringRef What);
   LogicalResult writeResults(Node &N, NodeContext &Ctx);
+  /// Our symbolic rules after ONNX's function (SymbolicRefinement.h).
+  void refineSymbolically(Node &N, NodeContext &Ctx);
+  /// Ops whose unknown result dims depend on the data (NonZero, NMS, ...).
+  static bool isDataDependentOp(const Node &N);
+  /// `<Op>_<K>_out<Result>`: K numbers the nodes of that op in the order
+  /// this engine first named one of their dims.
+  std::string sourceName(const Node &N, unsigned Result);
+  llvm::DenseMap<const Node *, unsigned> SourceIndex;
+  std::map<std::string, unsigned> NextSourceIndex;
   void runFunction(const onnx::FunctionProto &F, NodeContext &Ctx);
 
   bool FunctionsLoaded = false;
@@ -675,6 +718,13 @@ bool ShapeInference::Impl::resolve(const Node &N, Resolved &R,
     Why = "domain '" + N.getDomain().str() + "' is not imported";
     return false;
   }
+  // ONNX Runtime's contrib ops have no ONNX schema: our table's shape
+  // functions (any version of com.microsoft; the rules did not change).
+  if (const detail::ContribOp *C =
+          detail::findContribOp(Domain, N.getOpType())) {
+    R.Own = C->Infer;
+    return true;
+  }
   int Max112 = getOnnx112MaxOpset(Domain);
   if (Max112 == 0) {
     // Other domains ONNX 1.12 has schemas for (ai.onnx.preview.training).
@@ -780,8 +830,14 @@ LogicalResult ShapeInference::Impl::writeResults(Node &N, NodeContext &Ctx) {
     Type Inferred = typeFromProto(P);
     // As onnx does: name the unknown dims of the inferred type, then merge;
     // a declared unknown dim about which inference says nothing stays so.
-    if (Opts.NameUnknownDims)
-      Symbols.nameUnknownDims(Inferred);
+    // A dim that depends on the data (how many boxes NMS keeps) is named
+    // after where it comes from, so that it reads as data-dependent.
+    if (Opts.NameUnknownDims) {
+      if (isDataDependentOp(N))
+        Symbols.nameUnknownDimsAfter(Inferred, sourceName(N, I));
+      else
+        Symbols.nameUnknownDims(Inferred);
+    }
     Type Merged = V->getType();
     std::string Why;
     size_t FirstFact = Facts.size();
@@ -803,6 +859,41 @@ LogicalResult ShapeInference::Impl::writeResults(Node &N, NodeContext &Ctx) {
     }
   }
   return success(Ok);
+}
+
+bool ShapeInference::Impl::isDataDependentOp(const Node &N) {
+  if (!N.isOnnxDomain())
+    return false;
+  static const char *const Ops[] = {
+      "NonZero", "NonMaxSuppression", "Unique", "Compress", "TopK", "Loop"};
+  return llvm::is_contained(Ops, N.getOpType());
+}
+
+std::string ShapeInference::Impl::sourceName(const Node &N, unsigned Result) {
+  auto It = SourceIndex.find(&N);
+  if (It == SourceIndex.end())
+    It = SourceIndex.try_emplace(&N, NextSourceIndex[N.getOpType().str()]++)
+             .first;
+  return N.getOpType().str() + "_" + std::to_string(It->second) + "_out" +
+         std::to_string(Result);
+}
+
+void ShapeInference::Impl::refineSymbolically(Node &N, NodeContext &Ctx) {
+  if (!N.isOnnxDomain())
+    return;
+  int64_t Opset = M.getOpsetVersion(N.getDomain());
+  // Before opsets 5 (Reshape) and 10 (Slice) the shape operands are
+  // attributes, always constant: ONNX's functions know everything there.
+  // The rules read only what ONNX's function read before; a malformed
+  // operand that it tolerated is left to it.
+  try {
+    if (N.is("Reshape") && Opset >= 5)
+      detail::refineReshape(Ctx,
+                            Opset >= 14 && N.getAttrInt("allowzero", 0) != 0);
+    else if (N.is("Slice") && Opset >= 10)
+      detail::refineSlice(Ctx);
+  } catch (const std::exception &) {
+  }
 }
 
 LogicalResult ShapeInference::Impl::inferNode(Node &N) {
@@ -850,10 +941,14 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
     return reportFailure(N, "unknown exception");
   }
   ++Stats.NodesInferred;
+  refineSymbolically(N, Ctx);
   LogicalResult Written = writeResults(N, Ctx);
 
-  if (!Opts.DataPropagation || !R.Propagation ||
-      !R.Propagation->has_data_propagation_function())
+  if (!Opts.DataPropagation)
+    return Written;
+  bool OwnPropagation = N.isOnnxDomain() && N.is("Div");
+  if (!OwnPropagation &&
+      (!R.Propagation || !R.Propagation->has_data_propagation_function()))
     return Written;
   // Data propagation functions read their inputs' types unchecked (Shape
   // dereferences a missing one): only nodes whose inputs all have types.
@@ -863,7 +958,10 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
   PropagationContext PCtx(*this, Ctx);
   std::string Failure;
   try {
-    R.Propagation->GetDataPropagationFunction()(PCtx);
+    if (OwnPropagation)
+      detail::propagateIntegerDiv(PCtx);
+    else
+      R.Propagation->GetDataPropagationFunction()(PCtx);
   } catch (const std::exception &Ex) {
     Failure = Ex.what();
   } catch (...) {
@@ -913,6 +1011,8 @@ LogicalResult ShapeInference::inferNode(Node &N) {
   LogicalResult R = P->inferNode(N);
   return success(succeeded(R) && !P->SubgraphFailed);
 }
+
+void ShapeInference::emitRemarks() { P->emitUnsupportedRemarks(); }
 
 std::optional<std::vector<Dim>>
 ShapeInference::getPropagatedData(const Value &V) const {

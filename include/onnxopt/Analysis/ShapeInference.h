@@ -96,6 +96,10 @@ public:
   /// result into the types of its results (and data propagation results).
   /// For passes: call it on a node after creating or changing it.
   LogicalResult inferNode(Node &N);
+  /// Emits the remarks (one per op type) about nodes kept as declared since
+  /// the last call; inferModel and inferGraph do it by themselves, callers
+  /// of inferNode call it once they are done.
+  void emitRemarks();
 
   /// The integer contents of \p V known through data propagation (e.g. the
   /// output of Shape, or a Concat of shape pieces): one Dim per element.

@@ -1,0 +1,386 @@
+//===- SymbolicRefinement.cpp - Symbolic rules on top of ONNX's inference -===//
+//
+// Dims here are ONNX's: a number, a symbol or unknown. A product of dims is
+// kept as a monomial (a coefficient times a multiset of symbols), which is
+// all Reshape's element count needs: [batch,4,4] holds 16*batch elements,
+// [batch,-1,8] fixes 8*batch of them, so -1 is 2 wherever the Reshape runs.
+//
+//===----------------------------------------------------------------------===//
+#include "SymbolicRefinement.h"
+#include <algorithm>
+#include <cstdint>
+#include <onnx/defs/tensor_proto_util.h>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace onnxopt;
+using onnx::TensorProto;
+using onnx::TensorShapeProto;
+using Dimension = onnx::TensorShapeProto_Dimension;
+
+namespace {
+
+/// Coef * product of Syms (a multiset, sorted).
+struct Monomial {
+  int64_t Coef = 1;
+  std::vector<std::string> Syms;
+};
+
+/// Multiplies \p M by \p D; false when D is unknown, negative, or the
+/// coefficient overflows.
+bool multiply(Monomial &M, const Dimension &D) {
+  if (D.has_dim_value()) {
+    int64_t V = D.dim_value();
+    return V >= 0 && !__builtin_mul_overflow(M.Coef, V, &M.Coef);
+  }
+  if (!D.has_dim_param() || D.dim_param().empty())
+    return false;
+  M.Syms.insert(std::upper_bound(M.Syms.begin(), M.Syms.end(), D.dim_param()),
+                D.dim_param());
+  return true;
+}
+
+/// \p Num / \p Den as a single dim when the division is exact as
+/// polynomials and the quotient is a number or one symbol.
+std::optional<Dimension> divide(const Monomial &Num, const Monomial &Den) {
+  // A zero denominator: the Reshape fails at run time, nothing to claim.
+  if (Den.Coef == 0 || Num.Coef % Den.Coef != 0)
+    return std::nullopt;
+  std::vector<std::string> Rest;
+  if (!std::includes(Num.Syms.begin(), Num.Syms.end(), Den.Syms.begin(),
+                     Den.Syms.end()))
+    return std::nullopt;
+  std::set_difference(Num.Syms.begin(), Num.Syms.end(), Den.Syms.begin(),
+                      Den.Syms.end(), std::back_inserter(Rest));
+  int64_t Coef = Num.Coef / Den.Coef;
+  Dimension D;
+  if (Coef == 0 || Rest.empty()) {
+    D.set_dim_value(Coef);
+    return D;
+  }
+  if (Coef != 1 || Rest.size() != 1)
+    return std::nullopt;
+  D.set_dim_param(Rest.front());
+  return D;
+}
+
+bool isIntegerType(const onnx::TypeProto *T) {
+  if (!T || !T->has_tensor_type())
+    return false;
+  int32_t E = T->tensor_type().elem_type();
+  return E == TensorProto::INT64 || E == TensorProto::INT32;
+}
+
+std::optional<TensorShapeProto> targetContents(onnx::InferenceContext &Ctx);
+
+/// Targets longer than this are left to ONNX (no tensor has such a rank;
+/// a malformed model must not make us build millions of dims).
+constexpr int64_t kMaxTargetLength = 64;
+
+/// The contents of Reshape's target as dims: constant, propagated, or
+/// (length known, contents not) unknown entries.
+std::optional<TensorShapeProto> targetOf(onnx::InferenceContext &Ctx) {
+  std::optional<TensorShapeProto> S = targetContents(Ctx);
+  if (!S || S->dim_size() > kMaxTargetLength)
+    return std::nullopt;
+  return S;
+}
+
+std::optional<TensorShapeProto> targetContents(onnx::InferenceContext &Ctx) {
+  if (const TensorProto *T = Ctx.getInputData(1)) {
+    if (T->dims_size() != 1)
+      return std::nullopt;
+    TensorShapeProto S;
+    if (T->data_type() == TensorProto::INT64) {
+      for (int64_t V : onnx::ParseData<int64_t>(T))
+        S.add_dim()->set_dim_value(V);
+    } else {
+      return std::nullopt;
+    }
+    return S;
+  }
+  if (const TensorShapeProto *P = Ctx.getSymbolicInput(1))
+    return *P;
+  const onnx::TypeProto *T = Ctx.getInputType(1);
+  if (!T || !T->has_tensor_type() || !T->tensor_type().has_shape() ||
+      T->tensor_type().shape().dim_size() != 1 ||
+      !T->tensor_type().shape().dim(0).has_dim_value() ||
+      T->tensor_type().shape().dim(0).dim_value() > kMaxTargetLength)
+    return std::nullopt;
+  TensorShapeProto S;
+  for (int64_t I = 0, E = T->tensor_type().shape().dim(0).dim_value(); I < E;
+       ++I)
+    S.add_dim();
+  return S;
+}
+
+/// The integer contents of input \p I: a constant (int64 or int32, rank 0
+/// or 1) or what data propagation computed (numbers, symbols, unknowns).
+std::optional<TensorShapeProto> dataOf(onnx::InferenceContext &Ctx, size_t I) {
+  if (I >= Ctx.getNumInputs())
+    return std::nullopt;
+  if (const TensorProto *T = Ctx.getInputData(I)) {
+    if (T->dims_size() > 1)
+      return std::nullopt;
+    TensorShapeProto S;
+    if (T->data_type() == TensorProto::INT64)
+      for (int64_t V : onnx::ParseData<int64_t>(T))
+        S.add_dim()->set_dim_value(V);
+    else if (T->data_type() == TensorProto::INT32)
+      for (int32_t V : onnx::ParseData<int32_t>(T))
+        S.add_dim()->set_dim_value(V);
+    else
+      return std::nullopt;
+    return S;
+  }
+  if (const TensorShapeProto *P = Ctx.getSymbolicInput(I))
+    return *P;
+  return std::nullopt;
+}
+
+/// The numbers of input \p I, when every element is one.
+std::optional<std::vector<int64_t>> numbersOf(onnx::InferenceContext &Ctx,
+                                              size_t I) {
+  std::optional<TensorShapeProto> S = dataOf(Ctx, I);
+  if (!S)
+    return std::nullopt;
+  std::vector<int64_t> V;
+  for (const Dimension &D : S->dim()) {
+    if (!D.has_dim_value())
+      return std::nullopt;
+    V.push_back(D.dim_value());
+  }
+  return V;
+}
+
+bool sameSymbol(const Dimension &A, const Dimension &B);
+
+bool isUnknown(const Dimension &D) {
+  return !D.has_dim_value() && (!D.has_dim_param() || D.dim_param().empty());
+}
+
+/// The length of Slice's result along an axis of length \p D, from \p Start
+/// to \p End by \p Step, when it is proven at every value of the symbols.
+std::optional<Dimension> sliceLength(const Dimension &D, const Dimension &Start,
+                                     const Dimension &End, int64_t Step) {
+  if (Step == 0 || Step == INT64_MIN || !Start.has_dim_value())
+    return std::nullopt;
+  int64_t S = Start.dim_value();
+  if (D.has_dim_value() && End.has_dim_value()) {
+    // Numbers: ONNX's clamping rules.
+    int64_t Len = D.dim_value(), E = End.dim_value();
+    auto Clamp = [&](int64_t V, int64_t Lo, int64_t Hi) {
+      if (V < 0)
+        V += Len;
+      return std::clamp(V, Lo, Hi);
+    };
+    int64_t Count = 0;
+    if (Step > 0) {
+      S = Clamp(S, 0, Len);
+      E = Clamp(E, 0, Len);
+      Count = E > S ? (E - S - 1) / Step + 1 : 0;
+    } else if (Len > 0) {
+      // Backwards: starts clamp to [0, Len-1], ends to [-1, Len-1].
+      S = Clamp(S, 0, Len - 1);
+      E = Clamp(E, -1, Len - 1);
+      Count = S > E ? (S - E - 1) / -Step + 1 : 0;
+    }
+    Dimension R;
+    R.set_dim_value(Count);
+    return R;
+  }
+  if (S != 0 || Step != 1)
+    return std::nullopt;
+  // From 0 to an end that is the dim itself, or past any dim a tensor can
+  // have (torch writes INT64_MAX for `x[:, a:]`): the whole dim.
+  if (sameSymbol(End, D) ||
+      (End.has_dim_value() && End.dim_value() >= (int64_t(1) << 62)))
+    return D;
+  // `table[:, :n]` with n a symbol and the dim a number C: the length is
+  // min(n, C), which a single dim cannot say. It is n under the bound
+  // n <= C; that bound is the constraint engine's to record and check
+  // (issue 10), and only then may the dim be written as n. Until then it
+  // stays unknown (a fresh symbol).
+  return std::nullopt;
+}
+
+bool sameSymbol(const Dimension &A, const Dimension &B) {
+  return A.has_dim_param() && B.has_dim_param() && !A.dim_param().empty() &&
+         A.dim_param() == B.dim_param();
+}
+
+/// The entry at \p I of the target as the output dim it certainly is, for
+/// the element count: a positive number; a 0 copying the input's dim; a
+/// symbol with allowzero (it is the dim); without allowzero a symbol only
+/// when the input has the same symbol there (a 0 would copy that same dim).
+/// ONNX itself writes every symbol of the target as the dim; a symbol that
+/// may be 0 and copy another dim is not built upon here.
+std::optional<Dimension> provenEntry(const Dimension &T, const Dimension *In,
+                                     bool AllowZero) {
+  if (T.has_dim_value()) {
+    if (T.dim_value() > 0 || (T.dim_value() == 0 && AllowZero))
+      return T;
+    if (T.dim_value() == 0 && In)
+      return *In;
+    return std::nullopt;
+  }
+  if (!T.has_dim_param() || T.dim_param().empty())
+    return std::nullopt;
+  if (AllowZero || (In && sameSymbol(T, *In)))
+    return T;
+  return std::nullopt;
+}
+
+} // namespace
+
+void detail::refineReshape(onnx::InferenceContext &Ctx, bool AllowZero) {
+  if (Ctx.getNumInputs() < 2 || Ctx.getNumOutputs() < 1)
+    return;
+  std::optional<TensorShapeProto> Target = targetOf(Ctx);
+  if (!Target)
+    return;
+  onnx::TypeProto_Tensor &Out = *Ctx.getOutputType(0)->mutable_tensor_type();
+  if (Out.has_shape() && Out.shape().dim_size() != Target->dim_size())
+    return; // ONNX said otherwise; not ours to overrule
+  if (!Out.has_shape()) {
+    // The rank is the target's length, whatever its contents.
+    TensorShapeProto &S = *Out.mutable_shape();
+    for (int I = 0; I < Target->dim_size(); ++I)
+      S.add_dim();
+  }
+  TensorShapeProto &OutShape = *Out.mutable_shape();
+
+  const onnx::TypeProto *InType = Ctx.getInputType(0);
+  if (!InType || !InType->has_tensor_type() ||
+      !InType->tensor_type().has_shape())
+    return;
+  const TensorShapeProto &In = InType->tensor_type().shape();
+  int Infer = -1;
+  Monomial Others;
+  for (int I = 0; I < Target->dim_size(); ++I) {
+    const Dimension &T = Target->dim(I);
+    if (T.has_dim_value() && T.dim_value() == -1) {
+      if (Infer >= 0)
+        return;
+      Infer = I;
+      continue;
+    }
+    std::optional<Dimension> D =
+        provenEntry(T, I < In.dim_size() ? &In.dim(I) : nullptr, AllowZero);
+    if (!D)
+      return;
+    // A proven entry is the output dim, whether or not ONNX wrote it.
+    if (isUnknown(OutShape.dim(I)))
+      *OutShape.mutable_dim(I) = *D;
+    if (!multiply(Others, *D))
+      return;
+  }
+  if (Infer < 0)
+    return;
+  const Dimension &Slot = OutShape.dim(Infer);
+  if (Slot.has_dim_value() ||
+      (Slot.has_dim_param() && !Slot.dim_param().empty()))
+    return;
+  Monomial Total;
+  for (const Dimension &D : In.dim())
+    if (!multiply(Total, D))
+      return;
+  // Total = Q * Others as polynomials; the runtime computes the -1 entry
+  // as Total / Others, and fails when Others is 0: the entry is Q wherever
+  // the Reshape runs.
+  if (std::optional<Dimension> Q = divide(Total, Others))
+    *OutShape.mutable_dim(Infer) = *Q;
+}
+
+void detail::refineSlice(onnx::InferenceContext &Ctx) {
+  if (Ctx.getNumInputs() < 3 || Ctx.getNumOutputs() < 1)
+    return;
+  const onnx::TypeProto *InType = Ctx.getInputType(0);
+  if (!InType || !InType->has_tensor_type() ||
+      !InType->tensor_type().has_shape())
+    return;
+  const TensorShapeProto &In = InType->tensor_type().shape();
+  int Rank = In.dim_size();
+  onnx::TypeProto_Tensor &Out = *Ctx.getOutputType(0)->mutable_tensor_type();
+  if (Out.has_shape() && Out.shape().dim_size() != Rank)
+    return;
+  // Slice keeps the rank, whatever its starts and ends.
+  bool Fresh = !Out.has_shape();
+  TensorShapeProto &OutShape = *Out.mutable_shape();
+  if (Fresh)
+    for (int I = 0; I < Rank; ++I)
+      OutShape.add_dim();
+
+  std::optional<TensorShapeProto> Starts = dataOf(Ctx, 1),
+                                  Ends = dataOf(Ctx, 2);
+  bool HasAxes = Ctx.getNumInputs() > 3 && Ctx.getInputType(3);
+  bool HasSteps = Ctx.getNumInputs() > 4 && Ctx.getInputType(4);
+  std::optional<std::vector<int64_t>> Axes, Steps;
+  if (HasAxes && !(Axes = numbersOf(Ctx, 3)))
+    return; // which axes are cut is unknown
+  if (HasSteps && !(Steps = numbersOf(Ctx, 4)))
+    Steps.reset();
+  size_t Count = Starts ? Starts->dim_size() : Axes ? Axes->size() : 0;
+  if (!Axes) {
+    if (!Starts)
+      return;
+    Axes.emplace();
+    for (size_t I = 0; I < Count; ++I)
+      Axes->push_back(I);
+  }
+  std::vector<bool> Cut(Rank, false);
+  for (size_t I = 0; I < Axes->size(); ++I) {
+    int64_t A = (*Axes)[I];
+    if (A < -Rank || A >= Rank)
+      return;
+    A = A < 0 ? A + Rank : A;
+    Cut[A] = true;
+    if (!isUnknown(OutShape.dim(A)) || !Starts || !Ends ||
+        Starts->dim_size() != Ends->dim_size() ||
+        I >= static_cast<size_t>(Starts->dim_size()) ||
+        (HasSteps && (!Steps || I >= Steps->size())))
+      continue;
+    int64_t Step = HasSteps ? (*Steps)[I] : 1;
+    if (std::optional<Dimension> L =
+            sliceLength(In.dim(A), Starts->dim(I), Ends->dim(I), Step))
+      *OutShape.mutable_dim(A) = *L;
+  }
+  // The axes not cut keep their dims.
+  for (int A = 0; A < Rank; ++A)
+    if (!Cut[A] && isUnknown(OutShape.dim(A)))
+      *OutShape.mutable_dim(A) = In.dim(A);
+}
+
+bool detail::propagateIntegerDiv(onnx::DataPropagationContext &Ctx) {
+  if (Ctx.getNumInputs() != 2 || Ctx.getNumOutputs() != 1 ||
+      !isIntegerType(Ctx.getInputType(0)) ||
+      !isIntegerType(Ctx.getInputType(1)))
+    return false;
+  const TensorShapeProto *A = Ctx.getInputData(0);
+  const TensorShapeProto *B = Ctx.getInputData(1);
+  if (!A || !B)
+    return false;
+  int LA = A->dim_size(), LB = B->dim_size();
+  if (LA != LB && LA != 1 && LB != 1)
+    return false;
+  TensorShapeProto R;
+  bool Any = false;
+  for (int I = 0, E = std::max(LA, LB); I < E; ++I) {
+    const Dimension &X = A->dim(LA == 1 ? 0 : I);
+    const Dimension &Y = B->dim(LB == 1 ? 0 : I);
+    Dimension *D = R.add_dim();
+    if (Y.has_dim_value() && Y.dim_value() == 1) {
+      *D = X;
+      Any |= X.has_dim_value() || X.has_dim_param();
+    } else if (X.has_dim_value() && Y.has_dim_value() && X.dim_value() >= 0 &&
+               Y.dim_value() > 0) {
+      D->set_dim_value(X.dim_value() / Y.dim_value());
+      Any = true;
+    }
+  }
+  if (!Any)
+    return false;
+  Ctx.addOutputData(0, std::move(R));
+  return true;
+}
