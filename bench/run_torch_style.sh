@@ -66,7 +66,9 @@ ratio() {
 
 # timing_rows LOG: the --timing report as "name ms, name ms, ...".
 timing_rows() {
-  awk '/%\)/ && $NF != "Total" { printf "%s%s %.0f ms", sep, $NF, $1; sep = ", " }' "$1"
+  awk '/%\)/ && $NF != "Total" {
+    name = $0; sub(/^.*%\) +/, "", name)
+    printf "%s%s %.0f ms", sep, name, $1; sep = ", " }' "$1"
 }
 
 ROWS=()
