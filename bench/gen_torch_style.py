@@ -85,10 +85,14 @@ class Builder:
         count = 1
         for d in dims:
             count *= d
-        # Deterministic small values; the graph is never run at this size.
-        t.raw_data = struct.pack(f"<{count}f",
-                                 *(((seed + i) % 7 - 3) * 0.125
-                                   for i in range(count)))
+        # Deterministic, different in every block (as trained weights are:
+        # cse must not merge them), small enough to run the small graphs.
+        state = (seed * 2654435761 + 1) % (1 << 32)
+        values = []
+        for _ in range(count):
+            state = (state * 1664525 + 1013904223) % (1 << 32)
+            values.append((state / (1 << 32) - 0.5) * 0.5)
+        t.raw_data = struct.pack(f"<{count}f", *values)
         return name
 
 
@@ -111,8 +115,8 @@ def build(num_nodes):
         k = KS[i % len(KS)]
         scope = f"/layers.{i}"
         b.onnx_id += 1
-        w = b.float_init(f"onnx::MatMul_{b.onnx_id}", [prev_k, prev_k], i)
-        bias = b.float_init(f"layers.{i}.bias", [prev_k], i + 1)
+        w = b.float_init(f"onnx::MatMul_{b.onnx_id}", [prev_k, prev_k], 2 * i)
+        bias = b.float_init(f"layers.{i}.bias", [prev_k], 2 * i + 1)
         mm = b.node(scope, "MatMul", [x, w])
         add = b.node(scope, "Add", [bias, mm])
         relu = b.node(scope, "Relu", [add])
