@@ -9,7 +9,8 @@
 #include "onnxopt/IR/IR.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include <unordered_map>
 
 using namespace onnxopt;
 
@@ -25,7 +26,11 @@ public:
 
 private:
   bool isVisible(const Value *V, const std::vector<const Graph *> &Chain);
-  void define(const Graph &G, const Value *V, llvm::StringMap<const Value *> &Names);
+  /// Names of a graph's values, keyed by the values' own strings (no copy:
+  /// the graph outlives the walk).
+  using NameMap = llvm::DenseMap<llvm::StringRef, const Value *>;
+  void define(const Graph &G, const Value *V, NameMap &Names,
+              llvm::DenseSet<const Value *> &Set);
   void countRef(const Value *V) { ++Refs[V]; }
   template <typename T> InFlightDiagnostic fail(const T &Where) {
     Ok = false;
@@ -34,8 +39,9 @@ private:
 
   DiagnosticEngine &Diags;
   VerifyOptions Opts;
-  /// Values defined so far, per graph being walked.
-  llvm::DenseMap<const Graph *, llvm::DenseSet<const Value *>> Defined;
+  /// Values defined so far, per graph being walked. Node-based, so that a
+  /// graph's set stays put while its subgraphs add theirs.
+  std::unordered_map<const Graph *, llvm::DenseSet<const Value *>> Defined;
   /// References found by the walk, to compare with the recorded use lists.
   llvm::DenseMap<const Value *, unsigned> Refs;
   std::vector<const Value *> AllValues;
@@ -52,8 +58,8 @@ bool Verifier::isVisible(const Value *V,
   return false;
 }
 
-void Verifier::define(const Graph &G, const Value *V,
-                      llvm::StringMap<const Value *> &Names) {
+void Verifier::define(const Graph &G, const Value *V, NameMap &Names,
+                      llvm::DenseSet<const Value *> &Set) {
   if (V->getName().empty()) {
     fail(G) << "a value has an empty name";
     return;
@@ -66,19 +72,29 @@ void Verifier::define(const Graph &G, const Value *V,
   if (!Ins.second)
     fail(G) << "name '" << V->getName()
                              << "' is defined more than once";
-  Defined[&G].insert(V);
+  Set.insert(V);
   AllValues.push_back(V);
 }
 
 bool Verifier::verifyGraph(const Graph &G, std::vector<const Graph *> &Chain) {
   Chain.push_back(&G);
-  llvm::StringMap<const Value *> Names;
+  // Sized up front: growing the maps value by value cost as much as the
+  // checks on large graphs.
+  size_t NumValues = G.getInputs().size() + G.getConstants().size();
+  for (const Node &N : G.getNodes())
+    NumValues += N.getNumResults();
+  NameMap Names;
+  Names.reserve(NumValues);
+  llvm::DenseSet<const Value *> &Set = Defined[&G];
+  Set.reserve(NumValues);
+  AllValues.reserve(AllValues.size() + NumValues);
+  Refs.reserve(Refs.size() + NumValues);
   for (const auto &V : G.getInputs())
-    define(G, V.get(), Names);
+    define(G, V.get(), Names, Set);
   for (const auto &V : G.getConstants()) {
     if (!V->hasInitializer())
       fail(*V) << "constant without initializer";
-    define(G, V.get(), Names);
+    define(G, V.get(), Names, Set);
   }
   // Without the order requirement every result of the graph is visible
   // everywhere in it; the check is only that the producer exists.
@@ -86,7 +102,7 @@ bool Verifier::verifyGraph(const Graph &G, std::vector<const Graph *> &Chain) {
     for (const Node &N : G.getNodes())
       for (unsigned I = 0; I < N.getNumResults(); ++I)
         if (const Value *R = N.getResult(I))
-          define(G, R, Names);
+          define(G, R, Names, Set);
 
   for (const Node &N : G.getNodes()) {
     if (N.getParentGraph() != &G)
@@ -119,7 +135,7 @@ bool Verifier::verifyGraph(const Graph &G, std::vector<const Graph *> &Chain) {
         fail(N) << "result " << I
                                  << " does not point back to its node";
       if (Opts.RequireTopologicalOrder)
-        define(G, R, Names);
+        define(G, R, Names, Set);
     }
   }
   for (unsigned I = 0; I < G.getNumOutputs(); ++I) {

@@ -20,6 +20,7 @@
 #include "ProtoWire.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -80,7 +81,9 @@ namespace {
 
 /// The names visible in one graph, chained to the enclosing graphs.
 struct Scope {
-  llvm::StringMap<Value *> Values;
+  /// Keyed by the values' own names (values never move or get renamed while
+  /// importing): no copy of every name in the map.
+  llvm::DenseMap<llvm::StringRef, Value *> Values;
   const Scope *Parent = nullptr;
 
   Value *lookup(llvm::StringRef Name) const {
@@ -653,6 +656,11 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
   S.Parent = Parent;
   bool Ok = true;
   G.setName(GP.name());
+  size_t NumNames = size_t(GP.input_size()) + size_t(GP.initializer_size()) +
+                    size_t(GP.sparse_initializer_size());
+  for (const onnx::NodeProto &NP : GP.node())
+    NumNames += size_t(NP.output_size());
+  S.Values.reserve(NumNames);
 
   // Phase 1: define every name of this graph.
   for (onnx::ValueInfoProto &VI : *GP.mutable_input()) {
@@ -720,8 +728,9 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
   std::vector<Node *> Nodes;
   Nodes.reserve(GP.node_size());
   for (onnx::NodeProto &NP : *GP.mutable_node()) {
-    std::vector<std::string> Results(NP.output().begin(), NP.output().end());
-    Node *N = G.createNode(NP.op_type(), NP.domain(), NP.name(), {}, Results);
+    Node *N = G.createNode(NP.op_type(), NP.domain(), NP.name(), {}, {});
+    for (const std::string &R : NP.output())
+      N->addResult(R);
     Nodes.push_back(N);
     for (unsigned R = 0; R < N->getNumResults(); ++R)
       if (Value *V = N->getResult(R))

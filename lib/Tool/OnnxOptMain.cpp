@@ -692,8 +692,8 @@ LogicalResult saveResult(const Model &M, const CommandLine &CL,
 } // namespace
 
 /// Counts the nodes of \p G and its subgraphs that read a value of their own
-/// graph produced by a later node.
-static size_t countOutOfOrder(const Graph &G) {
+/// graph produced by a later node; sets \p HasSubgraphs when there are any.
+static size_t countOutOfOrder(const Graph &G, bool &HasSubgraphs) {
   // One sweep: a node is late when it reads a value of G whose producer has
   // not been seen yet.
   llvm::DenseSet<const Node *> Seen;
@@ -712,8 +712,10 @@ static size_t countOutOfOrder(const Graph &G) {
     }
     Count += Late;
     Seen.insert(&N);
-    for (const Graph *Sub : N.getSubgraphs())
-      Count += countOutOfOrder(*Sub);
+    for (const Graph *Sub : N.getSubgraphs()) {
+      HasSubgraphs = true;
+      Count += countOutOfOrder(*Sub, HasSubgraphs);
+    }
   }
   return Count;
 }
@@ -721,8 +723,15 @@ static size_t countOutOfOrder(const Graph &G) {
 /// Some exporters and quantizers append nodes at the end and ONNX Runtime
 /// runs such models: sort them with one remark instead of one error per
 /// node. A cycle is still an error (topo-sort reports it).
-static LogicalResult sortInputIfNeeded(Model &M, DiagnosticEngine &Diags) {
-  size_t Late = countOutOfOrder(M.getGraph());
+/// \p InOrder tells whether the input verifier's verdict also holds with
+/// topological order required: nothing was late and there is no subgraph
+/// (a subgraph may read an outer value produced after its holder, which
+/// this count does not look for).
+static LogicalResult sortInputIfNeeded(Model &M, DiagnosticEngine &Diags,
+                                       bool &InOrder) {
+  bool HasSubgraphs = false;
+  size_t Late = countOutOfOrder(M.getGraph(), HasSubgraphs);
+  InOrder = !Late && !HasSubgraphs;
   if (!Late)
     return success();
   std::unique_ptr<Pass> Sort = createPass("topo-sort");
@@ -842,7 +851,8 @@ static int runTool(const CommandLine &CL) {
       return 1;
     PM.recordTiming("(verify input)", LapMs());
   }
-  if (failed(sortInputIfNeeded(*M, Diags)))
+  bool InOrder = false;
+  if (failed(sortInputIfNeeded(*M, Diags, InOrder)))
     return 1;
   PM.recordTiming("(order check)", LapMs());
   std::optional<ModelSummary> Before;
@@ -874,7 +884,9 @@ static int runTool(const CommandLine &CL) {
   EO.Verify = CL.Verify;
   // The pass manager verified the IR (with topological order) after the
   // last pass; the input check alone did not require order.
-  EO.VerifyIR = !(CL.VerifyEach && PM.size() > 0);
+  // Without passes, an input that was verified and found in order is the
+  // IR being saved: verifying it again would only repeat the same walk.
+  EO.VerifyIR = PM.size() > 0 ? !CL.VerifyEach : !(CL.Verify && InOrder);
   EO.ForceExternal = CL.ForceExternal;
   EO.ExternalDataName = CL.ExternalDataName;
   EO.ExternalThreshold = CL.ExternalThreshold;
