@@ -146,9 +146,17 @@ public:
       return failure();
     Names.reportUserNameClashes(Diags);
 
+    std::vector<std::string> Kept = inputSymbolsProvenNumbers(M, DA, Diags);
     bool Changed = false;
     forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
       std::optional<Dim> New = Names.rename(D, V, Index);
+      // A dim equal to a kept input symbol keeps that symbol's name: the
+      // number comes from declared types, not from what the nodes compute.
+      if (New && New->isKnown() && D.isSymbol())
+        for (const std::string &S : Kept)
+          if (DA.provenEqual(DimExpr::symbol(D.getSymbol()),
+                             DimExpr::symbol(S)))
+            New = Dim::symbol(S);
       if (!New || *New == D)
         return false;
       New->setDenotation(D.getDenotation());
@@ -179,6 +187,36 @@ private:
                        "print each class of equal dims with the nodes that "
                        "prove it (to stderr)",
                        false};
+
+  /// Symbols of the main graph's inputs that the algebra proves to be a
+  /// number. Replacing them would narrow what the model accepts (ONNX
+  /// Runtime runs a model whose declared output says [1,10] at batch 3), so
+  /// they stay symbolic, and the user hears why.
+  static std::vector<std::string>
+  inputSymbolsProvenNumbers(Model &M, const DimAnalysis &DA,
+                            DiagnosticEngine &Diags) {
+    std::vector<std::string> Kept;
+    for (const std::unique_ptr<Value> &In : M.getGraph().getInputs()) {
+      if (In->hasInitializer() || !In->getType().isTensor() ||
+          !In->getType().hasShape())
+        continue;
+      for (const Dim &D : In->getType().getDims()) {
+        if (!D.isSymbol() || llvm::is_contained(Kept, D.getSymbol().str()))
+          continue;
+        DimExpr Best = DA.getBest(DimExpr::symbol(D.getSymbol()));
+        if (!Best.isConstant())
+          continue;
+        Kept.push_back(D.getSymbol().str());
+        emitWarning(Diags, *In)
+            << "input dim '" << D.getSymbol() << "' is proven to be "
+            << Best.getConstant()
+            << " (the declared types or a node need it); it stays symbolic, "
+               "so the model accepts what it accepted before (see "
+               "infer-shapes{constraints=true})";
+      }
+    }
+    return Kept;
+  }
 
   /// Decides the new name of every dim; deterministic in model order.
   class Namer {
