@@ -155,6 +155,7 @@ public:
   void pin(const std::set<std::string> &Symbols);
   void examineConstraints(const DimAnalysis &DA);
   void examineResizes(Model &M, const DimAnalysis &DA);
+  void examineUncovered(Model &M, const DimAnalysis &DA);
   LogicalResult storeBounds(Model &M, DiagnosticEngine &Diags);
 };
 
@@ -231,6 +232,43 @@ void DynamicRewrite::examineResizes(Model &M, const DimAnalysis &DA) {
                "would keep the old size",
            Same});
     }
+  });
+}
+
+/// A node whose op's conditions on dims onnx-opt does not model, reading a
+/// value whose dims depend on a new symbol: nothing proves it runs at new
+/// sizes (GridSample's grid must have the input's batch, ScatterND's
+/// updates must match, Det needs a square matrix, a custom op may need
+/// anything). Refused by name rather than assumed.
+void DynamicRewrite::examineUncovered(Model &M, const DimAnalysis &DA) {
+  M.getGraph().walk([&](Node &N) {
+    if (dimRulesCover(N))
+      return;
+    std::set<std::string> New;
+    for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+      const Value *V = N.getOperand(I);
+      const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
+      if (!Dims)
+        continue;
+      for (const DimExpr &D : *Dims)
+        DA.getBest(D).forEachSymbol([&](llvm::StringRef S) {
+          if (Old.count(S.str()))
+            New.insert(S.str());
+        });
+    }
+    if (New.empty())
+      return;
+    std::string Names;
+    for (const std::string &S : New)
+      Names += (Names.empty() ? "" : ", ") + S;
+    Problems.push_back(
+        {&N,
+         "onnx-opt has no rule for the conditions " + N.getOpType().str() +
+             " puts on its input dims, so it cannot prove the node runs when " +
+             Names + " change; re-export with dynamic axes, or keep " +
+             (New.size() > 1 ? "them" : "it") +
+             " static with allow-partial=true",
+         New});
   });
 }
 
@@ -867,6 +905,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   // constraints say which symbols that pins.
   examineConstraints(DA);
   examineResizes(M, DA);
+  examineUncovered(M, DA);
   return success();
 }
 

@@ -288,6 +288,7 @@ private:
   void requireBroadcast(llvm::ArrayRef<const Dims *> In, const Node &N);
   void requireIndices(Node &N, const DimExpr &Table);
   void requireRunnable(Node &N);
+  void requireParameterShapes(Node &N, const Dims &X);
   void propagateMax(Node &N);
 };
 
@@ -358,6 +359,44 @@ void DimAnalysis::Impl::requireIndices(Node &N, const DimExpr &Table) {
   if (It != ValueMax.end())
     require(DimConstraint::AtMost, It->second + DimExpr::constant(1), Table, N,
             "indices inside the gathered dim");
+}
+
+/// The extra operands of shape-preserving ops: per-channel parameters of the
+/// normalizations ([C] = X[1]), LayerNormalization's scale and bias
+/// (broadcast to X[axis:]), PRelu's slope (broadcast to X), per-axis
+/// quantization parameters ([X[axis]]).
+void DimAnalysis::Impl::requireParameterShapes(Node &N, const Dims &X) {
+  llvm::StringRef Op = N.getOpType();
+  if ((Op == "BatchNormalization" || Op == "InstanceNormalization") &&
+      X.size() >= 2) {
+    for (unsigned I = 1; I < N.getNumOperands(); ++I)
+      if (const Dims *P = dims(N, I); P && P->size() == 1)
+        require(DimConstraint::Equal, (*P)[0], X[1], N,
+                "per-channel parameters have the input's channels");
+    return;
+  }
+  if (Op == "LayerNormalization") {
+    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", -1), X.size());
+    if (!Axis)
+      return;
+    Dims Tail(X.begin() + *Axis, X.end());
+    for (unsigned I = 1; I < N.getNumOperands(); ++I)
+      if (const Dims *P = dims(N, I); P && P->size() <= Tail.size())
+        requireBroadcast({&Tail, P}, N);
+    return;
+  }
+  if (Op == "PRelu") {
+    if (const Dims *Slope = dims(N, 1); Slope && Slope->size() <= X.size())
+      requireBroadcast({&X, Slope}, N);
+    return;
+  }
+  if (Op == "QuantizeLinear" || Op == "DequantizeLinear") {
+    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 1), X.size());
+    for (unsigned I = 1; I < N.getNumOperands(); ++I)
+      if (const Dims *P = dims(N, I); Axis && P && P->size() == 1)
+        require(DimConstraint::Broadcast, (*P)[0], X[*Axis], N,
+                "per-axis parameters have the axis' size");
+  }
 }
 
 /// Conditions of ops whose results the transfer functions do not model
@@ -705,8 +744,10 @@ void DimAnalysis::Impl::transfer(Node &N,
   if (isShapePreserving(Op)) {
     // Only the first output: BatchNormalization and LayerNormalization have
     // statistics outputs of other shapes; Dropout's mask is like its output.
-    if (X)
+    if (X) {
       Out[0] = full(*X);
+      requireParameterShapes(N, *X);
+    }
     if (X && Op == "Dropout" && Out.size() > 1)
       Out[1] = full(*X);
     if ((Op == "Identity" || Op == "Cast") && data(N, 0))
@@ -846,10 +887,14 @@ void DimAnalysis::Impl::transfer(Node &N,
           require(DimConstraint::AtLeast, *(*Out[0])[K], DimExpr::constant(1),
                   N, "the input must cover the kernel (output size >= 1)");
     if (Op == "Conv" && X->size() >= 2)
-      if (const Dims *W = dims(N, 1); W && W->size() >= 2)
+      if (const Dims *W = dims(N, 1); W && W->size() >= 2) {
         require(DimConstraint::Equal, (*X)[1],
                 (*W)[1] * DimExpr::constant(N.getAttrInt("group", 1)), N,
                 "input channels = weight channels * group");
+        if (const Dims *B = dims(N, 2); B && B->size() == 1)
+          require(DimConstraint::Equal, (*B)[0], (*W)[0], N,
+                  "one bias per output channel");
+      }
     if (Op == "MaxPool" && Out.size() > 1)
       Out[1] = Out[0];
     return;
@@ -881,6 +926,11 @@ void DimAnalysis::Impl::transfer(Node &N,
     bool TA = N.getAttrInt("transA", 0), TB = N.getAttrInt("transB", 0);
     unite((*X)[TA ? 0 : 1], B[TB ? 1 : 0], &N);
     Out[0] = PartialDims{(*X)[TA ? 1 : 0], B[TB ? 0 : 1]};
+    // C broadcasts to [M, N] (one way: C's dims are the output's or 1).
+    if (const Dims *C = dims(N, 2)) {
+      Dims Y{(*X)[TA ? 1 : 0], B[TB ? 0 : 1]};
+      requireBroadcast({&Y, C}, N);
+    }
     return;
   }
   if (Op == "Gather" && X) {
@@ -1060,6 +1110,19 @@ void DimAnalysis::Impl::transfer(Node &N,
       }
       return;
     }
+    // The sizes must add up to the dim; equal parts must divide it.
+    if (Sizes || SizeData) {
+      DimExpr Sum;
+      size_t Count = Sizes ? Sizes->size() : SizeData->size();
+      for (size_t I = 0; I < Count; ++I)
+        Sum = Sum + (Sizes ? DimExpr::constant((*Sizes)[I]) : (*SizeData)[I]);
+      require(DimConstraint::Equal, Sum, (*X)[*Axis], N,
+              "the split sizes must add up to the dim");
+    } else if (Out.size() > 1) {
+      require(DimConstraint::Divisible, (*X)[*Axis],
+              DimExpr::constant(static_cast<int64_t>(Out.size())), N,
+              "equal parts must divide the dim");
+    }
     for (unsigned I = 0; I < Out.size(); ++I) {
       PartialDims R = full(*X);
       if (Sizes && I < Sizes->size())
@@ -1105,6 +1168,18 @@ void DimAnalysis::Impl::transfer(Node &N,
     bool BatchFirst = N.getAttrInt("layout", 0);
     const DimExpr &Seq = (*X)[BatchFirst ? 1 : 0];
     const DimExpr &Batch = (*X)[BatchFirst ? 0 : 1];
+    // W is [dirs, gates*hidden, input_size]; sequence_lens is [batch];
+    // initial states are [dirs, batch, hidden] (batch first with layout 1).
+    if (const Dims *W = dims(N, 1); W && W->size() == 3)
+      require(DimConstraint::Equal, (*W)[2], (*X)[2], N,
+              "the weights' input size must be the input's feature dim");
+    if (const Dims *L = dims(N, 4); L && L->size() == 1)
+      require(DimConstraint::Equal, (*L)[0], Batch, N,
+              "sequence_lens has one entry per batch row");
+    for (unsigned I = 5; I < N.getNumOperands(); ++I)
+      if (const Dims *S = dims(N, I); S && S->size() == 3)
+        require(DimConstraint::Equal, (*S)[BatchFirst ? 0 : 1], Batch, N,
+                "initial states have the input's batch");
     Out[0] = BatchFirst ? PartialDims{Batch, Seq, Dirs, H}
                         : PartialDims{Seq, Dirs, Batch, H};
     for (unsigned I = 1; I < Out.size(); ++I)
@@ -1119,6 +1194,8 @@ void DimAnalysis::Impl::transfer(Node &N,
       return;
     PartialDims R = full(*X);
     R[*Axis] = (*K)[0];
+    require(DimConstraint::AtMost, (*K)[0], (*X)[*Axis], N,
+            "k must not exceed the dim");
     for (auto &O : Out)
       O = R;
     return;
@@ -1576,6 +1653,27 @@ std::vector<DimAnalysis::Class> DimAnalysis::getClasses() const {
     return A.Best.str() < B.Best.str();
   });
   return Result;
+}
+
+bool onnxopt::dimRulesCover(const Node &N) {
+  if (!N.isOnnxDomain())
+    return false;
+  llvm::StringRef Op = N.getOpType();
+  // The ops whose every condition on dims the transfer functions above
+  // require (or that have none): broadcasting, shape-preserving ones (their
+  // extra operands included), and the ones modelled one by one.
+  static const llvm::StringSet<> Covered = {
+      "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool",
+      "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "MatMul", "Gemm",
+      "Reshape", "Flatten", "Transpose", "Concat", "Slice", "Squeeze",
+      "Unsqueeze", "Shape", "Size", "Expand", "Tile", "Pad", "Split",
+      "Resize", "Upsample", "ArgMax", "ArgMin", "Range", "ConstantOfShape",
+      "Constant", "LSTM", "GRU", "RNN", "TopK", "If", "Loop", "NonZero",
+      "Gather", "OneHot", "EyeLike", "RandomNormalLike", "RandomUniformLike",
+      "Bernoulli", "Multinomial", "Not", "Sum", "Mean", "Max", "Min"};
+  if (Covered.count(Op) || isBroadcasting(Op) || Op.startswith("Reduce"))
+    return true;
+  return isShapePreserving(Op) && Op != "ReverseSequence";
 }
 
 std::vector<DimConstraint> DimAnalysis::getConstraints() const {

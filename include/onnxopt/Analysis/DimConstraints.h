@@ -108,6 +108,12 @@ std::optional<SymbolBound> impliedBound(const DimConstraint &C,
 /// nodes: what a user can act on.
 std::vector<DimConstraint> getInputConstraints(const DimAnalysis &DA);
 
+/// True if DimAnalysis requires every condition on dims that \p N's op has
+/// (or the op has none). For other ops (GridSample, Einsum, ScatterND,
+/// custom domains, ...) nothing is known: a pass that needs the model to
+/// run at new sizes must not assume they do.
+bool dimRulesCover(const Node &N);
+
 /// True if \p C pins the symbols it mentions to finitely many values (an
 /// equality or a broadcast against a number) rather than bounding them.
 bool pinsSymbols(const DimConstraint &C);
