@@ -248,18 +248,21 @@ static void rewriteModernTypes(std::string &Text, ModernTypeUses &Uses) {
     bool HasName = P < E && (llvm::isAlpha(Text[P]) || Text[P] == '_');
     if (!IsLiteral && !HasName)
       continue;
+    // An attribute tensor may carry a name before its values
+    // (`int4[3] g {...}`): still a literal, counted as one.
+    size_t NameEnd = P;
+    while (HasName && NameEnd < E && IsIdent(Text[NameEnd]))
+      ++NameEnd;
+    if (HasName && SkipSpace(NameEnd) < E && Text[SkipSpace(NameEnd)] == '{')
+      IsLiteral = true;
     size_t Index = IsLiteral ? Literal++ : 0;
     int32_t Code = static_cast<int32_t>(getElementTypeFromName(Word));
     if (isOnnx112ElementType(Code))
       continue;
-    if (IsLiteral) {
+    if (IsLiteral)
       Uses.ByLiteral[Index] = Code;
-    } else {
-      size_t N = P;
-      while (N < E && IsIdent(Text[N]))
-        ++N;
-      Uses.ByName[Text.substr(P, N - P)] = Code;
-    }
+    else
+      Uses.ByName[Text.substr(P, NameEnd - P)] = Code;
     std::string Stand = Word.size() >= 5 ? "uint8" : "int8";
     Stand.resize(Word.size(), ' ');
     Text.replace(Start, Word.size(), Stand);
