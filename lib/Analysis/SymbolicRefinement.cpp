@@ -198,10 +198,10 @@ std::optional<Dimension> sliceLength(const Dimension &D, const Dimension &Start,
       (End.has_dim_value() && End.dim_value() >= (int64_t(1) << 62)))
     return D;
   // `table[:, :n]` with n a symbol and the dim a number C: the length is
-  // min(n, C), which a single dim cannot say. It is n under the bound
-  // n <= C; that bound is the constraint engine's to record and check
-  // (issue 10), and only then may the dim be written as n. Until then it
-  // stays unknown (a fresh symbol).
+  // min(n, C), which a single dim cannot say. Inference leaves it unknown
+  // (a fresh symbol); the dim algebra gives it n together with the
+  // condition n <= C (DimAnalysis' Slice rule, DimConstraints.h), so
+  // unify-dims names it n and the shape passes check the bound.
   return std::nullopt;
 }
 
