@@ -238,7 +238,18 @@ void onnxopt::printOptionValue(llvm::raw_ostream &OS, double V) {
 
 /// True if \p S must be quoted to survive the pipeline parser.
 static bool needsQuotes(llvm::StringRef S) {
-  return S.empty() || S.find_first_of(" \t\n\r{}\"\\") != llvm::StringRef::npos;
+  if (S.empty() || S.find_first_of(" \t\n\r{}\"\\") != llvm::StringRef::npos)
+    return true;
+  // Outside quotes the parser pairs brackets (`x[1,3]`): an unpaired '['
+  // would swallow the closing brace.
+  int Depth = 0;
+  for (char C : S) {
+    if (C == '[')
+      ++Depth;
+    else if (C == ']' && --Depth < 0)
+      return true;
+  }
+  return Depth != 0;
 }
 
 void onnxopt::printOptionValue(llvm::raw_ostream &OS, const std::string &V) {

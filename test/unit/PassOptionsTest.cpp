@@ -108,6 +108,10 @@ TEST(PassOptions, String) {
   EXPECT_EQ(printed(std::string("a b")), "\"a b\"");
   EXPECT_EQ(printed(std::string("")), "\"\"");
   EXPECT_EQ(printed(std::string("x}\"y")), "\"x}\\\"y\"");
+  // Paired brackets read back as they are; an unpaired one is quoted.
+  EXPECT_EQ(printed(std::string("a[1,3]")), "a[1,3]");
+  EXPECT_EQ(printed(std::string("a:[xt")), "\"a:[xt\"");
+  EXPECT_EQ(printed(std::string("a]")), "\"a]\"");
 }
 
 TEST(PassOptions, Shape) {
