@@ -40,6 +40,7 @@
 #include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/Analysis/ShapeOperands.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
@@ -156,6 +157,7 @@ public:
   void examineConstraints(const DimAnalysis &DA);
   void examineResizes(Model &M, const DimAnalysis &DA);
   void examineUncovered(Model &M, const DimAnalysis &DA);
+  void examineDataOperands(Model &M, const DimAnalysis &DA);
   LogicalResult storeBounds(Model &M, DiagnosticEngine &Diags);
 };
 
@@ -265,10 +267,74 @@ void DynamicRewrite::examineUncovered(Model &M, const DimAnalysis &DA) {
         {&N,
          "onnx-opt has no rule for the conditions " + N.getOpType().str() +
              " puts on its input dims, so it cannot prove the node runs when " +
-             Names + " change; re-export with dynamic axes, or keep " +
+             Names + (New.size() > 1 ? " change" : " changes") +
+             "; re-export with dynamic axes, or keep " +
              (New.size() > 1 ? "them" : "it") +
              " static with allow-partial=true",
          New});
+  });
+}
+
+/// True if \p V's contents depend on a graph input's contents: a path from
+/// an input that passes no Shape or Size (which read only shapes).
+static bool readsInputData(const Value *V,
+                           llvm::DenseMap<const Value *, bool> &Memo) {
+  if (!V || V->isConstant() || V->hasInitializer())
+    return false;
+  auto It = Memo.find(V);
+  if (It != Memo.end())
+    return It->second;
+  Memo[V] = false; // cycles cannot happen; this stops a revisit
+  bool Result = false;
+  const Node *Def = V->getDefiningNode();
+  if (!Def)
+    Result = V->isGraphInput();
+  else if (!Def->is("Shape") && !Def->is("Size"))
+    for (unsigned I = 0; I < Def->getNumOperands() && !Result; ++I)
+      Result = readsInputData(Def->getOperand(I), Memo);
+  return Memo[V] = Result;
+}
+
+/// A shape-deciding operand (Reshape's shape, Expand's shape, Resize's
+/// sizes, Squeeze's axes, ...) that the model is given as data, where the
+/// node's input depends on a new symbol: whether the data fits a new size
+/// is up to whoever feeds it, which nothing here can prove.
+void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
+  llvm::DenseMap<const Value *, bool> Memo;
+  M.getGraph().walk([&](Node &N) {
+    if (!N.isOnnxDomain() || !N.getNumOperands() || !N.getOperand(0))
+      return;
+    const std::vector<DimExpr> *In = DA.getDims(*N.getOperand(0));
+    if (!In)
+      return;
+    std::set<std::string> New;
+    for (const DimExpr &D : *In)
+      DA.getBest(D).forEachSymbol([&](llvm::StringRef S) {
+        if (Old.count(S.str()))
+          New.insert(S.str());
+      });
+    if (New.empty())
+      return;
+    for (const ShapeOperand &S :
+         getShapeOperands(N, M.getOpsetVersion(N.getDomain()))) {
+      if (S.Index == 0 || S.Index >= N.getNumOperands())
+        continue;
+      const Value *V = N.getOperand(S.Index);
+      if (!readsInputData(V, Memo))
+        continue;
+      std::string Names;
+      for (const std::string &Sym : New)
+        Names += (Names.empty() ? "" : ", ") + Sym;
+      Problems.push_back(
+          {&N,
+           std::string("its ") + S.Name + " input '" + V->getName().str() +
+               "' is data the model is given, not computed from shapes, so "
+               "nothing proves it fits new values of " +
+               Names + "; keep " + (New.size() > 1 ? "them" : "it") +
+               " static with allow-partial=true",
+           New});
+      return;
+    }
   });
 }
 
@@ -906,6 +972,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineConstraints(DA);
   examineResizes(M, DA);
   examineUncovered(M, DA);
+  examineDataOperands(M, DA);
   return success();
 }
 
