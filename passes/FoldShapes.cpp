@@ -402,19 +402,23 @@ std::optional<ShapeValue> ShapeFolder::transferArith(const Node &N) {
       continue;
     }
     int64_t V;
+    // Overflow is no value (the runtime would wrap; a shape never does).
+    bool Overflow = false;
     if (Op == "Add")
-      V = X.C + Y.C;
+      Overflow = __builtin_add_overflow(X.C, Y.C, &V);
     else if (Op == "Sub")
-      V = X.C - Y.C;
+      Overflow = __builtin_sub_overflow(X.C, Y.C, &V);
     else if (Op == "Mul")
-      V = X.C * Y.C;
-    else if (Op == "Div" && Y.C != 0)
+      Overflow = __builtin_mul_overflow(X.C, Y.C, &V);
+    else if (Op == "Div" && Y.C != 0 && !(X.C == INT64_MIN && Y.C == -1))
       V = X.C / Y.C;
     else if (Op == "Min")
       V = std::min(X.C, Y.C);
     else if (Op == "Max")
       V = std::max(X.C, Y.C);
-    else {
+    else
+      Overflow = true;
+    if (Overflow) {
       Out.Elems.emplace_back();
       continue;
     }

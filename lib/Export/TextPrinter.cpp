@@ -18,6 +18,15 @@
 using namespace onnxopt;
 using namespace onnxopt::detail;
 
+/// \p S as the rest of one comment line: a line break in a name or a note
+/// would end the comment and leave the rest to be parsed as model text.
+static std::string oneLine(llvm::StringRef S) {
+  std::string R;
+  for (char C : S)
+    R += C == '\n' || C == '\r' ? ' ' : C;
+  return R;
+}
+
 void TextPrinter::statement(const std::function<void()> &Body) {
   std::string Buffer;
   llvm::raw_string_ostream BufferOS(Buffer);
@@ -31,9 +40,7 @@ void TextPrinter::statement(const std::function<void()> &Body) {
   for (const std::string &N : Notes) {
     indent();
     // A note is one comment line: newlines in it would end the comment.
-    std::string Line = N;
-    std::replace(Line.begin(), Line.end(), '\n', ' ');
-    *OS << "# note: " << Line << "\n";
+    *OS << "# note: " << oneLine(N) << "\n";
   }
   *OS << Buffer;
   Notes = std::move(SavedNotes);
@@ -503,7 +510,8 @@ void TextPrinter::printModel(const Model &M) {
   *OS << "# note: no ONNX 1.12 text form, not printed:";
   bool FirstItem = true;
   for (const auto &Item : Omitted) {
-    *OS << (FirstItem ? " " : ", ") << Item.first << " (" << Item.second << ")";
+    *OS << (FirstItem ? " " : ", ") << oneLine(Item.first) << " ("
+        << Item.second << ")";
     FirstItem = false;
   }
   *OS << '\n';
@@ -518,7 +526,7 @@ void TextPrinter::printDerivedDimComments(const onnx::ModelProto &Rest) {
     if (!parseDerivedDims(E.value(), Dims, Error))
       return;
     for (const auto &[Name, Expr] : Dims)
-      *OS << "# " << Name << " = " << Expr << "\n";
+      *OS << "# " << oneLine(Name) << " = " << oneLine(Expr) << "\n";
   }
 }
 
