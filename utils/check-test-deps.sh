@@ -138,7 +138,9 @@ imports_of() { # file: the module names of its import lines
 # one-liners (`%python -c "import a, b; ..."`); then the import lines of the
 # Python sources that tests write with split-file. One awk pass over all tests
 # prints "file<TAB>tool|module<TAB>name".
-mapfile -t TESTS < <(find test -path test/models -prune -o \( -name '*.onnxtxt' -o -name '*.test' \) -print | sort)
+# Regression inputs of the fuzzers are model bytes, not tests (their text may
+# hold anything, RUN lines included).
+mapfile -t TESTS < <(find test -path test/models -prune -o -path test/fuzz/regressions -prune -o \( -name '*.onnxtxt' -o -name '*.test' \) -print | sort)
 while IFS=$'\t' read -r f kind name; do
   if [[ $kind == tool ]]; then tool "$name" "$f"; else module "$name" "$f"; fi
 done < <(awk '
