@@ -40,6 +40,7 @@
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/Twine.h"
 #include <memory>
@@ -239,13 +240,6 @@ void Checker::checkConditions(Model &M) {
                               C.Why + ")"});
 }
 
-std::string joinNames(const std::set<std::string> &Names) {
-  std::string S;
-  for (const std::string &N : Names)
-    S += (S.empty() ? "" : ", ") + N;
-  return S;
-}
-
 LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
   Checker C;
   C.TheModel = &M;
@@ -275,7 +269,7 @@ LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
   // symbolic; then broken conditions, then the rest in graph order.
   if (!C.Symbols.empty())
     emitAt(Diags, Level, "")
-        << "dims left symbolic: " << joinNames(C.Symbols)
+        << "dims left symbolic: " << llvm::join(C.Symbols, ", ")
         << " - freeze them (freeze-dims{dims=" << *C.Symbols.begin()
         << ":<value>,...})";
   std::stable_sort(Bs.begin(), Bs.end(), [](const Blocker &A, const Blocker &B) {

@@ -188,18 +188,13 @@ static LogicalResult checkRelations(Model &M, const DimRangeMap &Ranges,
     for (const auto &[Sym, R] : Ranges)
       Values[Sym] = Point == 0 ? R.Min : Point == 1 ? R.getOpt() : R.Max;
     for (const DimRelation &R : Rels) {
-      if (!Values.count(R.Lhs) ||
-          (R.K == DimRelation::Equal && !Values.count(R.Rhs)) ||
-          R.holds(Values))
+      if (!R.isDecidedBy(Values) || R.holds(Values))
         continue;
       return emitError(Diags)
              << "the profile's " << Names[Point]
-             << " shapes break the stored relation " << printDimRelation(R)
-             << " (" << R.Lhs << "=" << Values[R.Lhs]
-             << (R.K == DimRelation::Equal
-                     ? ", " + R.Rhs + "=" + std::to_string(Values[R.Rhs])
-                     : std::string())
-             << "); set ranges that keep it (set-dim-range)";
+             << " shapes break the stored relation "
+             << printDimRelationAt(R, Values)
+             << "; set ranges that keep it (set-dim-range)";
     }
   }
   return success();

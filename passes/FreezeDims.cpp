@@ -296,17 +296,10 @@ LogicalResult FreezeDimsPass::checkConstraints(FreezeState &S, Model &M,
   for (const auto &[Sym, B] : S.Bindings)
     Values[Sym] = B.Value;
   for (const DimRelation &R : Rels) {
-    bool Given = Values.count(R.Lhs) &&
-                 (R.K == DimRelation::Multiple || Values.count(R.Rhs));
-    if (!Given || R.holds(Values))
+    if (!R.isDecidedBy(Values) || R.holds(Values))
       continue;
     emitError(Diags) << "the values break the stored relation "
-                     << printDimRelation(R) << " (" << R.Lhs << "="
-                     << Values[R.Lhs]
-                     << (R.K == DimRelation::Equal
-                             ? ", " + R.Rhs + "=" + std::to_string(Values[R.Rhs])
-                             : std::string())
-                     << ")";
+                     << printDimRelationAt(R, Values);
     ++Broken;
   }
   if (Broken)

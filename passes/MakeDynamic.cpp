@@ -47,6 +47,7 @@
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
 #include <limits>
 #include <map>
 #include <set>
@@ -157,6 +158,9 @@ public:
   void examineConstraints(const DimAnalysis &DA);
   void examineResizes(Model &M, const DimAnalysis &DA);
   void examineUncovered(Model &M, const DimAnalysis &DA);
+  /// Adds the new symbols \p V's dims depend on to \p Out.
+  void addNewSymbols(const DimAnalysis &DA, const Value *V,
+                     std::set<std::string> &Out) const;
   void examineDataOperands(Model &M, const DimAnalysis &DA);
   LogicalResult storeBounds(Model &M, DiagnosticEngine &Diags);
 };
@@ -186,13 +190,10 @@ void DynamicRewrite::examineConstraints(const DimAnalysis &DA) {
       }
       continue;
     }
-    std::string Names;
-    for (const std::string &S : New)
-      Names += (Names.empty() ? "" : ", ") + S;
     Problems.push_back(
         {C.N,
          "the model needs " + C.condition() + " (" + C.Why + "), so " +
-             Names + (New.size() > 1 ? " cannot" : " cannot") +
+             llvm::join(New, ", ") + " cannot" +
              " take every value; re-export with dynamic axes, or keep " +
              (New.size() > 1 ? "them" : "it") +
              " static with allow-partial=true",
@@ -237,6 +238,18 @@ void DynamicRewrite::examineResizes(Model &M, const DimAnalysis &DA) {
   });
 }
 
+void DynamicRewrite::addNewSymbols(const DimAnalysis &DA, const Value *V,
+                                   std::set<std::string> &Out) const {
+  const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
+  if (!Dims)
+    return;
+  for (const DimExpr &D : *Dims)
+    DA.getBest(D).forEachSymbol([&](llvm::StringRef S) {
+      if (Old.count(S.str()))
+        Out.insert(S.str());
+    });
+}
+
 /// A node whose op's conditions on dims onnx-opt does not model, reading a
 /// value whose dims depend on a new symbol: nothing proves it runs at new
 /// sizes (GridSample's grid must have the input's batch, ScatterND's
@@ -247,22 +260,11 @@ void DynamicRewrite::examineUncovered(Model &M, const DimAnalysis &DA) {
     if (dimRulesCover(N))
       return;
     std::set<std::string> New;
-    for (unsigned I = 0; I < N.getNumOperands(); ++I) {
-      const Value *V = N.getOperand(I);
-      const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
-      if (!Dims)
-        continue;
-      for (const DimExpr &D : *Dims)
-        DA.getBest(D).forEachSymbol([&](llvm::StringRef S) {
-          if (Old.count(S.str()))
-            New.insert(S.str());
-        });
-    }
+    for (unsigned I = 0; I < N.getNumOperands(); ++I)
+      addNewSymbols(DA, N.getOperand(I), New);
     if (New.empty())
       return;
-    std::string Names;
-    for (const std::string &S : New)
-      Names += (Names.empty() ? "" : ", ") + S;
+    std::string Names = llvm::join(New, ", ");
     Problems.push_back(
         {&N,
          "onnx-opt has no rule for the conditions " + N.getOpType().str() +
@@ -302,17 +304,10 @@ static bool readsInputData(const Value *V,
 void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
   llvm::DenseMap<const Value *, bool> Memo;
   M.getGraph().walk([&](Node &N) {
-    if (!N.isOnnxDomain() || !N.getNumOperands() || !N.getOperand(0))
-      return;
-    const std::vector<DimExpr> *In = DA.getDims(*N.getOperand(0));
-    if (!In)
+    if (!N.isOnnxDomain() || !N.getNumOperands())
       return;
     std::set<std::string> New;
-    for (const DimExpr &D : *In)
-      DA.getBest(D).forEachSymbol([&](llvm::StringRef S) {
-        if (Old.count(S.str()))
-          New.insert(S.str());
-      });
+    addNewSymbols(DA, N.getOperand(0), New);
     if (New.empty())
       return;
     for (const ShapeOperand &S :
@@ -322,15 +317,12 @@ void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
       const Value *V = N.getOperand(S.Index);
       if (!readsInputData(V, Memo))
         continue;
-      std::string Names;
-      for (const std::string &Sym : New)
-        Names += (Names.empty() ? "" : ", ") + Sym;
       Problems.push_back(
           {&N,
            std::string("its ") + S.Name + " input '" + V->getName().str() +
                "' is data the model is given, not computed from shapes, so "
                "nothing proves it fits new values of " +
-               Names + "; keep " + (New.size() > 1 ? "them" : "it") +
+               llvm::join(New, ", ") + "; keep " + (New.size() > 1 ? "them" : "it") +
                " static with allow-partial=true",
            New});
       return;

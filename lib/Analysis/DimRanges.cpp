@@ -77,6 +77,24 @@ bool DimRelation::holds(const std::map<std::string, int64_t> &Values) const {
   return R != Values.end() && L->second == R->second;
 }
 
+bool DimRelation::isDecidedBy(
+    const std::map<std::string, int64_t> &Values) const {
+  return Values.count(Lhs) && (K == Multiple || Values.count(Rhs));
+}
+
+std::string
+onnxopt::printDimRelationAt(const DimRelation &R,
+                            const std::map<std::string, int64_t> &Values) {
+  auto ValueOf = [&](const std::string &S) {
+    auto It = Values.find(S);
+    return S + "=" + (It == Values.end() ? "?" : std::to_string(It->second));
+  };
+  std::string Text = printDimRelation(R) + " (" + ValueOf(R.Lhs);
+  if (R.K == DimRelation::Equal)
+    Text += ", " + ValueOf(R.Rhs);
+  return Text + ")";
+}
+
 bool onnxopt::parseDimRelation(llvm::StringRef Text, DimRelation &Out,
                                std::string &Error) {
   Text = Text.trim();

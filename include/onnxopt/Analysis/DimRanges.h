@@ -72,6 +72,8 @@ struct DimRelation {
   }
   /// True if the relation holds at the values (false if one is missing).
   bool holds(const std::map<std::string, int64_t> &Values) const;
+  /// True if \p Values give every symbol the relation names.
+  bool isDecidedBy(const std::map<std::string, int64_t> &Values) const;
 };
 using DimRelations = std::vector<DimRelation>;
 
@@ -79,6 +81,9 @@ using DimRelations = std::vector<DimRelation>;
 bool parseDimRelation(llvm::StringRef Text, DimRelation &Out,
                       std::string &Error);
 std::string printDimRelation(const DimRelation &R);
+/// `W=H (W=96, H=64)`: the relation with the values it was checked at.
+std::string printDimRelationAt(const DimRelation &R,
+                               const std::map<std::string, int64_t> &Values);
 
 /// Parses `min:max[:opt]`; on failure sets \p Error (lowercase, no trailing
 /// period). Checks 0 <= min <= opt <= max.
