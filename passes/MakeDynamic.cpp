@@ -35,6 +35,7 @@
 // leaves inference's `unk__N` names).
 //
 //===----------------------------------------------------------------------===//
+#include "BakedConstants.h"
 #include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/Analysis/DimConstraints.h"
@@ -138,6 +139,12 @@ public:
                        llvm::ArrayRef<int64_t> Target, Rewriter &RW);
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
                     const llvm::DenseMap<const Node *, size_t> &Order);
+  bool resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
+                      llvm::ArrayRef<DimExpr> Sizes,
+                      llvm::ArrayRef<int64_t> Baked, Rewriter &RW);
+  void repairBakedConstants(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// True if a repair already reported why \p N pins every one of \p New.
+  bool alreadyReported(const Node *N, const std::set<std::string> &New) const;
 
   /// Old value of each new symbol.
   OldValues Old;
@@ -146,6 +153,8 @@ public:
   bool Repaired = false;
   /// What was repaired, by kind (for the closing remark).
   std::map<std::string, int> RepairCounts;
+  /// Values of constant subgraphs seen this round (evaluateBaked).
+  llvm::DenseMap<const Value *, Tensor> BakedValues;
   /// Bounds the model implies on new symbols (stored as dim ranges when
   /// both ends are known).
   std::map<std::string, SymbolBound> Bounds;
@@ -178,7 +187,7 @@ void DynamicRewrite::examineConstraints(const DimAnalysis &DA) {
     for (const std::string &S : C.symbols())
       if (Old.count(S))
         New.insert(S);
-    if (New.empty())
+    if (New.empty() || alreadyReported(C.N, New))
       continue;
     if (std::optional<SymbolBound> B = impliedBound(C, SymbolDomain())) {
       auto [It, Inserted] = Bounds.emplace(B->Symbol, *B);
@@ -884,10 +893,230 @@ void DynamicRewrite::repairResize(
     Repaired = true;
     return;
   }
+  if (resizeToInputs(N, *In, *Sizes, Baked, RW))
+    return;
   Problems.push_back(
       {&N, "sizes '" + N.getOperand(3)->getName().str() +
                "' hold numbers where the input is dynamic, and no "
                "elementwise user says what they become"});
+}
+
+/// A Resize to constant sizes whose literals are the old sizes of new input
+/// dims: an interpolation to the input's size (`F.interpolate(y,
+/// size=x.shape[2:])`) baked in. A literal equal to the old size of the
+/// Resize input's own dim keeps that dim (the batch, the channels); any
+/// other baked literal is the old size of the one new symbol, among those
+/// the input's dim is computed from, that had it, and becomes that input
+/// dim, read from the Shape of the graph input that has it. The symbol
+/// behind the dim decides, not the first equal number, so H = W at the
+/// example size is not ambiguous.
+bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
+                                    llvm::ArrayRef<DimExpr> Sizes,
+                                    llvm::ArrayRef<int64_t> Baked,
+                                    Rewriter &RW) {
+  if (Sizes.size() != In.size())
+    return false;
+  // For each position: the value and dim it reads, or none (the literal).
+  std::vector<std::pair<Value *, unsigned>> Source(In.size(), {nullptr, 0});
+  std::vector<std::string> Said;
+  for (size_t K = 0; K < In.size(); ++K) {
+    if (Baked[K] < 0)
+      continue;
+    if (oldValue(In[K]) == Baked[K]) {
+      Source[K] = {N.getOperand(0), unsigned(K)};
+      continue;
+    }
+    std::set<std::string> Same;
+    In[K].forEachSymbol([&](llvm::StringRef S) {
+      auto It = Old.find(S.str());
+      if (It != Old.end() && It->second == Baked[K])
+        Same.insert(S.str());
+    });
+    if (Same.size() != 1)
+      return false;
+    for (auto &[Input, Dims] : NewShapes)
+      for (unsigned D = 0; D < Dims.size() && !Source[K].first; ++D)
+        if (Dims[D].isSymbol() && Dims[D].getSymbol() == *Same.begin())
+          Source[K] = {Input, D};
+    if (!Source[K].first)
+      return false;
+    Said.push_back(*Same.begin());
+  }
+  if (Said.empty())
+    return false;
+  RW.setInsertionPointBefore(&N);
+  Graph &G = *N.getParentGraph();
+  llvm::DenseMap<Value *, Value *> Shapes;
+  std::vector<Value *> Pieces;
+  for (size_t K = 0; K < In.size(); ++K) {
+    auto [V, D] = Source[K];
+    if (!V && Sizes[K].isConstant()) {
+      Pieces.push_back(RW.createConstant(
+          G, Tensor::fromInt64s("size", {1}, {Sizes[K].getConstant()})));
+      continue;
+    }
+    // A size computed in the graph (the batch and channels of
+    // `Shape(y)[:2]`) stays as computed.
+    if (!V)
+      std::tie(V, D) = std::make_pair(N.getOperand(3), unsigned(K));
+    Value *&S = Shapes[V];
+    if (!S)
+      S = V == N.getOperand(3)
+              ? V
+              : RW.createNode("Shape", {V}, 1, "", "sizes_dynamic")
+                    ->getResult(0);
+    Node *Gather = RW.createNode(
+        "Gather", {S, RW.createConstant(G, Tensor::fromInt64s("dim_index", {1},
+                                                             {int64_t(D)}))},
+        1, "", "sizes_dynamic");
+    Gather->setAttr(Attribute::getInt("axis", 0));
+    Pieces.push_back(Gather->getResult(0));
+  }
+  Node *Concat = RW.createNode("Concat", Pieces, 1, "", "sizes_dynamic");
+  Concat->setAttr(Attribute::getInt("axis", 0));
+  RW.setOperand(&N, 3, Concat->getResult(0));
+  std::vector<std::string> Printed;
+  for (const DimExpr &E : Sizes)
+    Printed.push_back(E.str());
+  emitRemark(RW.getDiags(), N)
+      << "sizes '" << N.getOperand(3)->getName() << "' = ["
+      << llvm::join(Printed, ",") << "] held the old sizes of " << llvm::join(Said, ", ")
+      << ": an interpolation to the input size, now read from its Shape";
+  ++RepairCounts["Resize to the input size"];
+  Repaired = true;
+  return true;
+}
+
+/// Ops whose operands broadcast against each other elementwise: a constant
+/// operand sized for the old input meets the dynamic operand here.
+bool isBroadcastingElementwise(const Node &N) {
+  static const char *const Ops[] = {
+      "Add",  "And",  "BitShift", "Div",          "Equal",
+      "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Max",
+      "Mean", "Min",  "Mod",      "Mul",          "Or",
+      "Pow",  "Sub",  "Sum",      "Where",        "Xor"};
+  if (!N.isOnnxDomain())
+    return false;
+  for (const char *Op : Ops)
+    if (N.is(Op))
+      return true;
+  return false;
+}
+
+/// The value of \p V when it is computed from constants only (a grid that
+/// torch built with Expand and Cast, a mask made by Trilu of a constant):
+/// the exporter left the subgraph, its value is what was baked. Shape and
+/// Size are not followed (they read sizes, which are no longer constant),
+/// nor are random ops. Results are memoized per round in \p Memo.
+static Tensor evaluateBaked(const Value &V, int64_t Opset,
+                            llvm::DenseMap<const Value *, Tensor> &Memo,
+                            unsigned Depth = 0) {
+  if (Tensor T = getConstantValue(V))
+    return T;
+  auto It = Memo.find(&V);
+  if (It != Memo.end())
+    return It->second;
+  Memo[&V] = Tensor();
+  const Node *Def = V.getDefiningNode();
+  if (!Def || Depth > 64 || !Def->isOnnxDomain() || Def->is("Shape") ||
+      Def->is("Size") || isNondeterministicOp(*Def) ||
+      !isEvaluableOp(Def->getOpType()))
+    return Tensor();
+  std::vector<Tensor> Operands;
+  for (unsigned I = 0; I < Def->getNumOperands(); ++I) {
+    const Value *Op = Def->getOperand(I);
+    Operands.push_back(Op ? evaluateBaked(*Op, Opset, Memo, Depth + 1)
+                          : Tensor());
+    if (Op && !Operands.back())
+      return Tensor();
+  }
+  ConstantEvalOptions Opts;
+  Opts.MaxResultBytes = 16 << 20;
+  std::string Why;
+  std::optional<std::vector<Tensor>> R =
+      evaluateNode(*Def, Operands, Opset, Opts, Why);
+  if (!R)
+    return Tensor();
+  for (unsigned I = 0; I < Def->getNumResults() && I < R->size(); ++I)
+    if (Def->getResult(I))
+      Memo[Def->getResult(I)] = (*R)[I];
+  return Memo[&V];
+}
+
+/// A constant operand of an elementwise node whose dims are the old sizes
+/// of dims that are dynamic in another operand: broadcasting would pin
+/// them. BakedConstants.cpp rebuilds it (grids, anchor grids, masks,
+/// tables) or says why it cannot; the latter is a problem naming the
+/// constant, and the symbols it pins.
+void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
+                                          Rewriter &RW) {
+  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+    Value *C = N.getOperand(I);
+    Tensor T = C ? evaluateBaked(*C, RW.getModel().getOpsetVersion(""),
+                                 BakedValues)
+                 : Tensor();
+    if (!T)
+      continue;
+    std::vector<int64_t> Dims = T.getDims();
+    BakedConstant B;
+    B.User = &N;
+    B.Operand = I;
+    B.T = T;
+    std::set<std::string> New;
+    for (unsigned A = 0; A < Dims.size(); ++A) {
+      if (Dims[A] <= 1)
+        continue;
+      for (unsigned J = 0; J < N.getNumOperands(); ++J) {
+        Value *P = N.getOperand(J);
+        const std::vector<DimExpr> *PD = P ? DA.getDims(*P) : nullptr;
+        if (J == I || !PD ||
+            evaluateBaked(*P, RW.getModel().getOpsetVersion(""), BakedValues))
+          continue;
+        int64_t PA = int64_t(A) + int64_t(PD->size()) - int64_t(Dims.size());
+        if (PA < 0)
+          continue;
+        DimExpr E = expressInInputs(DA, *P, *PD, Old)[PA];
+        if (E.isConstant() || E.hasUnknown() || oldValue(E) != Dims[A])
+          continue;
+        BakedAxis BA;
+        BA.Axis = A;
+        BA.Partner = P;
+        BA.PartnerAxis = PA;
+        BA.IsInputSymbol = E.isSymbol() && Old.count(E.getSymbol().str());
+        BA.DimText = E.str();
+        B.Axes.push_back(BA);
+        E.forEachSymbol([&](llvm::StringRef S) {
+          if (Old.count(S.str()))
+            New.insert(S.str());
+        });
+        break;
+      }
+    }
+    if (B.Axes.empty())
+      continue;
+    RebuildResult R = rebuildBakedConstant(B, RW.getModel(), RW);
+    if (!R.Rule.empty()) {
+      emitRemark(RW.getDiags(), N) << R.Message;
+      ++RepairCounts[R.Rule];
+      Repaired = true;
+      continue;
+    }
+    std::string Names = llvm::join(New, ", ");
+    Problems.push_back(
+        {&N,
+         R.Message + "; re-export with dynamic axes, or keep " + Names +
+             " static with allow-partial=true",
+         New});
+  }
+}
+
+bool DynamicRewrite::alreadyReported(const Node *N,
+                                     const std::set<std::string> &New) const {
+  for (const Problem &P : Problems)
+    if (P.N == N && std::includes(P.Pins.begin(), P.Pins.end(), New.begin(),
+                                  New.end()))
+      return true;
+  return false;
 }
 
 /// Runs \p Pipeline on \p M as a nested pipeline sharing \p Ctx's
@@ -920,6 +1149,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   // result): repeat until nothing changes.
   for (int Round = 0; Round < 8; ++Round) {
     Problems.clear();
+    BakedValues.clear();
     Repaired = false;
     {
       DimAnalysis DA(M);
@@ -944,6 +1174,8 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
           repairRecurrentState(*N, DA, RW);
         else if (N->is("Resize"))
           repairResize(*N, DA, RW, Order);
+        else if (isBroadcastingElementwise(*N))
+          repairBakedConstants(*N, DA, RW);
       }
     }
     if (!Repaired)

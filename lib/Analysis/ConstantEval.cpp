@@ -429,6 +429,8 @@ private:
 
   // Ops.
   Results evalConstant();
+  Results evalTrilu();
+  Results evalClip();
   Results evalShape();
   Results evalSize();
   Results evalGather();
@@ -1493,6 +1495,85 @@ Results Evaluator::evalUnary() {
   return oneLiteral(Out);
 }
 
+/// Trilu keeps the elements on and above (upper=1) or on and below the
+/// k-th diagonal of the last two axes and zeroes the rest. Static exports
+/// compute causal masks this way from a constant of the old length.
+Results Evaluator::evalTrilu() {
+  std::optional<Literal> A = literalOperand(0);
+  if (!A)
+    return std::nullopt;
+  if (A->Dims.size() < 2)
+    return fail("Trilu needs rank >= 2");
+  int64_t K = 0;
+  if (hasOperand(1)) {
+    std::optional<int64_t> V = scalarIntOperand(1);
+    if (!V)
+      return std::nullopt;
+    K = *V;
+  }
+  bool Upper = N.getAttrInt("upper", 1) != 0;
+  int64_t Rows = A->Dims[A->Dims.size() - 2], Cols = A->Dims.back();
+  Literal Out = *A;
+  for (size_t I = 0; I < Out.size(); ++I) {
+    int64_t Row = (int64_t(I) / Cols) % Rows, Col = int64_t(I) % Cols;
+    bool Keep = Upper ? Col - Row >= K : Col - Row <= K;
+    if (Keep)
+      continue;
+    if (Out.isReal())
+      Out.Reals[I] = 0;
+    else
+      Out.Ints[I] = 0;
+  }
+  return oneLiteral(Out);
+}
+
+/// Clip to [min, max]: attributes before opset 11, optional scalar inputs
+/// from then on. NaN stays NaN, as in runtimes.
+Results Evaluator::evalClip() {
+  std::optional<Literal> A = literalOperand(0);
+  if (!A)
+    return std::nullopt;
+  if (!isNumericType(A->ET))
+    return fail("Clip needs a numeric operand");
+  std::optional<double> Lo, Hi;
+  if (Opset < 11) {
+    if (N.hasAttr("min"))
+      Lo = N.getAttrFloat("min", 0);
+    if (N.hasAttr("max"))
+      Hi = N.getAttrFloat("max", 0);
+  } else {
+    for (unsigned I = 1; I <= 2; ++I) {
+      if (!hasOperand(I))
+        continue;
+      std::optional<Literal> B = literalOperand(I);
+      if (!B)
+        return std::nullopt;
+      if (B->size() != 1 || B->ET != A->ET)
+        return fail("Clip's bounds must be scalars of the input's type");
+      (I == 1 ? Lo : Hi) = B->real(0);
+    }
+  }
+  Literal Out = *A;
+  for (size_t I = 0; I < Out.size(); ++I) {
+    if (Out.isReal()) {
+      double &X = Out.Reals[I];
+      if (std::isnan(X))
+        continue;
+      if (Lo && X < *Lo)
+        X = *Lo;
+      if (Hi && X > *Hi)
+        X = *Hi;
+      continue;
+    }
+    int64_t &X = Out.Ints[I];
+    if (Lo && double(X) < *Lo)
+      X = static_cast<int64_t>(*Lo);
+    if (Hi && double(X) > *Hi)
+      X = static_cast<int64_t>(*Hi);
+  }
+  return oneLiteral(Out);
+}
+
 Results Evaluator::evalWhere() {
   std::optional<Literal> C = literalOperand(0), X = literalOperand(1),
                          Y = literalOperand(2);
@@ -1626,7 +1707,9 @@ enum class OpKind {
   Unary,
   Binary,
   Variadic,
-  Reduce
+  Reduce,
+  Trilu,
+  Clip
 };
 
 OpKind classify(llvm::StringRef Op) {
@@ -1651,6 +1734,8 @@ OpKind classify(llvm::StringRef Op) {
       .Case("ConstantOfShape", OpKind::ConstantOfShape)
       .Case("Where", OpKind::Where)
       .Cases("Neg", "Abs", "Not", "Floor", "Ceil", "Sqrt", OpKind::Unary)
+      .Case("Trilu", OpKind::Trilu)
+      .Case("Clip", OpKind::Clip)
       .Cases("Add", "Sub", "Mul", "Div", "Mod", OpKind::Binary)
       .Cases("Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
              OpKind::Binary)
@@ -1720,6 +1805,10 @@ Results Evaluator::run() {
     return evalVariadic();
   case OpKind::Reduce:
     return evalReduce();
+  case OpKind::Trilu:
+    return evalTrilu();
+  case OpKind::Clip:
+    return evalClip();
   case OpKind::Unknown:
     break;
   }

@@ -1,0 +1,81 @@
+//===- ConstantPatterns.h - Recognise how a constant depends on indices -*- C++ -*-===//
+//
+// A static export bakes tensors that the model computed from its input
+// sizes: YOLO's grids (affine in the cell index), anchor grids (the same in
+// every cell), causal masks (a function of i - j), positional tables (a
+// prefix of a longer table). make-dynamic rebuilds them at the new sizes,
+// but only after checking, element by element and exactly, that the
+// constant has that form; these are the checks. They read the bytes of the
+// tensor and never guess: a constant that is almost affine or almost
+// triangular does not match.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_ANALYSIS_CONSTANTPATTERNS_H
+#define ONNXOPT_ANALYSIS_CONSTANTPATTERNS_H
+
+#include "onnxopt/IR/Tensor.h"
+#include "llvm/ADT/ArrayRef.h"
+#include <optional>
+#include <vector>
+
+namespace onnxopt {
+
+/// The elements of \p T with index 0 on each of \p Axes (those dims become
+/// 1), or a null Tensor when the bytes cannot be read (strings).
+Tensor sliceAtZero(const Tensor &T, llvm::ArrayRef<unsigned> Axes,
+                   llvm::StringRef Name);
+
+/// True if every slice of \p T along \p Axis holds the same bytes as the
+/// first one: cutting the axis to 1 broadcasts to the same tensor.
+bool isConstantAlong(const Tensor &T, unsigned Axis);
+
+/// T = Base + sum over k of i_k * Slopes[k], where i_k is the index along
+/// Axes[k], Base is T with index 0 on every one of Axes, and each slope is
+/// a tensor of Base's dims (it may vary along the other axes: a grid's x
+/// and y channels have different slopes). Axes whose slope is zero
+/// everywhere are left out of Terms.
+struct AffineForm {
+  Tensor Base;
+  struct Term {
+    unsigned Axis;
+    Tensor Slope;
+  };
+  std::vector<Term> Terms;
+};
+
+/// Matches \p T against the affine form over \p Axes (each of size >= 2).
+/// The check recomputes every element exactly as the rebuilt graph will,
+/// in the element type (float32 rounding for float: Base + i*Slope, terms
+/// added in axis order), and compares bit for bit. Only float, double,
+/// int32 and int64 tensors of at most \p MaxElements elements are matched.
+std::optional<AffineForm> matchAffine(const Tensor &T,
+                                      llvm::ArrayRef<unsigned> Axes,
+                                      llvm::StringRef Name,
+                                      int64_t MaxElements = 1 << 22);
+
+/// A constant whose element at (i along Row, j along Col) depends only on
+/// d = i - j, and is the same for every d <= -Below and for every
+/// d >= Above: T = Table[clamp(i - j, -Below, Above) + Below]. Causal masks
+/// (0 on and below the diagonal, -inf above) and banded masks have this
+/// form. Every other axis must have size 1.
+struct ToeplitzForm {
+  int64_t Below = 0;
+  int64_t Above = 0;
+  /// Below + Above + 1 elements, of T's element type.
+  Tensor Table;
+};
+
+/// Matches \p T (rank >= 2, Row < Col). The saturated ends must each be
+/// seen on at least two diagonals, so the value a larger size adds is
+/// determined by the constant, not assumed.
+std::optional<ToeplitzForm> matchToeplitz(const Tensor &T, unsigned Row,
+                                          unsigned Col, llvm::StringRef Name);
+
+/// True if \p Small equals the first elements of \p Big along \p Axis:
+/// same element type and rank, every other dim equal, Small's dim at Axis
+/// not larger than Big's.
+bool isPrefixAlong(const Tensor &Small, const Tensor &Big, unsigned Axis);
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_ANALYSIS_CONSTANTPATTERNS_H

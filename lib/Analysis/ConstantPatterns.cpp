@@ -1,0 +1,333 @@
+//===- ConstantPatterns.cpp - Recognise how a constant depends on indices -===//
+//
+// Every matcher reads the tensor's bytes once and compares exactly; none of
+// them samples. Byte comparison is used where the form only needs "the same
+// value" (collapse, Toeplitz, prefix), so it works for every element type
+// including bool; the affine form needs arithmetic and recomputes each
+// element with the rounding of the graph that will replace it.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/ConstantPatterns.h"
+#include "onnxopt/IR/Type.h"
+#include "onnx/onnx_pb.h"
+#include <cmath>
+#include <cstring>
+
+using namespace onnxopt;
+using onnx::TensorProto;
+
+namespace {
+
+/// Row-major strides, in elements.
+std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> Dims) {
+  std::vector<int64_t> S(Dims.size(), 1);
+  for (size_t I = Dims.size(); I-- > 1;)
+    S[I - 1] = S[I] * Dims[I];
+  return S;
+}
+
+/// The tensor's bytes and the size of one element, or nothing (strings,
+/// negative dims, a payload of the wrong length).
+struct Bytes {
+  std::string Storage;
+  llvm::StringRef Data;
+  size_t ElemSize = 0;
+};
+
+bool readBytes(const Tensor &T, Bytes &B) {
+  if (!T || T.getElemType() == TensorProto::STRING)
+    return false;
+  B.ElemSize = getElemTypeSize(T.getElemType());
+  if (!B.ElemSize || T.getNumElements() < 0)
+    return false;
+  std::optional<llvm::StringRef> Raw = T.getRawBytes(B.Storage);
+  if (!Raw || Raw->size() != uint64_t(T.getNumElements()) * B.ElemSize)
+    return false;
+  B.Data = *Raw;
+  return true;
+}
+
+bool sameElement(const Bytes &B, int64_t I, int64_t J) {
+  return !std::memcmp(B.Data.data() + I * B.ElemSize,
+                      B.Data.data() + J * B.ElemSize, B.ElemSize);
+}
+
+/// The flat index of the element with index 0 on \p Axes and the
+/// coordinates of \p Flat elsewhere.
+int64_t zeroOn(int64_t Flat, llvm::ArrayRef<int64_t> Dims,
+               llvm::ArrayRef<int64_t> Strides, llvm::ArrayRef<unsigned> Axes) {
+  for (unsigned A : Axes)
+    Flat -= (Flat / Strides[A]) % Dims[A] * Strides[A];
+  return Flat;
+}
+
+/// Dims with 1 on \p Axes.
+std::vector<int64_t> cutDims(std::vector<int64_t> Dims,
+                             llvm::ArrayRef<unsigned> Axes) {
+  for (unsigned A : Axes)
+    Dims[A] = 1;
+  return Dims;
+}
+
+/// Position of an element of the full tensor in a tensor of cutDims().
+int64_t indexInCut(int64_t Flat, llvm::ArrayRef<int64_t> Dims,
+                   llvm::ArrayRef<int64_t> Strides,
+                   llvm::ArrayRef<int64_t> CutStrides,
+                   llvm::ArrayRef<unsigned> Axes) {
+  int64_t Out = 0;
+  for (size_t D = 0; D < Dims.size(); ++D) {
+    if (llvm::is_contained(Axes, unsigned(D)))
+      continue;
+    Out += (Flat / Strides[D]) % Dims[D] * CutStrides[D];
+  }
+  return Out;
+}
+
+/// One element rounded as the element type stores it: float32 and int32
+/// results of the rebuilt graph's arithmetic are rounded at every step.
+double roundTo(int32_t ET, double V) {
+  if (ET == TensorProto::FLOAT)
+    return static_cast<float>(V);
+  return V;
+}
+
+bool representable(int32_t ET, double V) {
+  if (!std::isfinite(V))
+    return false;
+  switch (ET) {
+  case TensorProto::FLOAT:
+    return double(static_cast<float>(V)) == V;
+  case TensorProto::INT32:
+    return V == std::floor(V) && std::fabs(V) <= 2147483647.0;
+  case TensorProto::INT64:
+    // Exact in a double, so the recomputation below is exact too.
+    return V == std::floor(V) && std::fabs(V) <= 9007199254740992.0;
+  default:
+    return true;
+  }
+}
+
+/// Same value and the same sign of zero (a -0.0 slope is not a 0.0 one for
+/// a later division).
+bool identical(double A, double B) {
+  return A == B && std::signbit(A) == std::signbit(B);
+}
+
+Tensor fromDoubles(llvm::StringRef Name, int32_t ET,
+                   llvm::ArrayRef<int64_t> Dims, llvm::ArrayRef<double> V) {
+  std::string Raw;
+  auto Put = [&](const void *P, size_t N) {
+    Raw.append(static_cast<const char *>(P), N);
+  };
+  for (double X : V) {
+    switch (ET) {
+    case TensorProto::FLOAT: {
+      float F = static_cast<float>(X);
+      Put(&F, 4);
+      break;
+    }
+    case TensorProto::DOUBLE:
+      Put(&X, 8);
+      break;
+    case TensorProto::INT32: {
+      int32_t I = static_cast<int32_t>(X);
+      Put(&I, 4);
+      break;
+    }
+    default: {
+      int64_t I = static_cast<int64_t>(X);
+      Put(&I, 8);
+      break;
+    }
+    }
+  }
+  return Tensor::fromRaw(Name, ET, Dims, Raw);
+}
+
+} // namespace
+
+Tensor onnxopt::sliceAtZero(const Tensor &T, llvm::ArrayRef<unsigned> Axes,
+                            llvm::StringRef Name) {
+  Bytes B;
+  if (!readBytes(T, B))
+    return Tensor();
+  std::vector<int64_t> Dims = T.getDims();
+  std::vector<int64_t> Strides = stridesOf(Dims);
+  std::vector<int64_t> Cut = cutDims(Dims, Axes);
+  std::string Out;
+  int64_t N = T.getNumElements();
+  for (int64_t I = 0; I < N; ++I)
+    if (zeroOn(I, Dims, Strides, Axes) == I)
+      Out.append(B.Data.data() + I * B.ElemSize, B.ElemSize);
+  return Tensor::fromRaw(Name, T.getElemType(), Cut, Out);
+}
+
+bool onnxopt::isConstantAlong(const Tensor &T, unsigned Axis) {
+  Bytes B;
+  if (!readBytes(T, B))
+    return false;
+  std::vector<int64_t> Dims = T.getDims();
+  if (Axis >= Dims.size())
+    return false;
+  int64_t Outer = 1, Inner = 1;
+  for (unsigned D = 0; D < Axis; ++D)
+    Outer *= Dims[D];
+  for (unsigned D = Axis + 1; D < Dims.size(); ++D)
+    Inner *= Dims[D];
+  size_t Chunk = Inner * B.ElemSize;
+  for (int64_t O = 0; O < Outer; ++O) {
+    const char *First = B.Data.data() + O * Dims[Axis] * Chunk;
+    for (int64_t I = 1; I < Dims[Axis]; ++I)
+      if (std::memcmp(First, First + I * Chunk, Chunk))
+        return false;
+  }
+  return true;
+}
+
+std::optional<AffineForm> onnxopt::matchAffine(const Tensor &T,
+                                               llvm::ArrayRef<unsigned> Axes,
+                                               llvm::StringRef Name,
+                                               int64_t MaxElements) {
+  int32_t ET = T ? T.getElemType() : 0;
+  if (ET != TensorProto::FLOAT && ET != TensorProto::DOUBLE &&
+      ET != TensorProto::INT32 && ET != TensorProto::INT64)
+    return std::nullopt;
+  std::vector<int64_t> Dims = T.getDims();
+  int64_t N = T.getNumElements();
+  if (Axes.empty() || N > MaxElements)
+    return std::nullopt;
+  for (unsigned A : Axes)
+    if (A >= Dims.size() || Dims[A] < 2)
+      return std::nullopt;
+  std::optional<std::vector<double>> V = T.toDoubles();
+  if (!V || int64_t(V->size()) != N)
+    return std::nullopt;
+  for (double X : *V)
+    if (!representable(ET, X))
+      return std::nullopt;
+
+  std::vector<int64_t> Strides = stridesOf(Dims);
+  std::vector<int64_t> Cut = cutDims(Dims, Axes);
+  std::vector<int64_t> CutStrides = stridesOf(Cut);
+  int64_t NumBase = 1;
+  for (int64_t D : Cut)
+    NumBase *= D;
+  std::vector<double> Base(NumBase);
+  std::vector<std::vector<double>> Slopes(Axes.size(),
+                                          std::vector<double>(NumBase));
+  for (int64_t I = 0; I < N; ++I) {
+    if (zeroOn(I, Dims, Strides, Axes) != I)
+      continue;
+    int64_t C = indexInCut(I, Dims, Strides, CutStrides, Axes);
+    Base[C] = (*V)[I];
+    for (size_t K = 0; K < Axes.size(); ++K) {
+      double S = (*V)[I + Strides[Axes[K]]] - (*V)[I];
+      if (!representable(ET, S))
+        return std::nullopt;
+      Slopes[K][C] = S;
+    }
+  }
+  // A term whose slope is +0 everywhere is left out of the graph (the
+  // constant does not vary along that axis); the others are in it for
+  // every element, zeros included (-0.0 + 0.0 is +0.0).
+  std::vector<bool> Keep(Axes.size());
+  for (size_t K = 0; K < Axes.size(); ++K)
+    Keep[K] = llvm::any_of(Slopes[K], [](double S) {
+      return S != 0 || std::signbit(S);
+    });
+  // Recompute every element as Base + i0*S0 + i1*S1 ... with the element
+  // type's rounding after each operation, as the rebuilt graph does.
+  for (int64_t I = 0; I < N; ++I) {
+    int64_t C = indexInCut(I, Dims, Strides, CutStrides, Axes);
+    double Acc = Base[C];
+    for (size_t K = 0; K < Axes.size(); ++K) {
+      if (!Keep[K])
+        continue;
+      int64_t Index = (I / Strides[Axes[K]]) % Dims[Axes[K]];
+      Acc = roundTo(ET, Acc + roundTo(ET, double(Index) * Slopes[K][C]));
+    }
+    if (!identical(Acc, (*V)[I]))
+      return std::nullopt;
+  }
+  AffineForm F;
+  F.Base = fromDoubles(Name.str() + "_base", ET, Cut, Base);
+  for (size_t K = 0; K < Axes.size(); ++K) {
+    if (!Keep[K])
+      continue;
+    F.Terms.push_back({Axes[K], fromDoubles(Name.str() + "_step" +
+                                                std::to_string(Axes[K]),
+                                            ET, Cut, Slopes[K])});
+  }
+  return F;
+}
+
+std::optional<ToeplitzForm> onnxopt::matchToeplitz(const Tensor &T,
+                                                   unsigned Row, unsigned Col,
+                                                   llvm::StringRef Name) {
+  Bytes B;
+  if (!readBytes(T, B))
+    return std::nullopt;
+  std::vector<int64_t> Dims = T.getDims();
+  if (Row >= Col || Col >= Dims.size())
+    return std::nullopt;
+  for (unsigned D = 0; D < Dims.size(); ++D)
+    if (D != Row && D != Col && Dims[D] != 1)
+      return std::nullopt;
+  int64_t R = Dims[Row], C = Dims[Col];
+  if (R < 2 || C < 2)
+    return std::nullopt;
+  std::vector<int64_t> Strides = stridesOf(Dims);
+  int64_t SR = Strides[Row], SC = Strides[Col];
+  // The element standing for diagonal d: (d, 0) below, (0, -d) above.
+  auto Rep = [&](int64_t D) { return D >= 0 ? D * SR : -D * SC; };
+  for (int64_t I = 0; I < R; ++I)
+    for (int64_t J = 0; J < C; ++J)
+      if (!sameElement(B, I * SR + J * SC, Rep(I - J)))
+        return std::nullopt;
+  int64_t Below = C - 1;
+  while (Below > 0 && sameElement(B, Rep(-(Below - 1)), Rep(-(C - 1))))
+    --Below;
+  int64_t Above = R - 1;
+  while (Above > 0 && sameElement(B, Rep(Above - 1), Rep(R - 1)))
+    --Above;
+  // Each saturated end must cover two diagonals: otherwise what lies
+  // beyond the old size is not shown by the constant.
+  if (Below >= C - 1 || Above >= R - 1)
+    return std::nullopt;
+  std::string Table;
+  for (int64_t D = -Below; D <= Above; ++D)
+    Table.append(B.Data.data() + Rep(D) * B.ElemSize, B.ElemSize);
+  ToeplitzForm F;
+  F.Below = Below;
+  F.Above = Above;
+  F.Table = Tensor::fromRaw(Name.str() + "_table", T.getElemType(),
+                            {Below + Above + 1}, Table);
+  return F;
+}
+
+bool onnxopt::isPrefixAlong(const Tensor &Small, const Tensor &Big,
+                            unsigned Axis) {
+  if (!Small || !Big || Small.getElemType() != Big.getElemType())
+    return false;
+  std::vector<int64_t> SD = Small.getDims(), BD = Big.getDims();
+  if (SD.size() != BD.size() || Axis >= SD.size() || SD[Axis] > BD[Axis])
+    return false;
+  for (size_t D = 0; D < SD.size(); ++D)
+    if (D != Axis && SD[D] != BD[D])
+      return false;
+  Bytes S, L;
+  if (!readBytes(Small, S) || !readBytes(Big, L))
+    return false;
+  int64_t Outer = 1, Inner = 1;
+  for (unsigned D = 0; D < Axis; ++D)
+    Outer *= SD[D];
+  for (unsigned D = Axis + 1; D < SD.size(); ++D)
+    Inner *= SD[D];
+  size_t SmallChunk = SD[Axis] * Inner * S.ElemSize;
+  size_t BigChunk = BD[Axis] * Inner * S.ElemSize;
+  for (int64_t O = 0; O < Outer; ++O)
+    if (std::memcmp(S.Data.data() + O * SmallChunk,
+                    L.Data.data() + O * BigChunk, SmallChunk))
+      return false;
+  return true;
+}

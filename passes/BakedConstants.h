@@ -1,0 +1,63 @@
+//===- BakedConstants.h - Rebuild constants a static export baked -*- C++ -*-===//
+//
+// make-dynamic's repairs of whole tensors: a constant operand of an
+// elementwise node whose dims are the old sizes of dims that are now
+// dynamic in the operand it meets. The rules (ConstantPatterns.h checks the
+// values) rebuild it at the new sizes, read from the Shape of that operand:
+//  - constant along the axis: cut to 1, broadcasting does the rest;
+//  - affine in the indices (grids): Base + Range * Slope per axis;
+//  - a function of i - j (causal and banded masks): a Gather from the
+//    diagonal table at the clamped i - j;
+//  - along one axis whose size is an input symbol: a prefix of a longer
+//    initializer of the model (the full table), or the constant itself,
+//    sliced to the new size (which bounds the symbol by the old size).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_PASSES_BAKEDCONSTANTS_H
+#define ONNXOPT_PASSES_BAKEDCONSTANTS_H
+
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
+#include <string>
+#include <vector>
+
+namespace onnxopt {
+
+/// An axis of the constant whose size is the old size of \p PartnerAxis of
+/// \p Partner, a dim that is now dynamic.
+struct BakedAxis {
+  unsigned Axis = 0;
+  Value *Partner = nullptr;
+  unsigned PartnerAxis = 0;
+  /// The partner's dim is one of the new input symbols itself (a sequence
+  /// length), not a size computed from them.
+  bool IsInputSymbol = false;
+  /// The partner's dim, as an expression over the input symbols.
+  std::string DimText;
+};
+
+struct BakedConstant {
+  Node *User = nullptr;
+  unsigned Operand = 0;
+  Tensor T;
+  std::vector<BakedAxis> Axes;
+};
+
+/// What a rebuild did: the rule that fired and a sentence for the remark,
+/// or (Rule empty) why no rule applies.
+struct RebuildResult {
+  std::string Rule;
+  std::string Message;
+  /// The rule slices the constant itself: the symbol stays within the old
+  /// size (the dim analysis derives the bound from the Slice).
+  bool Bounds = false;
+};
+
+/// Rebuilds \p B's constant at the partner's sizes and makes the user read
+/// the rebuilt value. Changes nothing when no rule applies.
+RebuildResult rebuildBakedConstant(const BakedConstant &B, Model &M,
+                                   Rewriter &RW);
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_PASSES_BAKEDCONSTANTS_H
