@@ -465,7 +465,15 @@ def main():
         },
     ]
 
-    with open(os.path.join(out, "manifest.json"), "w") as f:
+    # Entries another generator wrote (they name it in "generator", e.g.
+    # gen_dynamic_twins.py) stay, after this generator's own.
+    manifest_path = os.path.join(out, "manifest.json")
+    if os.path.exists(manifest_path):
+        with open(manifest_path) as f:
+            old_models = json.load(f).get("models", [])
+        manifest["models"] += [m for m in old_models
+                               if m.get("generator", manifest["generator"]) != manifest["generator"]]
+    with open(manifest_path, "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=False)
         f.write("\n")
     return 0
