@@ -12,11 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BakedConstants.h"
+#include "onnx/onnx_pb.h"
 #include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/Analysis/ConstantPatterns.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
-#include "onnx/onnx_pb.h"
 
 using namespace onnxopt;
 
@@ -136,8 +136,8 @@ std::string sizesText(const BakedConstant &B, llvm::ArrayRef<unsigned> Axes) {
   std::vector<std::string> S;
   for (unsigned A : Axes) {
     const BakedAxis &I = axisInfo(B, A);
-    S.push_back(I.DimText + " (dim " + std::to_string(I.PartnerAxis) +
-                " of '" + I.Partner->getName().str() + "')");
+    S.push_back(I.DimText + " (dim " + std::to_string(I.PartnerAxis) + " of '" +
+                I.Partner->getName().str() + "')");
   }
   return llvm::join(S, ", ");
 }
@@ -150,7 +150,8 @@ Value *buildAffine(const BakedConstant &B, const AffineForm &F, Builder &Bld) {
     const BakedAxis &A = axisInfo(B, Term.Axis);
     Value *Index = Bld.castTo(
         Bld.indicesAlong(A.Partner, A.PartnerAxis, Term.Axis, Rank), ET);
-    Value *Step = Bld.op("Mul", {Index, Bld.constant(Term.Slope)}, "baked_grid");
+    Value *Step =
+        Bld.op("Mul", {Index, Bld.constant(Term.Slope)}, "baked_grid");
     Acc = Bld.op("Add", {Acc, Step}, "baked_grid");
   }
   return Acc;
@@ -194,10 +195,11 @@ Value *findLongerTable(const Tensor &T, unsigned Axis, Graph &G,
         continue;
       if (Big.getDims()[Axis - Lead] <= Dims[Axis])
         continue;
-      Tensor Small = Lead ? Tensor::fromRaw("table", T.getElemType(),
-                                            llvm::ArrayRef<int64_t>(Dims).drop_front(Lead),
-                                            *Bytes)
-                          : T;
+      Tensor Small =
+          Lead ? Tensor::fromRaw("table", T.getElemType(),
+                                 llvm::ArrayRef<int64_t>(Dims).drop_front(Lead),
+                                 *Bytes)
+               : T;
       if (!isPrefixAlong(Small, Big, Axis - Lead))
         continue;
       Dropped = Lead;
@@ -251,9 +253,8 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
   if (std::optional<AffineForm> F = matchAffine(B.T, Axes, Name)) {
     Builder Bld(M, RW, User);
     return Use(buildAffine(B, *F, Bld), "affine constant",
-               What + " is affine in its indices along " +
-                   axesText(Varying) + ": rebuilt with Range at " +
-                   sizesText(B, Axes));
+               What + " is affine in its indices along " + axesText(Varying) +
+                   ": rebuilt with Range at " + sizesText(B, Axes));
   }
   std::vector<unsigned> Still;
   for (unsigned A : Axes)
@@ -264,28 +265,27 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
     std::optional<ToeplitzForm> F =
         matchToeplitz(Reduced, Varying[0], Varying[1], Name);
     if (F && M.getOpsetVersion("") < 12) {
-      Result.Message = What + " is a function of i - j (a mask), and "
+      Result.Message = What +
+                       " is a function of i - j (a mask), and "
                        "rebuilding it needs Max and Min of int64 (opset 12)";
       return Result;
     }
     if (F) {
       Builder Bld(M, RW, User);
-      return Use(buildToeplitz(B, *F, Varying[0], Varying[1], Bld),
-                 "mask of i - j",
-                 What + " depends only on i - j along " + axesText(Varying) +
-                     " (" + std::to_string(F->Below + F->Above + 1) +
-                     " distinct diagonals): rebuilt at " +
-                     sizesText(B, Varying));
+      return Use(
+          buildToeplitz(B, *F, Varying[0], Varying[1], Bld), "mask of i - j",
+          What + " depends only on i - j along " + axesText(Varying) + " (" +
+              std::to_string(F->Below + F->Above + 1) +
+              " distinct diagonals): rebuilt at " + sizesText(B, Varying));
     }
   }
-  if (Varying.size() == 1 && Reduced &&
-      axisInfo(B, Varying[0]).IsInputSymbol) {
+  if (Varying.size() == 1 && Reduced && axisInfo(B, Varying[0]).IsInputSymbol) {
     unsigned Axis = Varying[0];
     const BakedAxis &A = axisInfo(B, Axis);
     Builder Bld(M, RW, User);
     unsigned Dropped = 0;
-    if (Value *Big = findLongerTable(Reduced, Axis, *User.getParentGraph(),
-                                     Dropped)) {
+    if (Value *Big =
+            findLongerTable(Reduced, Axis, *User.getParentGraph(), Dropped)) {
       Value *V = Bld.prefix(Big, Axis - Dropped, A.Partner, A.PartnerAxis);
       if (Dropped)
         V = Bld.unsqueezeLeading(V, Dropped);
@@ -297,8 +297,9 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
     Value *Data = Still.empty() ? Operand : Bld.constant(Reduced);
     Result = Use(Bld.prefix(Data, Axis, A.Partner, A.PartnerAxis),
                  "slice of a baked table",
-                 What + " is no prefix of a longer table in the model: kept "
-                        "and sliced to " +
+                 What +
+                     " is no prefix of a longer table in the model: kept "
+                     "and sliced to " +
                      sizesText(B, Varying) + ", so " + A.DimText +
                      " <= " + std::to_string(B.T.getDims()[Axis]));
     Result.Bounds = true;

@@ -1,4 +1,5 @@
-//===- BakedConstants.h - Rebuild constants a static export baked -*- C++ -*-===//
+//===- BakedConstants.h - Rebuild constants a static export baked -*- C++
+//-*-===//
 //
 // make-dynamic's repairs of whole tensors: a constant operand of an
 // elementwise node whose dims are the old sizes of dims that are now

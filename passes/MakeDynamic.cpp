@@ -137,6 +137,11 @@ public:
   void repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW);
   bool tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
                        llvm::ArrayRef<int64_t> Target, Rewriter &RW);
+  bool alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
+                    llvm::ArrayRef<int64_t> Target, Rewriter &RW,
+                    const std::vector<int64_t> *Planned = nullptr);
+  /// The graph input and dim that new symbol \p S is, if any.
+  std::pair<Value *, unsigned> inputDimOf(llvm::StringRef S) const;
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
                     const llvm::DenseMap<const Node *, size_t> &Order);
   bool resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
@@ -155,6 +160,8 @@ public:
   std::map<std::string, int> RepairCounts;
   /// Values of constant subgraphs seen this round (evaluateBaked).
   llvm::DenseMap<const Value *, Tensor> BakedValues;
+  DimExpr computedDim(const DimAnalysis &DA, const Value &V,
+                      llvm::ArrayRef<DimExpr> Dims, unsigned K);
   /// Bounds the model implies on new symbols (stored as dim ranges when
   /// both ends are known).
   std::map<std::string, SymbolBound> Bounds;
@@ -576,7 +583,8 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
           Candidates = Whole;
       }
       if (Candidates.size() != 1) {
-        if (tryShapeDerived(N, *In, *Target, RW))
+        if (alignReshape(N, *In, *Target, RW) ||
+            tryShapeDerived(N, *In, *Target, RW))
           return;
         Report(Candidates.empty()
                    ? "no single position can become -1 (more than one dim "
@@ -592,13 +600,16 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (MinusOne >= 0) {
     std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
     if (!Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest)) {
-      if (tryShapeDerived(N, *In, *Target, RW))
+      if (alignReshape(N, *In, *Target, RW) ||
+            tryShapeDerived(N, *In, *Target, RW))
         return;
       Report("the literal dims do not divide the input's size for every "
              "input size");
       return;
     }
   }
+  if (alignReshape(N, *In, *Target, RW, &New))
+    return;
   if (New == *Target)
     return;
   Graph &G = *N.getParentGraph();
@@ -713,6 +724,269 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
   Concat->setAttr(Attribute::getInt("axis", 0));
   RW.setOperand(&N, 1, Concat->getResult(0));
   ++RepairCounts["computed Reshape target"];
+  Repaired = true;
+  return true;
+}
+
+std::pair<Value *, unsigned>
+DynamicRewrite::inputDimOf(llvm::StringRef S) const {
+  for (const auto &[Input, Dims] : NewShapes)
+    for (unsigned D = 0; D < Dims.size(); ++D)
+      if (Dims[D].isSymbol() && Dims[D].getSymbol() == S)
+        return {Input, D};
+  return {nullptr, 0};
+}
+
+/// What one entry of a rebuilt Reshape target is.
+struct TargetPiece {
+  enum Kind { Literal, DataDims, InputDim } K = Literal;
+  int64_t Number = 0;        ///< Literal
+  unsigned First = 0, Last = 0; ///< DataDims: the product of dims [First, Last]
+  Value *Input = nullptr;    ///< InputDim: dim Dim of graph input Input
+  unsigned Dim = 0;
+  DimExpr Expr;              ///< what the entry is, over the input symbols
+};
+
+/// The last fallback for a baked Reshape target: read it as torch's view()
+/// does, aligning target entries with runs of consecutive input dims at
+/// the old sizes. An entry equal to one input dim is that dim; an entry
+/// equal to the product of several consecutive input dims (`view(b*t, c,
+/// h, w)` baked as [8,16,16,16]) is their product; consecutive entries
+/// whose product is one input dim split it (`view(b, t, -1)` over the
+/// [b*t, ...] of a frame-folded net), each entry becoming the new input
+/// symbol with that old size that divides the dim, when exactly one does;
+/// an entry 1 may also be a new axis. A -1 keeps the dims between the
+/// entries aligned from the left and from the right. Accepted only when
+/// the dim algebra shows the element count is kept at every size.
+bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
+                                  llvm::ArrayRef<int64_t> Target,
+                                  Rewriter &RW,
+                                  const std::vector<int64_t> *Planned) {
+  if (N.getAttrInt("allowzero", 0) != 0 ||
+      llvm::any_of(Target, [](int64_t T) { return T == 0 || T < -1; }))
+    return false;
+  std::vector<int64_t> OldIn;
+  for (const DimExpr &E : In) {
+    std::optional<int64_t> V = oldValue(E);
+    if (!V || *V < 1)
+      return false;
+    OldIn.push_back(*V);
+  }
+  size_t M = Target.size(), Minus = M;
+  for (size_t I = 0; I < M; ++I)
+    if (Target[I] == -1)
+      Minus = I;
+  std::vector<std::optional<TargetPiece>> Pieces(M);
+  auto DataDims = [&](unsigned First, unsigned Last) {
+    TargetPiece P;
+    P.K = TargetPiece::DataDims;
+    P.First = First;
+    P.Last = Last;
+    P.Expr = DimExpr::constant(1);
+    for (unsigned J = First; J <= Last; ++J)
+      P.Expr = P.Expr * In[J];
+    if (P.Expr.isConstant()) {
+      P.K = TargetPiece::Literal;
+      P.Number = P.Expr.getConstant();
+    }
+    return P;
+  };
+  // Splits input dim J over entries [From, To]: each entry becomes the one
+  // new symbol with its old size that divides the dim, or stays a literal.
+  auto Split = [&](unsigned J, size_t From, size_t To) {
+    DimExpr Rest = In[J];
+    for (size_t I = From; I <= To; ++I) {
+      std::optional<std::string> Found;
+      bool Ambiguous = false;
+      for (const auto &[Sym, OldV] : Old) {
+        if (OldV != Target[I] || !Rest.divExact(DimExpr::symbol(Sym)))
+          continue;
+        std::optional<DimExpr> Q = Rest.divExact(DimExpr::symbol(Sym));
+        if (!Q || Q->hasUnknown() || !isIntegralAtSamples(*Q))
+          continue;
+        Ambiguous |= Found.has_value();
+        Found = Sym;
+      }
+      if (Ambiguous)
+        return false;
+      TargetPiece P;
+      if (!Found) {
+        P.Number = Target[I];
+        P.Expr = DimExpr::constant(Target[I]);
+      } else {
+        std::tie(P.Input, P.Dim) = inputDimOf(*Found);
+        if (!P.Input)
+          return false;
+        P.K = TargetPiece::InputDim;
+        P.Expr = DimExpr::symbol(*Found);
+        Rest = *Rest.divExact(P.Expr);
+      }
+      Pieces[I] = P;
+    }
+    return Rest.isConstant() && Rest.getConstant() == 1;
+  };
+  // Aligns entries [From, To) with dims [J, End) in direction Step (+1
+  // from the left, -1 from the right); returns the dims left over.
+  auto Align = [&](int64_t I, int64_t IEnd, int64_t J, int64_t JEnd,
+                   int Step) -> std::optional<std::pair<int64_t, int64_t>> {
+    while (I != IEnd) {
+      int64_t T = Target[I];
+      if (J != JEnd && OldIn[J] == T) {
+        Pieces[I] = DataDims(J, J);
+        I += Step;
+        J += Step;
+        continue;
+      }
+      if (J != JEnd && OldIn[J] % T == 0 && OldIn[J] > T) {
+        int64_t P = T, K = I;
+        while (P < OldIn[J] && K + Step != IEnd) {
+          K += Step;
+          P *= Target[K];
+        }
+        if (P == OldIn[J] && Split(J, std::min(I, K), std::max(I, K))) {
+          I = K + Step;
+          J += Step;
+          continue;
+        }
+      }
+      if (J != JEnd && T % OldIn[J] == 0 && T > OldIn[J]) {
+        int64_t P = OldIn[J], L = J;
+        while (P < T && L + Step != JEnd) {
+          L += Step;
+          P *= OldIn[L];
+        }
+        if (P == T) {
+          Pieces[I] = DataDims(std::min(J, L), std::max(J, L));
+          I += Step;
+          J = L + Step;
+          continue;
+        }
+      }
+      // Next to the -1, a literal that divides the dim splits it with the
+      // -1: it stays, and the -1 takes the rest of the dim.
+      if (J != JEnd && I + Step == IEnd && OldIn[J] % T == 0) {
+        TargetPiece P;
+        P.Number = T;
+        P.Expr = DimExpr::constant(T);
+        Pieces[I] = P;
+        I += Step;
+        continue;
+      }
+      if (T != 1)
+        return std::nullopt;
+      TargetPiece One;
+      One.Number = 1;
+      One.Expr = DimExpr::constant(1);
+      Pieces[I] = One;
+      I += Step;
+    }
+    return std::make_pair(J, JEnd);
+  };
+  int64_t NIn = In.size();
+  std::optional<std::pair<int64_t, int64_t>> Left =
+      Align(0, Minus, 0, NIn, +1);
+  if (!Left)
+    return false;
+  int64_t JLeft = Left->first;
+  if (Minus < M) {
+    std::optional<std::pair<int64_t, int64_t>> Right =
+        Align(M - 1, Minus, NIn - 1, JLeft - 1, -1);
+    if (!Right)
+      return false;
+  } else {
+    for (int64_t J = JLeft; J < NIn; ++J)
+      if (OldIn[J] != 1 || !In[J].isConstant())
+        return false;
+  }
+  // The element count at every size.
+  DimExpr Product = DimExpr::constant(1), Known = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Product = Product * E;
+  bool Dynamic = false;
+  for (size_t I = 0; I < M; ++I) {
+    if (I == Minus)
+      continue;
+    Known = Known * Pieces[I]->Expr;
+    Dynamic |= Pieces[I]->K != TargetPiece::Literal;
+  }
+  std::optional<DimExpr> Rest = Product.divExact(Known);
+  if (!Dynamic || !Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest) ||
+      (Minus == M && *Rest != DimExpr::constant(1)))
+    return false;
+  // Next to the other repairs' target (\p Planned), the alignment is used
+  // only where it makes an entry follow the sizes that the other kept as a
+  // literal: `view(b, t, -1)` over [b*t, ...] counts fine with [1,8,-1]
+  // (the -1 grows with b*t), but the frames then end up in the last dim.
+  if (Planned) {
+    bool Better = false;
+    for (size_t I = 0; I < M && I < Planned->size(); ++I)
+      Better |= I != Minus && (*Planned)[I] > 0 &&
+                Pieces[I]->K != TargetPiece::Literal;
+    if (!Better)
+      return false;
+  }
+
+  // Without a -1, a product of several dims becomes the -1 (the count is
+  // kept, checked above): one node instead of a Mul of Gathers.
+  for (size_t I = 0; I < M && Minus == M; ++I)
+    if (Pieces[I]->K == TargetPiece::DataDims &&
+        Pieces[I]->First < Pieces[I]->Last)
+      Minus = I;
+  Graph &G = *N.getParentGraph();
+  RW.setInsertionPointBefore(&N);
+  llvm::DenseMap<Value *, Value *> Shapes;
+  auto DimOf = [&](Value *V, unsigned D) {
+    Value *&S = Shapes[V];
+    if (!S)
+      S = RW.createNode("Shape", {V}, 1, "", "dims")->getResult(0);
+    Node *Gather = RW.createNode(
+        "Gather",
+        {S, RW.createConstant(G, Tensor::fromInt64s("dim_index", {1},
+                                                     {int64_t(D)}))},
+        1, "", "dim");
+    Gather->setAttr(Attribute::getInt("axis", 0));
+    return Gather->getResult(0);
+  };
+  std::vector<Value *> Parts;
+  std::vector<int64_t> Run;
+  auto Flush = [&]() {
+    if (Run.empty())
+      return;
+    Parts.push_back(RW.createConstant(
+        G, Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_part",
+                              {int64_t(Run.size())}, Run)));
+    Run.clear();
+  };
+  for (size_t I = 0; I < M; ++I) {
+    if (I == Minus) {
+      Run.push_back(-1);
+      continue;
+    }
+    const TargetPiece &P = *Pieces[I];
+    if (P.K == TargetPiece::Literal) {
+      Run.push_back(P.Number);
+      continue;
+    }
+    Flush();
+    if (P.K == TargetPiece::InputDim) {
+      Parts.push_back(DimOf(P.Input, P.Dim));
+      continue;
+    }
+    Value *V = DimOf(N.getOperand(0), P.First);
+    for (unsigned J = P.First + 1; J <= P.Last; ++J)
+      V = RW.createNode("Mul", {V, DimOf(N.getOperand(0), J)}, 1, "", "dims")
+              ->getResult(0);
+    Parts.push_back(V);
+  }
+  Flush();
+  if (Parts.size() == 1 && Shapes.empty()) {
+    RW.setOperand(&N, 1, Parts.front());
+  } else {
+    Node *Concat = RW.createNode("Concat", Parts, 1, "", "target_dynamic");
+    Concat->setAttr(Attribute::getInt("axis", 0));
+    RW.setOperand(&N, 1, Concat->getResult(0));
+  }
+  ++RepairCounts["aligned Reshape target"];
   Repaired = true;
   return true;
 }
@@ -944,6 +1218,7 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
   }
   if (Said.empty())
     return false;
+  std::string OldName = N.getOperand(3)->getName().str();
   RW.setInsertionPointBefore(&N);
   Graph &G = *N.getParentGraph();
   llvm::DenseMap<Value *, Value *> Shapes;
@@ -979,7 +1254,7 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
   for (const DimExpr &E : Sizes)
     Printed.push_back(E.str());
   emitRemark(RW.getDiags(), N)
-      << "sizes '" << N.getOperand(3)->getName() << "' = ["
+      << "sizes '" << OldName << "' = ["
       << llvm::join(Printed, ",") << "] held the old sizes of " << llvm::join(Said, ", ")
       << ": an interpolation to the input size, now read from its Shape";
   ++RepairCounts["Resize to the input size"];
@@ -1075,7 +1350,7 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
         int64_t PA = int64_t(A) + int64_t(PD->size()) - int64_t(Dims.size());
         if (PA < 0)
           continue;
-        DimExpr E = expressInInputs(DA, *P, *PD, Old)[PA];
+        DimExpr E = computedDim(DA, *P, *PD, PA);
         if (E.isConstant() || E.hasUnknown() || oldValue(E) != Dims[A])
           continue;
         BakedAxis BA;
@@ -1108,6 +1383,26 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
              " static with allow-partial=true",
          New});
   }
+}
+
+/// Dim \p K of \p V as computed from the input symbols. The baked
+/// constant under repair has itself made the algebra merge that dim with
+/// its old size (an Add with a [1,3,8,8,2] grid, then a Concat, prove
+/// ceil(H/8) = 8 downstream), so a number is looked up in the dims of the
+/// first, forward sweep, which only upstream equalities have touched.
+DimExpr DynamicRewrite::computedDim(const DimAnalysis &DA, const Value &V,
+                                    llvm::ArrayRef<DimExpr> Dims, unsigned K) {
+  DimExpr E = expressInInputs(DA, V, Dims, Old)[K];
+  if (!E.isConstant())
+    return E;
+  const std::vector<DimExpr> *Forward = DA.getForwardDims(V);
+  if (!Forward || K >= Forward->size())
+    return E;
+  const DimExpr &F = (*Forward)[K];
+  if (F.isConstant() || !DA.isInputExpressible(F) ||
+      oldValue(F) != E.getConstant())
+    return E;
+  return F;
 }
 
 bool DynamicRewrite::alreadyReported(const Node *N,
@@ -1153,6 +1448,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
     Repaired = false;
     {
       DimAnalysis DA(M);
+      DA.setKeepForwardDims(true);
       DA.run();
       Rewriter RW(M, Diags);
       llvm::DenseMap<const Node *, size_t> Order;
@@ -1297,3 +1593,4 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
 std::unique_ptr<Pass> onnxopt::createMakeDynamicPass() {
   return std::make_unique<MakeDynamicPass>();
 }
+

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantPatterns.h"
-#include "onnxopt/IR/Type.h"
 #include "onnx/onnx_pb.h"
+#include "onnxopt/IR/Type.h"
 #include <cmath>
 #include <cstring>
 
@@ -232,9 +232,8 @@ std::optional<AffineForm> onnxopt::matchAffine(const Tensor &T,
   // every element, zeros included (-0.0 + 0.0 is +0.0).
   std::vector<bool> Keep(Axes.size());
   for (size_t K = 0; K < Axes.size(); ++K)
-    Keep[K] = llvm::any_of(Slopes[K], [](double S) {
-      return S != 0 || std::signbit(S);
-    });
+    Keep[K] = llvm::any_of(Slopes[K],
+                           [](double S) { return S != 0 || std::signbit(S); });
   // Recompute every element as Base + i0*S0 + i1*S1 ... with the element
   // type's rounding after each operation, as the rebuilt graph does.
   for (int64_t I = 0; I < N; ++I) {
@@ -254,9 +253,9 @@ std::optional<AffineForm> onnxopt::matchAffine(const Tensor &T,
   for (size_t K = 0; K < Axes.size(); ++K) {
     if (!Keep[K])
       continue;
-    F.Terms.push_back({Axes[K], fromDoubles(Name.str() + "_step" +
-                                                std::to_string(Axes[K]),
-                                            ET, Cut, Slopes[K])});
+    F.Terms.push_back(
+        {Axes[K], fromDoubles(Name.str() + "_step" + std::to_string(Axes[K]),
+                              ET, Cut, Slopes[K])});
   }
   return F;
 }

@@ -201,6 +201,9 @@ public:
   Model &M;
   llvm::DenseMap<const Value *, Dims> ValueDims;
   llvm::DenseMap<const Value *, Dims> ValueData;
+  /// ValueDims after the first sweep, when asked for (setKeepForwardDims).
+  bool KeepForward = false;
+  llvm::DenseMap<const Value *, Dims> ForwardDims;
   std::vector<std::string> InputSymbols;
   llvm::StringSet<> InputSymbolSet;
 
@@ -552,6 +555,8 @@ void DimAnalysis::Impl::run() {
     ValueDims.clear();
     ValueData.clear();
     sweepGraph(M.getGraph());
+    if (Sweep == 0 && KeepForward)
+      ForwardDims = ValueDims;
     if (!UnionsThisSweep)
       break;
   }
@@ -1590,6 +1595,14 @@ void DimAnalysis::run() {
 const std::vector<DimExpr> *DimAnalysis::getDims(const Value &V) const {
   auto It = P->ValueDims.find(&V);
   return It == P->ValueDims.end() ? nullptr : &It->second;
+}
+
+void DimAnalysis::setKeepForwardDims(bool Keep) { P->KeepForward = Keep; }
+
+const std::vector<DimExpr> *
+DimAnalysis::getForwardDims(const Value &V) const {
+  auto It = P->ForwardDims.find(&V);
+  return It == P->ForwardDims.end() ? nullptr : &It->second;
 }
 
 const std::vector<DimExpr> *DimAnalysis::getData(const Value &V) const {

@@ -682,3 +682,35 @@ TEST(ConstantEval, AgreesWithOnnxNodeTests) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ConstantEval, TriluUpperAndLowerWithK) {
+  const char *Sig = "g () => (float[3,3] Y) <float[3,3] A = {1.0, 2.0, 3.0, "
+                    "4.0, 5.0, 6.0, 7.0, 8.0, 9.0}, int64 K = {1}>";
+  Evaluated E = evalLast(Sig, "Y = Trilu (A, K)", 14);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.reals(), (F64{0, 2, 3, 0, 0, 6, 0, 0, 0}));
+  E = evalLast(Sig, "Y = Trilu <upper = 0> (A)", 14);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.reals(), (F64{1, 0, 0, 4, 5, 0, 7, 8, 9}));
+}
+
+TEST(ConstantEval, ClipByInputsAndAttributes) {
+  Evaluated E = evalLast("g () => (float[4] Y) <float[4] A = {-2.0, 0.5, 3.0, "
+                         "9.0}, float L = {0.0}, float H = {3.0}>",
+                         "Y = Clip (A, L, H)", 13);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.reals(), (F64{0, 0.5, 3, 3}));
+  E = evalLast("g () => (float[4] Y) <float[4] A = {-2.0, 0.5, 3.0, 9.0}>",
+               "Y = Clip <min = -1.0> (A)", 9);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.reals(), (F64{-1, 0.5, 3, 9}));
+  E = evalLast("g () => (int64[3] Y) <int64[3] A = {-5, 2, 7}, int64 H = "
+               "{4}>",
+               "Y = Clip (A, , H)", 13);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{-5, 2, 4}));
+}
+
+} // namespace

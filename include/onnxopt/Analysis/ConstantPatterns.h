@@ -1,4 +1,5 @@
-//===- ConstantPatterns.h - Recognise how a constant depends on indices -*- C++ -*-===//
+//===- ConstantPatterns.h - Recognise how a constant depends on indices -*- C++
+//-*-===//
 //
 // A static export bakes tensors that the model computed from its input
 // sizes: YOLO's grids (affine in the cell index), anchor grids (the same in

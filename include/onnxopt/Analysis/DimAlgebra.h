@@ -134,6 +134,13 @@ public:
 
   /// Dims of \p V (null when its rank is unknown).
   const std::vector<DimExpr> *getDims(const Value &V) const;
+  /// Keep the dims of the first sweep (call before run()): each value's
+  /// dims computed from its operands, before the equalities found further
+  /// down the graph are applied. make-dynamic reads them where a baked
+  /// constant downstream proves a new dim equal to its old size.
+  void setKeepForwardDims(bool Keep);
+  /// The first sweep's dims of \p V (null unless kept and of known rank).
+  const std::vector<DimExpr> *getForwardDims(const Value &V) const;
   /// Integer contents of a shape tensor, if known.
   const std::vector<DimExpr> *getData(const Value &V) const;
 
