@@ -28,6 +28,12 @@
 //  - a Slice end equal to the old size of a now dynamic dim: INT64_MAX;
 //  - an Expand shape entry equal to the old size of the data's dim: 1;
 //  - zero initial states of LSTM/GRU/RNN frozen at the old batch: dropped;
+//  - a Reshape target read as view() reads it, aligned with runs of the
+//    input's dims at the old sizes (merges, splits into input symbols);
+//  - a Resize whose sizes are the old input sizes: read from the input;
+//  - a constant operand of an elementwise node sized for the old input
+//    (grids, anchor grids, masks, positional tables): rebuilt at the new
+//    sizes where its values have a form that says how (BakedConstants.cpp);
 // What it cannot repair is reported with the node, the constant and why,
 // as are conflicts the dim algebra finds afterwards; the pass then fails
 // unless allow-partial=true (the report becomes warnings). Finally dead
