@@ -118,7 +118,9 @@ public:
 private:
   ListOption<ShapeSpec> Shapes{
       *this, "shapes",
-      "new input shapes: a symbol makes a dim dynamic, e.g. input[N,3,H,W]",
+      "new input shapes: a symbol makes a dim dynamic, e.g. input[N,3,H,W]; "
+      "an output's name gives the dims it must come out with, e.g. "
+      "logits[N,T,10] ('?' for any)",
       required()};
   Option<bool> AllowPartial{
       *this, "allow-partial",
@@ -159,6 +161,14 @@ public:
 
   /// Old value of each new symbol.
   OldValues Old;
+  /// Output hints: `shapes=` entries that name graph outputs, saying which
+  /// output dims are which new symbols (as torch's dynamic_axes does).
+  std::vector<std::pair<Value *, ShapeSpec>> Hints;
+  /// The new symbols in the order the hints name them.
+  std::vector<std::string> HintOrder;
+  LogicalResult addHint(Model &M, const ShapeSpec &Spec,
+                        DiagnosticEngine &Diags);
+  void checkHints(Model &M);
   std::vector<std::pair<Value *, std::vector<Dim>>> NewShapes;
   std::vector<Problem> Problems;
   bool Repaired = false;
@@ -393,9 +403,19 @@ LogicalResult DynamicRewrite::applyShape(Model &M, const ShapeSpec &Spec,
     if (V->getName() == Spec.Name)
       In = V.get();
   }
-  if (!In)
-    return emitError(Diags) << "unknown input '" << Spec.Name
-                            << "'; the main graph's inputs are: " << Names;
+  if (!In) {
+    for (Value *Out : M.getGraph().getOutputs())
+      if (Out && Out->getName() == Spec.Name)
+        return addHint(M, Spec, Diags);
+    std::vector<std::string> Outs;
+    for (Value *Out : M.getGraph().getOutputs())
+      if (Out)
+        Outs.push_back(Out->getName().str());
+    return emitError(Diags)
+           << "unknown input or output '" << Spec.Name
+           << "'; the main graph's inputs are: " << Names
+           << "; its outputs: " << llvm::join(Outs, ", ");
+  }
   const Type &T = In->getType();
   if (!T.isTensor() || !T.hasShape())
     return emitError(Diags, *In) << "the input is not a tensor of known rank";
@@ -433,6 +453,67 @@ LogicalResult DynamicRewrite::applyShape(Model &M, const ShapeSpec &Spec,
   }
   NewShapes.emplace_back(In, std::move(Dims));
   return success();
+}
+
+/// An output hint: its rank must match; its symbols are checked against
+/// the new input symbols once all inputs are read (checkHints).
+LogicalResult DynamicRewrite::addHint(Model &M, const ShapeSpec &Spec,
+                                      DiagnosticEngine &Diags) {
+  Value *Out = nullptr;
+  for (Value *V : M.getGraph().getOutputs())
+    if (V && V->getName() == Spec.Name)
+      Out = V;
+  const Type &T = Out->getType();
+  if (T.isTensor() && T.hasShape() && T.getRank() != Spec.Dims.size())
+    return emitError(Diags, *Out)
+           << "the output has rank " << T.getRank() << ", shapes= gives "
+           << Spec.Dims.size() << " dims";
+  Hints.emplace_back(Out, Spec);
+  for (llvm::StringRef D : Spec.Dims) {
+    int64_t Number;
+    if (D != "?" && D.getAsInteger(10, Number) &&
+        !llvm::is_contained(HintOrder, D.str()))
+      HintOrder.push_back(D.str());
+  }
+  return success();
+}
+
+/// Each hinted output dim must be proven to be what the hint says; a hint
+/// that is not met (a symbol pinned by allow-partial, a dim the repairs
+/// left baked) is a problem naming the output.
+void DynamicRewrite::checkHints(Model &M) {
+  if (Hints.empty())
+    return;
+  DimAnalysis DA(M);
+  DA.run();
+  for (const auto &[Out, Spec] : Hints) {
+    const std::vector<DimExpr> *Dims = DA.getDims(*Out);
+    for (size_t K = 0; K < Spec.Dims.size(); ++K) {
+      llvm::StringRef Want = Spec.Dims[K];
+      if (Want == "?")
+        continue;
+      int64_t Number;
+      DimExpr Expected = Want.getAsInteger(10, Number)
+                             ? DimExpr::symbol(Want)
+                             : DimExpr::constant(Number);
+      DimExpr Got = Dims && K < Dims->size()
+                        ? expressInInputs(DA, *Out, *Dims, Old)[K]
+                        : DimExpr::unknown();
+      if (Got == Expected || DA.provenEqual(Got, Expected))
+        continue;
+      std::string Why =
+          !Expected.isConstant() && !Old.count(Want.str())
+              ? " (" + Want.str() + " is kept static)"
+              : "";
+      Problems.push_back(
+          {Out->getDefiningNode(),
+           "output '" + Out->getName().str() + "' dim " + std::to_string(K) +
+               " is " + (Got.hasUnknown() ? "not known" : Got.str()) +
+               ", shapes= says " + Want.str() + Why +
+               ": the hint cannot be met",
+           {}});
+    }
+  }
 }
 
 /// Forgets every dim inferred from the old sizes and infers again.
@@ -813,8 +894,25 @@ bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
         Ambiguous |= Found.has_value();
         Found = Sym;
       }
-      if (Ambiguous)
-        return false;
+      // Two new symbols had this old size: the output hints' order of
+      // symbols (views keep the order of dims) decides, checked at the end
+      // by checkHints; without hints the split is refused.
+      if (Ambiguous) {
+        Found.reset();
+        for (const std::string &H : HintOrder) {
+          auto It = Old.find(H);
+          std::optional<DimExpr> Q =
+              It != Old.end() && It->second == Target[I]
+                  ? Rest.divExact(DimExpr::symbol(H))
+                  : std::nullopt;
+          if (Q && !Q->hasUnknown() && isIntegralAtSamples(*Q)) {
+            Found = H;
+            break;
+          }
+        }
+        if (!Found)
+          return false;
+      }
       TargetPiece P;
       if (!Found) {
         P.Number = Target[I];
@@ -1499,6 +1597,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineResizes(M, DA);
   examineUncovered(M, DA);
   examineDataOperands(M, DA);
+  checkHints(M);
   return success();
 }
 
@@ -1531,7 +1630,7 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   std::set<std::string> Given;
   for (const ShapeSpec &Spec : Shapes) {
     if (!Given.insert(Spec.Name).second)
-      return emitError(Diags) << "input '" << Spec.Name << "' is given twice";
+      return emitError(Diags) << "'" << Spec.Name << "' is given twice";
     if (failed(Run.applyShape(M, Spec, Diags)))
       return failure();
   }
@@ -1541,6 +1640,12 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
              << "symbol '" << Sym << "' is already used by the model";
   if (Old.empty())
     return emitError(Diags) << "shapes= makes no dim dynamic (give symbols)";
+  for (const std::string &S : Run.HintOrder)
+    if (!Old.count(S))
+      return emitError(Diags)
+             << "output hint symbol '" << S
+             << "' is none of the new input symbols ("
+             << llvm::join(llvm::make_first_range(Old), ", ") << ")";
 
   Ctx.Changed = true;
   // With allow-partial, the symbols the model pins go back to their old
