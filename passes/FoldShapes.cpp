@@ -235,13 +235,11 @@ private:
 //===----------------------------------------------------------------------===//
 
 std::optional<std::vector<int64_t>> ShapeFolder::constInts(const Value *V) {
-  if (!V)
+  std::optional<ConstantInts> C =
+      V ? getConstantInts(*V, MaxShapeLength) : std::nullopt;
+  if (!C)
     return std::nullopt;
-  Tensor T = getConstantValue(*V);
-  if (T.isNull() || !isShapeElemType(T.getElemType()) ||
-      T.getNumElements() > static_cast<int64_t>(MaxShapeLength))
-    return std::nullopt;
-  return T.toInt64s();
+  return std::move(C->Values);
 }
 
 const ShapeValue *ShapeFolder::get(const Value *V) {
@@ -251,15 +249,13 @@ const ShapeValue *ShapeFolder::get(const Value *V) {
   if (It != Shapes.end())
     return &It->second;
   ShapeValue SV;
-  Tensor T = getConstantValue(*V);
   const Type &Ty = V->getType();
-  if (!T.isNull()) {
-    std::vector<int64_t> Dims = T.getDims();
-    std::optional<std::vector<int64_t>> Ints = constInts(V);
-    if (!Ints || Dims.size() > 1)
+  if (isConstant(*V)) {
+    std::optional<ConstantInts> C = getConstantInts(*V, MaxShapeLength);
+    if (!C)
       return nullptr;
-    SV.Scalar = Dims.empty();
-    for (int64_t X : *Ints)
+    SV.Scalar = C->Scalar;
+    for (int64_t X : C->Values)
       SV.Elems.push_back(ShapeElem::known(X));
   } else if (Ty.isTensor() && isShapeElemType(Ty.getElemType()) &&
              Ty.hasShape() && Ty.getRank() <= 1 &&
@@ -288,19 +284,17 @@ std::optional<ShapeValue> ShapeFolder::transferGather(const Node &N) {
   if (N.getNumOperands() != 2 || !N.getOperand(0) || !N.getOperand(1))
     return std::nullopt;
   const ShapeValue *Data = get(N.getOperand(0));
-  std::optional<std::vector<int64_t>> Indices = constInts(N.getOperand(1));
+  std::optional<ConstantInts> Indices =
+      getConstantInts(*N.getOperand(1), MaxShapeLength);
   if (!Data || Data->Scalar || !Indices)
     return std::nullopt;
   int64_t Axis = N.getAttrInt("axis", 0);
   if (Axis != 0 && Axis != -1)
     return std::nullopt;
-  Tensor IT = getConstantValue(*N.getOperand(1));
   ShapeValue Out;
-  Out.Scalar = IT.getDims().empty();
-  if (IT.getDims().size() > 1)
-    return std::nullopt;
+  Out.Scalar = Indices->Scalar;
   int64_t Len = Data->Elems.size();
-  for (int64_t I : *Indices) {
+  for (int64_t I : Indices->Values) {
     if (I < -Len || I >= Len)
       return std::nullopt;
     Out.Elems.push_back(Data->Elems[I < 0 ? I + Len : I]);

@@ -122,6 +122,10 @@ public:
   explicit Impl(Model &M) : M(M) {}
 
   void run();
+  /// True if ops of type \p Op (default domain) have a transfer function.
+  static bool hasTransferRule(llvm::StringRef Op) {
+    return getTransferTable().count(Op);
+  }
 
   Model &M;
   llvm::DenseMap<const Value *, Dims> ValueDims;
@@ -596,18 +600,11 @@ const Dims *DimAnalysis::Impl::dims(const Node &N, unsigned I) {
 }
 
 const Dims *DimAnalysis::Impl::constantData(const Value &V) {
-  Tensor T = getConstantValue(V);
-  int32_t Elem = T.isNull() ? 0 : T.getElemType();
-  if ((Elem != static_cast<int32_t>(ElementType::Int64) &&
-       Elem != static_cast<int32_t>(ElementType::Int32)) ||
-      T.getDims().size() > 1 ||
-      T.getNumElements() > static_cast<int64_t>(kMaxDataLength))
-    return nullptr;
-  std::optional<std::vector<int64_t>> Values = T.toInt64s();
-  if (!Values)
+  std::optional<ConstantInts> C = getConstantInts(V, kMaxDataLength);
+  if (!C)
     return nullptr;
   Dims D;
-  for (int64_t X : *Values)
+  for (int64_t X : C->Values)
     D.push_back(DimExpr::constant(X));
   return &(ValueData[&V] = std::move(D));
 }
@@ -1706,62 +1703,25 @@ bool onnxopt::dimRulesCover(const Node &N) {
   if (!N.isOnnxDomain())
     return false;
   llvm::StringRef Op = N.getOpType();
-  // The ops whose every condition on dims the transfer functions above
-  // require (or that have none): broadcasting, shape-preserving ones (their
-  // extra operands included), and the ones modelled one by one.
-  static const llvm::StringSet<> Covered = {"Conv",
-                                            "ConvTranspose",
-                                            "MaxPool",
-                                            "AveragePool",
-                                            "LpPool",
-                                            "GlobalAveragePool",
-                                            "GlobalMaxPool",
-                                            "GlobalLpPool",
-                                            "MatMul",
-                                            "Gemm",
-                                            "Reshape",
-                                            "Flatten",
-                                            "Transpose",
-                                            "Concat",
-                                            "Slice",
-                                            "Squeeze",
-                                            "Unsqueeze",
-                                            "Shape",
-                                            "Size",
-                                            "Expand",
-                                            "Tile",
-                                            "Pad",
-                                            "Split",
-                                            "Resize",
-                                            "Upsample",
-                                            "ArgMax",
-                                            "ArgMin",
-                                            "Range",
-                                            "ConstantOfShape",
-                                            "Constant",
-                                            "LSTM",
-                                            "GRU",
-                                            "RNN",
-                                            "TopK",
-                                            "If",
-                                            "Loop",
-                                            "NonZero",
-                                            "Gather",
-                                            "OneHot",
-                                            "EyeLike",
-                                            "RandomNormalLike",
-                                            "RandomUniformLike",
-                                            "Bernoulli",
-                                            "Multinomial",
-                                            "Not",
-                                            "Sum",
-                                            "Mean",
-                                            "Max",
-                                            "Min"};
-  if (Covered.count(Op) || isElementwiseBroadcastingOp(Op) || isReductionOp(Op))
-    return true;
-  // ReverseSequence's sequence_lens must have the batch's length.
-  return isShapePreservingOp(Op) && Op != "ReverseSequence";
+  // ReverseSequence keeps its input's shape, but its sequence_lens must
+  // have the batch's length, which nothing here requires.
+  if (Op == "ReverseSequence")
+    return false;
+  // The ops with a transfer function require every condition on dims they
+  // have (shape-preserving ones their extra operands' too); the ones below
+  // have no condition beyond what requireRunnable or their recorded types
+  // say (a condition of one element, a data-dependent blocker, a shape
+  // that is the input's or an operand's contents).
+  static const llvm::StringSet<> WithoutConditions = {"If",
+                                                      "Loop",
+                                                      "NonZero",
+                                                      "OneHot",
+                                                      "EyeLike",
+                                                      "RandomNormalLike",
+                                                      "RandomUniformLike",
+                                                      "Bernoulli",
+                                                      "Multinomial"};
+  return DimAnalysis::Impl::hasTransferRule(Op) || WithoutConditions.count(Op);
 }
 
 std::vector<DimConstraint> DimAnalysis::getConstraints() const {

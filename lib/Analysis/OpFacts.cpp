@@ -212,6 +212,23 @@ Tensor onnxopt::getConstantValue(const Value &V) {
   return Def ? getConstantNodeValue(*Def) : Tensor();
 }
 
+std::optional<ConstantInts> onnxopt::getConstantInts(const Value &V,
+                                                     size_t MaxElements) {
+  Tensor T = getConstantValue(V);
+  if (T.isNull())
+    return std::nullopt;
+  int32_t Elem = T.getElemType();
+  if ((Elem != static_cast<int32_t>(ElementType::Int64) &&
+       Elem != static_cast<int32_t>(ElementType::Int32)) ||
+      T.getDims().size() > 1 ||
+      T.getNumElements() > static_cast<int64_t>(MaxElements))
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> Values = T.toInt64s();
+  if (!Values)
+    return std::nullopt;
+  return ConstantInts{std::move(*Values), T.getDims().empty()};
+}
+
 Tensor onnxopt::getConstantNodeValue(const Node &N) {
   if (N.getNumResults() != 1 || !N.getResult(0) || N.getAttrs().size() != 1)
     return Tensor();

@@ -165,6 +165,12 @@ TEST(OpFacts, Constants) {
   EXPECT_EQ(getStoredConstant(K), nullptr);
   EXPECT_EQ(getConstantValue(K).toInt64s(), (std::optional<I64>{{3}}));
   EXPECT_NE(getStoredConstant(T), nullptr);
+  std::optional<ConstantInts> Ints = getConstantInts(K, 64);
+  ASSERT_TRUE(Ints);
+  EXPECT_EQ(Ints->Values, I64{3});
+  EXPECT_FALSE(Ints->Scalar);
+  EXPECT_FALSE(getConstantInts(K, 0));
+  EXPECT_FALSE(getConstantInts(D, 64));
   EXPECT_FALSE(isConstant(*Adds[2]->getOperand(0)));
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace onnxopt {
 
@@ -81,6 +82,17 @@ bool isConstant(const Value &V);
 /// what a `Constant` node's value_int(s)/value_float(s) make. Strings and
 /// sparse values give a null Tensor (nothing here evaluates them).
 Tensor getConstantValue(const Value &V);
+
+/// The contents of a small integer constant: the shape tensors, indices,
+/// axes and Slice bounds that shape arithmetic is made of.
+struct ConstantInts {
+  std::vector<int64_t> Values;
+  bool Scalar = false;
+};
+
+/// \p V's contents when it is an int32 or int64 constant of rank 0 or 1
+/// with at most \p MaxElements elements; std::nullopt otherwise.
+std::optional<ConstantInts> getConstantInts(const Value &V, size_t MaxElements);
 
 /// The tensor a `Constant` node produces (`value`, `value_int(s)`,
 /// `value_float(s)`), named after its result; a null Tensor for strings,
