@@ -531,11 +531,11 @@ bool Evaluator::getAxes(int64_t InputSince, unsigned Index,
 
 bool Evaluator::normalizeAxis(int64_t &Axis, int64_t Rank,
                               llvm::StringRef What) {
-  if (Axis < -Rank || Axis >= Rank)
+  std::optional<int64_t> A = resolveAxis(Axis, Rank);
+  if (!A)
     return error(What + " " + llvm::Twine(Axis) + " is out of range for rank " +
                  llvm::Twine(Rank));
-  if (Axis < 0)
-    Axis += Rank;
+  Axis = *A;
   return true;
 }
 

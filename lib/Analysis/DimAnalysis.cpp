@@ -96,11 +96,9 @@ DimExpr product(llvm::ArrayRef<DimExpr> D) {
 
 /// Normalizes a possibly negative axis; std::nullopt when out of range.
 std::optional<size_t> normAxis(int64_t Axis, size_t Rank) {
-  if (Axis < 0)
-    Axis += static_cast<int64_t>(Rank);
-  if (Axis < 0 || Axis >= static_cast<int64_t>(Rank))
-    return std::nullopt;
-  return static_cast<size_t>(Axis);
+  if (std::optional<int64_t> A = resolveAxis(Axis, static_cast<int64_t>(Rank)))
+    return static_cast<size_t>(*A);
+  return std::nullopt;
 }
 
 std::optional<std::vector<int64_t>> constants(const Dims *D) {

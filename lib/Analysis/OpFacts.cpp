@@ -253,6 +253,12 @@ Tensor onnxopt::getConstantNodeValue(const Node &N) {
 // Index rules
 //===----------------------------------------------------------------------===//
 
+std::optional<int64_t> onnxopt::resolveAxis(int64_t Axis, int64_t Rank) {
+  if (Axis < -Rank || Axis >= Rank)
+    return std::nullopt;
+  return Axis < 0 ? Axis + Rank : Axis;
+}
+
 int64_t onnxopt::clampSliceIndex(int64_t Index, int64_t Len, int64_t Step,
                                  bool IsEnd) {
   // Len >= 0, so adding it to a negative index cannot overflow.

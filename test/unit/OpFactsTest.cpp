@@ -84,6 +84,16 @@ TEST(OpFacts, SliceEndPastAnyDim) {
   EXPECT_FALSE(isSliceEndPastAnyDim(-1));
 }
 
+TEST(OpFacts, ResolveAxis) {
+  EXPECT_EQ(resolveAxis(0, 3), 0);
+  EXPECT_EQ(resolveAxis(-1, 3), 2);
+  EXPECT_EQ(resolveAxis(-3, 3), 0);
+  EXPECT_EQ(resolveAxis(3, 3), std::nullopt);
+  EXPECT_EQ(resolveAxis(-4, 3), std::nullopt);
+  EXPECT_EQ(resolveAxis(INT64_MIN, 3), std::nullopt);
+  EXPECT_EQ(resolveAxis(0, 0), std::nullopt);
+}
+
 using Range = std::pair<int64_t, int64_t>;
 
 TEST(OpFacts, ResolveShapeRange) {

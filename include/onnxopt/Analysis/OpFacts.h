@@ -103,6 +103,10 @@ Tensor getConstantNodeValue(const Node &N);
 // Index rules
 //===----------------------------------------------------------------------===//
 
+/// An axis attribute or input on a value of rank \p Rank: in [-Rank, Rank-1],
+/// negative counting from the back; std::nullopt when out of range.
+std::optional<int64_t> resolveAxis(int64_t Axis, int64_t Rank);
+
 /// ONNX Slice's rule for one start or end index on an axis of length \p Len
 /// (>= 0): a negative index counts from the back (Len is added once), then
 /// it is clamped to [0, Len] for a positive \p Step; for a negative step
