@@ -226,8 +226,11 @@ private:
                        ResultData &OutData);
   void transferConcat(Node &N, const Dims *X, ResultDims &Out,
                       ResultData &OutData);
-  void transferConvOrPool(Node &N, const Dims *X, ResultDims &Out,
-                          ResultData &OutData);
+  void transferConv(Node &N, const Dims *X, ResultDims &Out,
+                    ResultData &OutData);
+  void transferPool(Node &N, const Dims *X, ResultDims &Out,
+                    ResultData &OutData);
+  void requireCoversKernel(Node &N, const std::optional<PartialDims> &Y);
   void transferConvTranspose(Node &N, const Dims *X, ResultDims &Out,
                              ResultData &OutData);
   void transferGlobalPool(Node &N, const Dims *X, ResultDims &Out,
@@ -710,10 +713,10 @@ DimAnalysis::Impl::getTransferTable() {
     T["Reshape"] = {&Impl::transferReshape, true};
     T["Flatten"] = {&Impl::transferFlatten, true};
     T["Concat"] = {&Impl::transferConcat, false};
-    T["Conv"] = {&Impl::transferConvOrPool, true};
-    T["MaxPool"] = {&Impl::transferConvOrPool, true};
-    T["AveragePool"] = {&Impl::transferConvOrPool, true};
-    T["LpPool"] = {&Impl::transferConvOrPool, true};
+    T["Conv"] = {&Impl::transferConv, true};
+    T["MaxPool"] = {&Impl::transferPool, true};
+    T["AveragePool"] = {&Impl::transferPool, true};
+    T["LpPool"] = {&Impl::transferPool, true};
     T["ConvTranspose"] = {&Impl::transferConvTranspose, true};
     T["GlobalAveragePool"] = {&Impl::transferGlobalPool, true};
     T["GlobalMaxPool"] = {&Impl::transferGlobalPool, true};
@@ -902,26 +905,38 @@ void DimAnalysis::Impl::transferConcat(Node &N, const Dims *X, ResultDims &Out,
   OutData[0] = std::move(Joined);
 }
 
-void DimAnalysis::Impl::transferConvOrPool(Node &N, const Dims *X,
-                                           ResultDims &Out,
-                                           ResultData &OutData) {
-  llvm::StringRef Op = N.getOpType();
-  Out[0] = convLike(N, *X, Op != "Conv");
-  if (Out[0])
-    for (size_t K = 2; K < Out[0]->size(); ++K)
-      if ((*Out[0])[K])
-        require(DimConstraint::AtLeast, *(*Out[0])[K], DimExpr::constant(1), N,
-                "the input must cover the kernel (output size >= 1)");
-  if (Op == "Conv" && X->size() >= 2)
-    if (const Dims *W = dims(N, 1); W && W->size() >= 2) {
-      require(DimConstraint::Equal, (*X)[1],
-              (*W)[1] * DimExpr::constant(N.getAttrInt("group", 1)), N,
-              "input channels = weight channels * group");
-      if (const Dims *B = dims(N, 2); B && B->size() == 1)
-        require(DimConstraint::Equal, (*B)[0], (*W)[0], N,
-                "one bias per output channel");
-    }
-  if (Op == "MaxPool" && Out.size() > 1)
+void DimAnalysis::Impl::requireCoversKernel(
+    Node &N, const std::optional<PartialDims> &Y) {
+  if (!Y)
+    return;
+  for (size_t K = 2; K < Y->size(); ++K)
+    if ((*Y)[K])
+      require(DimConstraint::AtLeast, *(*Y)[K], DimExpr::constant(1), N,
+              "the input must cover the kernel (output size >= 1)");
+}
+
+void DimAnalysis::Impl::transferConv(Node &N, const Dims *X, ResultDims &Out,
+                                     ResultData &OutData) {
+  Out[0] = convLike(N, *X, /*IsPool=*/false);
+  requireCoversKernel(N, Out[0]);
+  if (X->size() < 2)
+    return;
+  if (const Dims *W = dims(N, 1); W && W->size() >= 2) {
+    require(DimConstraint::Equal, (*X)[1],
+            (*W)[1] * DimExpr::constant(N.getAttrInt("group", 1)), N,
+            "input channels = weight channels * group");
+    if (const Dims *B = dims(N, 2); B && B->size() == 1)
+      require(DimConstraint::Equal, (*B)[0], (*W)[0], N,
+              "one bias per output channel");
+  }
+}
+
+void DimAnalysis::Impl::transferPool(Node &N, const Dims *X, ResultDims &Out,
+                                     ResultData &OutData) {
+  Out[0] = convLike(N, *X, /*IsPool=*/true);
+  requireCoversKernel(N, Out[0]);
+  // MaxPool's indices have the pooled shape.
+  if (N.getOpType() == "MaxPool" && Out.size() > 1)
     Out[1] = Out[0];
 }
 
