@@ -28,6 +28,7 @@
 // not topologically sorted, merges can be missed but are never wrong.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Pass/Pass.h"
@@ -45,14 +46,6 @@
 using namespace onnxopt;
 
 namespace {
-
-/// Ops whose results differ from one call to the next (in any domain; the
-/// last three are onnxruntime's com.microsoft dropouts).
-constexpr llvm::StringLiteral RandomOps[] = {
-    "RandomNormal",      "RandomUniform", "RandomNormalLike",
-    "RandomUniformLike", "Multinomial",   "Bernoulli",
-    "Dropout",           "BiasDropout",   "BitmaskDropout",
-    "BitmaskBiasDropout"};
 
 uint32_t floatBits(float F) {
   uint32_t Bits;
@@ -144,8 +137,6 @@ public:
 
   LogicalResult runOnGraph(Graph &G, Model &M, PassContext &Ctx) override {
     Filter F;
-    for (llvm::StringRef Op : RandomOps)
-      F.SkipOps.insert(Op);
     for (const std::string &Op : SkipOps)
       F.SkipOps.insert(Op);
     for (const std::string &D : PureDomains)
@@ -193,7 +184,7 @@ private:
   }
 
   static bool isCandidate(const Node &N, const Filter &F) {
-    if (F.SkipOps.count(N.getOpType()))
+    if (isNondeterministic(N) || F.SkipOps.count(N.getOpType()))
       return false;
     bool OnnxDomain = N.isOnnxDomain() || N.getDomain().startswith("ai.onnx.");
     if (!OnnxDomain && !F.PureDomains.count(N.getDomain()))

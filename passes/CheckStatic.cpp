@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/Analysis/DimConstraints.h"
+#include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/ShapeOperands.h"
 #include "onnxopt/Analysis/TypeWalk.h"
@@ -41,7 +42,6 @@
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/Twine.h"
 #include <memory>
 #include <set>
@@ -51,15 +51,7 @@ using namespace onnxopt;
 
 namespace {
 
-bool isDataDependentOp(llvm::StringRef Op) {
-  return llvm::StringSwitch<bool>(Op)
-      .Cases("NonZero", "NonMaxSuppression", "Unique", "Compress", true)
-      .Default(false);
-}
-
-bool isConstantValue(const Value *V) {
-  return V && !getConstantValue(*V).isNull();
-}
+bool isConstantValue(const Value *V) { return V && isConstant(*V); }
 
 /// True if \p V is a constant holding the single value true.
 bool isConstantTrue(const Value *V) {
@@ -178,7 +170,7 @@ void Checker::checkNode(const Node &N) {
     Blockers.back().Foldable = true;
     return;
   }
-  if (isDataDependentOp(Op)) {
+  if (hasValueDependentShape(Op)) {
     block(Blocker::Other, N, "the size of its output depends on the data");
     return;
   }
@@ -235,9 +227,9 @@ void Checker::checkConditions(Model &M) {
         {Blocker::BrokenCondition, nullptr, nullptr, "contradiction: " + C});
   for (const DimConstraint &C : DA.getConstraints())
     if (decide(C, SymbolDomain()) == Verdict::Fails)
-      Blockers.push_back({Blocker::BrokenCondition, C.N, nullptr,
-                          "cannot run: it needs " + C.condition() + " (" +
-                              C.Why + ")"});
+      Blockers.push_back(
+          {Blocker::BrokenCondition, C.N, nullptr,
+           "cannot run: it needs " + C.condition() + " (" + C.Why + ")"});
 }
 
 LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
@@ -272,9 +264,11 @@ LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
         << "dims left symbolic: " << llvm::join(C.Symbols, ", ")
         << " - freeze them (freeze-dims{dims=" << *C.Symbols.begin()
         << ":<value>,...})";
-  std::stable_sort(Bs.begin(), Bs.end(), [](const Blocker &A, const Blocker &B) {
-    return (A.K == Blocker::BrokenCondition) > (B.K == Blocker::BrokenCondition);
-  });
+  std::stable_sort(Bs.begin(), Bs.end(),
+                   [](const Blocker &A, const Blocker &B) {
+                     return (A.K == Blocker::BrokenCondition) >
+                            (B.K == Blocker::BrokenCondition);
+                   });
   size_t Shown = std::min<size_t>(Bs.size(), MaxShown.getValue());
   for (size_t I = 0; I < Shown; ++I) {
     const Blocker &B = Bs[I];
@@ -282,13 +276,14 @@ LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
     emitAt(Diags, Level, Where) << B.Why;
   }
   if (Shown < Bs.size())
-    emitAt(Diags, Level, "") << "and " << Bs.size() - Shown
-                             << " more blocker(s)";
+    emitAt(Diags, Level, "")
+        << "and " << Bs.size() - Shown << " more blocker(s)";
   // Shape computations left on static types are what fold-shapes removes.
   bool OnlyShapeOps =
       C.Symbols.empty() &&
       llvm::all_of(Bs, [](const Blocker &B) { return B.Foldable; }) &&
-      llvm::any_of(Bs, [](const Blocker &B) { return B.K == Blocker::ShapeOp; });
+      llvm::any_of(Bs,
+                   [](const Blocker &B) { return B.K == Blocker::ShapeOp; });
   if (OnlyShapeOps)
     emitRemark(Diags) << "only shape computations block: run fold-shapes "
                          "first (--fold-shapes --dce --check-static)";

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
@@ -102,7 +103,7 @@ void ConstantFolder::foldGraph(Graph &G) {
 
 bool ConstantFolder::foldNode(Node &N) {
   if (!N.isOnnxDomain() || !isEvaluableOp(N.getOpType()) ||
-      isNondeterministicOp(N) || !N.getSubgraphs().empty() || !hasUsedResult(N))
+      isNondeterministic(N) || !N.getSubgraphs().empty() || !hasUsedResult(N))
     return false;
   bool IsConstant = N.is("Constant");
   if (IsConstant && (KeepConstantNodes || UseConstantNodes ||

@@ -31,7 +31,8 @@
 //  - Squeeze(Unsqueeze(X, a), a) and Unsqueeze(Squeeze(X, a), a) become X;
 //  - the chains that no longer feed anything are erased.
 // "Dim j of V" matches the Reshape's input when both are the same value, or
-// values related by ops that keep the shape (Relu, Cast, Softmax, ...).
+// values related by ops that keep the shape (Relu, Cast, Softmax, ...:
+// isShapePreserving in OpFacts.h).
 //
 // One forward sweep in topological order: each node is inferred from the
 // final types of its operands just before it is interpreted and rewritten,
@@ -47,6 +48,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
@@ -55,9 +57,10 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/StringMap.h"
 #include <memory>
 #include <set>
+#include <tuple>
 #include <vector>
 
 using namespace onnxopt;
@@ -111,24 +114,6 @@ bool isShapeElemType(int32_t ET) {
          ET == static_cast<int32_t>(ElementType::Int32);
 }
 
-/// Ops whose (first) result has exactly the shape of their first operand.
-bool keepsShape(const Node &N) {
-  if (!N.isOnnxDomain() || N.getNumOperands() == 0 || !N.getOperand(0))
-    return false;
-  return llvm::StringSwitch<bool>(N.getOpType())
-      .Cases("Identity", "Cast", "CastLike", "Relu", "LeakyRelu", "PRelu",
-             "Sigmoid", "HardSigmoid", "HardSwish", true)
-      .Cases("Tanh", "Elu", "Selu", "Celu", "Gelu", "Mish", "Softplus",
-             "Softsign", "ThresholdedRelu", true)
-      .Cases("Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Erf", "Floor",
-             "Ceil", true)
-      .Cases("Round", "Sign", "Not", "Sin", "Cos", "Clip", "Shrink", true)
-      .Cases("Softmax", "LogSoftmax", "Hardmax", "Dropout",
-             "BatchNormalization", "InstanceNormalization",
-             "LayerNormalization", "LRN", "MeanVarianceNormalization", true)
-      .Default(false);
-}
-
 struct FoldShapesOptions {
   bool AssumeNonzeroDims = false;
   bool Flatten = true;
@@ -172,7 +157,20 @@ private:
 
   // The abstract interpretation.
   const ShapeValue *get(const Value *V);
+  using TransferFn = std::optional<ShapeValue> (ShapeFolder::*)(const Node &);
+  /// Op type -> what the op does to the abstract contents of its operands.
+  static const llvm::StringMap<TransferFn> &getTransferTable();
+  static const Value *operand(const Node &N, unsigned I);
   std::optional<ShapeValue> transfer(const Node &N);
+  std::optional<ShapeValue> transferShape(const Node &N);
+  std::optional<ShapeValue> transferSize(const Node &N);
+  std::optional<ShapeValue> transferIdentity(const Node &N);
+  std::optional<ShapeValue> transferCast(const Node &N);
+  std::optional<ShapeValue> transferConcat(const Node &N);
+  std::optional<ShapeValue> transferUnsqueeze(const Node &N);
+  std::optional<ShapeValue> transferSqueeze(const Node &N);
+  std::optional<ShapeValue> transferScalarVectorSwitch(const Node &N,
+                                                       bool ToVector);
   std::optional<std::vector<int64_t>> constInts(const Value *V);
   std::optional<std::vector<int64_t>> axesOf(const Node &N);
   std::optional<ShapeValue> transferGather(const Node &N);
@@ -237,13 +235,11 @@ private:
 //===----------------------------------------------------------------------===//
 
 std::optional<std::vector<int64_t>> ShapeFolder::constInts(const Value *V) {
-  if (!V)
+  std::optional<ConstantInts> C =
+      V ? getConstantInts(*V, MaxShapeLength) : std::nullopt;
+  if (!C)
     return std::nullopt;
-  Tensor T = getConstantValue(*V);
-  if (T.isNull() || !isShapeElemType(T.getElemType()) ||
-      T.getNumElements() > static_cast<int64_t>(MaxShapeLength))
-    return std::nullopt;
-  return T.toInt64s();
+  return std::move(C->Values);
 }
 
 const ShapeValue *ShapeFolder::get(const Value *V) {
@@ -253,15 +249,13 @@ const ShapeValue *ShapeFolder::get(const Value *V) {
   if (It != Shapes.end())
     return &It->second;
   ShapeValue SV;
-  Tensor T = getConstantValue(*V);
   const Type &Ty = V->getType();
-  if (!T.isNull()) {
-    std::vector<int64_t> Dims = T.getDims();
-    std::optional<std::vector<int64_t>> Ints = constInts(V);
-    if (!Ints || Dims.size() > 1)
+  if (isConstant(*V)) {
+    std::optional<ConstantInts> C = getConstantInts(*V, MaxShapeLength);
+    if (!C)
       return nullptr;
-    SV.Scalar = Dims.empty();
-    for (int64_t X : *Ints)
+    SV.Scalar = C->Scalar;
+    for (int64_t X : C->Values)
       SV.Elems.push_back(ShapeElem::known(X));
   } else if (Ty.isTensor() && isShapeElemType(Ty.getElemType()) &&
              Ty.hasShape() && Ty.getRank() <= 1 &&
@@ -290,19 +284,17 @@ std::optional<ShapeValue> ShapeFolder::transferGather(const Node &N) {
   if (N.getNumOperands() != 2 || !N.getOperand(0) || !N.getOperand(1))
     return std::nullopt;
   const ShapeValue *Data = get(N.getOperand(0));
-  std::optional<std::vector<int64_t>> Indices = constInts(N.getOperand(1));
+  std::optional<ConstantInts> Indices =
+      getConstantInts(*N.getOperand(1), MaxShapeLength);
   if (!Data || Data->Scalar || !Indices)
     return std::nullopt;
   int64_t Axis = N.getAttrInt("axis", 0);
   if (Axis != 0 && Axis != -1)
     return std::nullopt;
-  Tensor IT = getConstantValue(*N.getOperand(1));
   ShapeValue Out;
-  Out.Scalar = IT.getDims().empty();
-  if (IT.getDims().size() > 1)
-    return std::nullopt;
+  Out.Scalar = Indices->Scalar;
   int64_t Len = Data->Elems.size();
-  for (int64_t I : *Indices) {
+  for (int64_t I : Indices->Values) {
     if (I < -Len || I >= Len)
       return std::nullopt;
     Out.Elems.push_back(Data->Elems[I < 0 ? I + Len : I]);
@@ -342,27 +334,14 @@ std::optional<ShapeValue> ShapeFolder::transferSlice(const Node &N) {
       (Axes && (Axes->size() != 1 || ((*Axes)[0] != 0 && (*Axes)[0] != -1))) ||
       (Steps && Steps->size() != 1))
     return std::nullopt;
-  int64_t D = Data->Elems.size();
   int64_t Step = Steps ? (*Steps)[0] : 1;
-  int64_t B = (*Starts)[0], E = (*Ends)[0];
-  if (Step == 0)
+  std::optional<SliceAxis> Taken = resolveSliceAxis(
+      static_cast<int64_t>(Data->Elems.size()), (*Starts)[0], (*Ends)[0], Step);
+  if (!Taken)
     return std::nullopt;
-  if (B < 0)
-    B = B < -D ? 0 : B + D;
-  if (E < 0)
-    E = E < -D ? -1 : E + D;
   ShapeValue Out;
-  if (Step > 0) {
-    B = std::clamp<int64_t>(B, 0, D);
-    E = std::clamp<int64_t>(E, 0, D);
-    for (int64_t I = B; I < E; I += Step)
-      Out.Elems.push_back(Data->Elems[I]);
-  } else {
-    B = std::clamp<int64_t>(B, 0, D - 1);
-    E = std::clamp<int64_t>(E, -1, D - 1);
-    for (int64_t I = B; I > E; I += Step)
-      Out.Elems.push_back(Data->Elems[I]);
-  }
+  for (int64_t I = 0; I < Taken->Count; ++I)
+    Out.Elems.push_back(Data->Elems[Taken->at(I)]);
   return Out;
 }
 
@@ -427,91 +406,122 @@ std::optional<ShapeValue> ShapeFolder::transferArith(const Node &N) {
   return Out;
 }
 
+const Value *ShapeFolder::operand(const Node &N, unsigned I) {
+  return I < N.getNumOperands() ? N.getOperand(I) : nullptr;
+}
+
+const llvm::StringMap<ShapeFolder::TransferFn> &
+ShapeFolder::getTransferTable() {
+  // Built on first use: no static constructor.
+  static const llvm::StringMap<TransferFn> Table = {
+      {"Shape", &ShapeFolder::transferShape},
+      {"Size", &ShapeFolder::transferSize},
+      {"Identity", &ShapeFolder::transferIdentity},
+      {"Cast", &ShapeFolder::transferCast},
+      {"Gather", &ShapeFolder::transferGather},
+      {"Slice", &ShapeFolder::transferSlice},
+      {"Concat", &ShapeFolder::transferConcat},
+      {"Unsqueeze", &ShapeFolder::transferUnsqueeze},
+      {"Squeeze", &ShapeFolder::transferSqueeze},
+      {"Add", &ShapeFolder::transferArith},
+      {"Sub", &ShapeFolder::transferArith},
+      {"Mul", &ShapeFolder::transferArith},
+      {"Div", &ShapeFolder::transferArith},
+      {"Min", &ShapeFolder::transferArith},
+      {"Max", &ShapeFolder::transferArith},
+  };
+  return Table;
+}
+
 std::optional<ShapeValue> ShapeFolder::transfer(const Node &N) {
   if (!N.isOnnxDomain() || N.getNumResults() == 0 || !N.getResult(0))
     return std::nullopt;
-  llvm::StringRef Op = N.getOpType();
-  auto Operand = [&](unsigned I) -> const Value * {
-    return I < N.getNumOperands() ? N.getOperand(I) : nullptr;
-  };
-  if (Op == "Shape") {
-    const Value *X = Operand(0);
-    if (!X || !X->getType().isTensor() || !X->getType().hasShape())
+  const llvm::StringMap<TransferFn> &Table = getTransferTable();
+  auto It = Table.find(N.getOpType());
+  if (It == Table.end())
+    return std::nullopt;
+  return (this->*It->second)(N);
+}
+
+std::optional<ShapeValue> ShapeFolder::transferShape(const Node &N) {
+  const Value *X = operand(N, 0);
+  if (!X || !X->getType().isTensor() || !X->getType().hasShape())
+    return std::nullopt;
+  int64_t Rank = X->getType().getRank(), Start = 0, End = Rank;
+  if (M.getOpsetVersion(N.getDomain()) >= 15)
+    std::tie(Start, End) = resolveShapeRange(Rank, N.getAttrInt("start", 0),
+                                             N.getAttrInt("end", Rank));
+  ShapeValue Out;
+  for (int64_t I = Start; I < End; ++I)
+    Out.Elems.push_back(ShapeElem::dimOf(X, I));
+  return Out;
+}
+
+std::optional<ShapeValue> ShapeFolder::transferSize(const Node &N) {
+  const Type &T = operand(N, 0) ? operand(N, 0)->getType() : Type();
+  if (!T.isStatic())
+    return std::nullopt;
+  int64_t P = 1;
+  for (const Dim &D : T.getDims())
+    P *= D.getValue();
+  ShapeValue Out;
+  Out.Scalar = true;
+  Out.Elems.push_back(ShapeElem::known(P));
+  return Out;
+}
+
+std::optional<ShapeValue> ShapeFolder::transferIdentity(const Node &N) {
+  const ShapeValue *In = get(operand(N, 0));
+  return In ? std::optional<ShapeValue>(*In) : std::nullopt;
+}
+
+std::optional<ShapeValue> ShapeFolder::transferCast(const Node &N) {
+  const ShapeValue *In = get(operand(N, 0));
+  if (!In || !isShapeElemType(N.getAttrInt("to", 0)))
+    return std::nullopt;
+  return *In;
+}
+
+std::optional<ShapeValue> ShapeFolder::transferConcat(const Node &N) {
+  int64_t Axis = N.getAttrInt("axis", 0);
+  if (Axis != 0 && Axis != -1)
+    return std::nullopt;
+  ShapeValue Out;
+  for (const Value *V : N.getOperands()) {
+    const ShapeValue *In = get(V);
+    if (!In || In->Scalar)
       return std::nullopt;
-    int64_t Rank = X->getType().getRank(), Start = 0, End = Rank;
-    if (M.getOpsetVersion(N.getDomain()) >= 15) {
-      Start = N.getAttrInt("start", 0);
-      End = N.getAttrInt("end", Rank);
-    }
-    Start = std::clamp<int64_t>(Start < 0 ? Start + Rank : Start, 0, Rank);
-    End = std::clamp<int64_t>(End < 0 ? End + Rank : End, 0, Rank);
-    ShapeValue Out;
-    for (int64_t I = Start; I < End; ++I)
-      Out.Elems.push_back(ShapeElem::dimOf(X, I));
-    return Out;
+    Out.Elems.insert(Out.Elems.end(), In->Elems.begin(), In->Elems.end());
   }
-  if (Op == "Size") {
-    const Type &T = Operand(0) ? Operand(0)->getType() : Type();
-    if (!T.isStatic())
-      return std::nullopt;
-    int64_t P = 1;
-    for (const Dim &D : T.getDims())
-      P *= D.getValue();
-    ShapeValue Out;
-    Out.Scalar = true;
-    Out.Elems.push_back(ShapeElem::known(P));
-    return Out;
-  }
-  if (Op == "Identity") {
-    const ShapeValue *In = get(Operand(0));
-    return In ? std::optional<ShapeValue>(*In) : std::nullopt;
-  }
-  if (Op == "Cast") {
-    const ShapeValue *In = get(Operand(0));
-    if (!In || !isShapeElemType(N.getAttrInt("to", 0)))
-      return std::nullopt;
-    return *In;
-  }
-  if (Op == "Gather")
-    return transferGather(N);
-  if (Op == "Slice")
-    return transferSlice(N);
-  if (Op == "Concat") {
-    int64_t Axis = N.getAttrInt("axis", 0);
-    if (Axis != 0 && Axis != -1)
-      return std::nullopt;
-    ShapeValue Out;
-    for (const Value *V : N.getOperands()) {
-      const ShapeValue *In = get(V);
-      if (!In || In->Scalar)
-        return std::nullopt;
-      Out.Elems.insert(Out.Elems.end(), In->Elems.begin(), In->Elems.end());
-    }
-    if (Out.Elems.size() > MaxShapeLength)
-      return std::nullopt;
-    return Out;
-  }
-  if (Op == "Unsqueeze" || Op == "Squeeze") {
-    const ShapeValue *In = get(Operand(0));
-    if (!In)
-      return std::nullopt;
-    std::optional<std::vector<int64_t>> Axes = axesOf(N);
-    bool Unsq = Op == "Unsqueeze";
-    // Only the scalar <-> one-element vector forms of shape arithmetic.
-    if (Unsq ? !In->Scalar : (In->Scalar || In->Elems.size() != 1))
-      return std::nullopt;
-    if (Axes && !(Axes->size() == 1 && ((*Axes)[0] == 0 || (*Axes)[0] == -1)))
-      return std::nullopt;
-    if (Unsq && !Axes)
-      return std::nullopt;
-    ShapeValue Out = *In;
-    Out.Scalar = !Unsq;
-    return Out;
-  }
-  if (Op == "Add" || Op == "Sub" || Op == "Mul" || Op == "Div" || Op == "Min" ||
-      Op == "Max")
-    return transferArith(N);
-  return std::nullopt;
+  if (Out.Elems.size() > MaxShapeLength)
+    return std::nullopt;
+  return Out;
+}
+
+std::optional<ShapeValue> ShapeFolder::transferUnsqueeze(const Node &N) {
+  return transferScalarVectorSwitch(N, /*ToVector=*/true);
+}
+
+std::optional<ShapeValue> ShapeFolder::transferSqueeze(const Node &N) {
+  return transferScalarVectorSwitch(N, /*ToVector=*/false);
+}
+
+std::optional<ShapeValue>
+ShapeFolder::transferScalarVectorSwitch(const Node &N, bool ToVector) {
+  const ShapeValue *In = get(operand(N, 0));
+  if (!In)
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> Axes = axesOf(N);
+  // Only the scalar <-> one-element vector forms of shape arithmetic.
+  if (ToVector ? !In->Scalar : (In->Scalar || In->Elems.size() != 1))
+    return std::nullopt;
+  if (Axes && !(Axes->size() == 1 && ((*Axes)[0] == 0 || (*Axes)[0] == -1)))
+    return std::nullopt;
+  if (ToVector && !Axes)
+    return std::nullopt;
+  ShapeValue Out = *In;
+  Out.Scalar = !ToVector;
+  return Out;
 }
 
 const Value *ShapeFolder::canonical(const Value *V) const {
@@ -523,7 +533,7 @@ const Value *ShapeFolder::canonical(const Value *V) const {
 const Value *ShapeFolder::shapeRoot(const Value *V) const {
   V = canonical(V);
   while (const Node *Def = V->getDefiningNode()) {
-    if (!keepsShape(*Def) || V != Def->getResult(0))
+    if (!isShapePreserving(*Def) || V != Def->getResult(0))
       break;
     V = canonical(Def->getOperand(0));
   }

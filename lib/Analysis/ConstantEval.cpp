@@ -23,6 +23,7 @@
 #include <functional>
 #include <limits>
 #include <onnx/onnx_pb.h>
+#include <tuple>
 
 using namespace onnxopt;
 
@@ -532,11 +533,11 @@ bool Evaluator::getAxes(int64_t InputSince, unsigned Index,
 
 bool Evaluator::normalizeAxis(int64_t &Axis, int64_t Rank,
                               llvm::StringRef What) {
-  if (Axis < -Rank || Axis >= Rank)
+  std::optional<int64_t> A = resolveAxis(Axis, Rank);
+  if (!A)
     return error(What + " " + llvm::Twine(Axis) + " is out of range for rank " +
                  llvm::Twine(Rank));
-  if (Axis < 0)
-    Axis += Rank;
+  Axis = *A;
   return true;
 }
 
@@ -634,12 +635,7 @@ Results Evaluator::evalShape() {
     Start = N.getAttrInt("start", 0);
     End = N.getAttrInt("end", Rank);
   }
-  if (Start < 0)
-    Start += Rank;
-  if (End < 0)
-    End += Rank;
-  Start = std::clamp<int64_t>(Start, 0, Rank);
-  End = std::clamp<int64_t>(End, 0, Rank);
+  std::tie(Start, End) = resolveShapeRange(Rank, Start, End);
   std::vector<int64_t> Dims;
   for (int64_t I = Start; I < End; ++I) {
     const Dim &D = Ty.getDims()[I];
@@ -742,24 +738,14 @@ Results Evaluator::evalSlice() {
     int64_t S = Steps ? (*Steps)[I] : 1;
     if (S == 0)
       return fail("slice step is 0");
-    int64_t B = (*Starts)[I], E = (*Ends)[I];
-    if (B < 0)
-      B = B < -D ? 0 : B + D;
-    if (E < 0)
-      E = E < -D ? -1 : E + D;
-    int64_t Len;
-    if (S > 0) {
-      B = std::clamp<int64_t>(B, 0, D);
-      E = std::clamp<int64_t>(E, 0, D);
-      Len = E > B ? (E - B + S - 1) / S : 0;
-    } else {
-      B = std::clamp<int64_t>(B, 0, D - 1);
-      E = std::clamp<int64_t>(E, -1, D - 1);
-      Len = B > E ? (B - E - S - 1) / -S : 0;
-    }
-    Begin[A] = B;
+    std::optional<SliceAxis> Taken =
+        resolveSliceAxis(D, (*Starts)[I], (*Ends)[I], S);
+    if (!Taken)
+      return fail("the sliced dim is negative");
+    // Nothing taken: any in-range begin does (it is never read).
+    Begin[A] = Taken->Count ? Taken->Start : 0;
     Step[A] = S;
-    OutDims[A] = Len;
+    OutDims[A] = Taken->Count;
   }
   std::vector<int64_t> InStrides = stridesOf(Dims);
   std::vector<int64_t> Strides(Rank);
@@ -1837,45 +1823,4 @@ onnxopt::evaluateNode(const Node &N, llvm::ArrayRef<Tensor> Operands,
 
 bool onnxopt::isEvaluableOp(llvm::StringRef OpType) {
   return classify(OpType) != OpKind::Unknown;
-}
-
-bool onnxopt::isNondeterministicOp(const Node &N) {
-  return llvm::StringSwitch<bool>(N.getOpType())
-      .Cases("RandomNormal", "RandomUniform", "RandomNormalLike",
-             "RandomUniformLike", "Multinomial", "Bernoulli", true)
-      .Cases("Dropout", "BiasDropout", "BitmaskDropout", "BitmaskBiasDropout",
-             true)
-      .Default(false);
-}
-
-Tensor onnxopt::getConstantValue(const Value &V) {
-  if (V.hasInitializer()) {
-    Graph *G = V.getOwningGraph();
-    if (V.isGraphInput() && (!G || G->getModel().getIrVersion() >= 4))
-      return Tensor();
-    return V.getInitializer();
-  }
-  const Node *Def = V.getDefiningNode();
-  if (!Def || !Def->is("Constant"))
-    return Tensor();
-  return getConstantNodeValue(*Def);
-}
-
-Tensor onnxopt::getConstantNodeValue(const Node &N) {
-  if (N.getNumResults() != 1 || !N.getResult(0) || N.getAttrs().size() != 1)
-    return Tensor();
-  const Attribute &A = N.getAttrs().front();
-  llvm::StringRef Name = N.getResult(0)->getName();
-  if (A.Name == "value" && A.Kind == AttrKind::Tensor && !A.Tensors.empty() &&
-      A.Tensors.front().getElemType() != TP::STRING)
-    return A.Tensors.front();
-  if (A.Name == "value_int" && A.Kind == AttrKind::Int)
-    return Tensor::fromInt64s(Name, {}, {A.I});
-  if (A.Name == "value_ints" && A.Kind == AttrKind::Ints)
-    return Tensor::fromInt64s(Name, {int64_t(A.Ints.size())}, A.Ints);
-  if (A.Name == "value_float" && A.Kind == AttrKind::Float)
-    return Tensor::fromFloats(Name, {}, {A.F});
-  if (A.Name == "value_floats" && A.Kind == AttrKind::Floats)
-    return Tensor::fromFloats(Name, {int64_t(A.Floats.size())}, A.Floats);
-  return Tensor();
 }

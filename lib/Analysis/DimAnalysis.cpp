@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/Analysis/DimConstraints.h"
+#include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Support/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
@@ -43,82 +44,6 @@ constexpr size_t kMaxDataLength = 64;
 /// Expressions longer than this (in key characters) are dropped: a guard
 /// against blow-ups such as products of long sums.
 constexpr size_t kMaxExprSize = 2048;
-
-/// Operators whose (first) output has the shape of their first input.
-bool isShapePreserving(llvm::StringRef Op) {
-  static const llvm::StringSet<> Ops = {"Abs",
-                                        "Acos",
-                                        "Acosh",
-                                        "Asin",
-                                        "Asinh",
-                                        "Atan",
-                                        "Atanh",
-                                        "BatchNormalization",
-                                        "BitwiseNot",
-                                        "Cast",
-                                        "CastLike",
-                                        "Ceil",
-                                        "Celu",
-                                        "Clip",
-                                        "Cos",
-                                        "Cosh",
-                                        "CumSum",
-                                        "DequantizeLinear",
-                                        "Dropout",
-                                        "Elu",
-                                        "Erf",
-                                        "Exp",
-                                        "Floor",
-                                        "HardSigmoid",
-                                        "HardSwish",
-                                        "Hardmax",
-                                        "Identity",
-                                        "InstanceNormalization",
-                                        "IsInf",
-                                        "IsNaN",
-                                        "LRN",
-                                        "LayerNormalization",
-                                        "LeakyRelu",
-                                        "Log",
-                                        "LogSoftmax",
-                                        "LpNormalization",
-                                        "MeanVarianceNormalization",
-                                        "Mish",
-                                        "Neg",
-                                        "PRelu",
-                                        "Not",
-                                        "QuantizeLinear",
-                                        "Reciprocal",
-                                        "Relu",
-                                        "ReverseSequence",
-                                        "Round",
-                                        "Selu",
-                                        "Shrink",
-                                        "Sigmoid",
-                                        "Sign",
-                                        "Sin",
-                                        "Sinh",
-                                        "Softmax",
-                                        "Softplus",
-                                        "Softsign",
-                                        "Sqrt",
-                                        "Tan",
-                                        "Tanh",
-                                        "ThresholdedRelu",
-                                        "Trilu"};
-  return Ops.count(Op);
-}
-
-/// Operators that broadcast all their inputs numpy-style.
-bool isBroadcasting(llvm::StringRef Op) {
-  static const llvm::StringSet<> Ops = {
-      "Add",        "And",         "BitShift", "BitwiseAnd", "BitwiseOr",
-      "BitwiseXor", "Div",         "Equal",    "Greater",    "GreaterOrEqual",
-      "Less",       "LessOrEqual", "Max",      "Mean",       "Min",
-      "Mod",        "Mul",         "Or",       "Pow",        "Sub",
-      "Sum",        "Where",       "Xor"};
-  return Ops.count(Op);
-}
 
 /// numpy broadcasting of one aligned position; std::nullopt when the result
 /// depends on which of two different expressions is 1.
@@ -171,11 +96,9 @@ DimExpr product(llvm::ArrayRef<DimExpr> D) {
 
 /// Normalizes a possibly negative axis; std::nullopt when out of range.
 std::optional<size_t> normAxis(int64_t Axis, size_t Rank) {
-  if (Axis < 0)
-    Axis += static_cast<int64_t>(Rank);
-  if (Axis < 0 || Axis >= static_cast<int64_t>(Rank))
-    return std::nullopt;
-  return static_cast<size_t>(Axis);
+  if (std::optional<int64_t> A = resolveAxis(Axis, static_cast<int64_t>(Rank)))
+    return static_cast<size_t>(*A);
+  return std::nullopt;
 }
 
 std::optional<std::vector<int64_t>> constants(const Dims *D) {
@@ -197,6 +120,10 @@ public:
   explicit Impl(Model &M) : M(M) {}
 
   void run();
+  /// True if ops of type \p Op (default domain) have a transfer function.
+  static bool hasTransferRule(llvm::StringRef Op) {
+    return getTransferTable().count(Op);
+  }
 
   Model &M;
   llvm::DenseMap<const Value *, Dims> ValueDims;
@@ -272,8 +199,79 @@ private:
   void setResult(Node &N, unsigned I, std::optional<PartialDims> Computed);
 
   // Transfer functions: fill Out (one entry per result) and OutData.
-  void transfer(Node &N, std::vector<std::optional<PartialDims>> &Out,
-                std::vector<std::optional<Dims>> &OutData);
+  using ResultDims = std::vector<std::optional<PartialDims>>;
+  using ResultData = std::vector<std::optional<Dims>>;
+  using TransferFn = void (Impl::*)(Node &N, const Dims *X, ResultDims &Out,
+                                    ResultData &OutData);
+  struct TransferRule {
+    TransferFn Fn = nullptr;
+    /// The rule reads the dims of operand 0 (X is never null in it).
+    bool NeedsFirstOperandDims = false;
+  };
+  /// Op type (default domain) -> its transfer function.
+  static const llvm::StringMap<TransferRule> &getTransferTable();
+  void transfer(Node &N, ResultDims &Out, ResultData &OutData);
+  void transferShapePreserving(Node &N, const Dims *X, ResultDims &Out,
+                               ResultData &OutData);
+  void transferBroadcast(Node &N, const Dims *X, ResultDims &Out,
+                         ResultData &OutData);
+  void transferConstant(Node &N, const Dims *X, ResultDims &Out,
+                        ResultData &OutData);
+  void transferShape(Node &N, const Dims *X, ResultDims &Out,
+                     ResultData &OutData);
+  void transferSize(Node &N, const Dims *X, ResultDims &Out,
+                    ResultData &OutData);
+  void transferTranspose(Node &N, const Dims *X, ResultDims &Out,
+                         ResultData &OutData);
+  void transferReshape(Node &N, const Dims *X, ResultDims &Out,
+                       ResultData &OutData);
+  void transferFlatten(Node &N, const Dims *X, ResultDims &Out,
+                       ResultData &OutData);
+  void transferConcat(Node &N, const Dims *X, ResultDims &Out,
+                      ResultData &OutData);
+  void transferConv(Node &N, const Dims *X, ResultDims &Out,
+                    ResultData &OutData);
+  void transferPool(Node &N, const Dims *X, ResultDims &Out,
+                    ResultData &OutData);
+  void requireCoversKernel(Node &N, const std::optional<PartialDims> &Y);
+  void transferConvTranspose(Node &N, const Dims *X, ResultDims &Out,
+                             ResultData &OutData);
+  void transferGlobalPool(Node &N, const Dims *X, ResultDims &Out,
+                          ResultData &OutData);
+  void transferMatMul(Node &N, const Dims *X, ResultDims &Out,
+                      ResultData &OutData);
+  void transferGemm(Node &N, const Dims *X, ResultDims &Out,
+                    ResultData &OutData);
+  void transferGather(Node &N, const Dims *X, ResultDims &Out,
+                      ResultData &OutData);
+  void transferUnsqueeze(Node &N, const Dims *X, ResultDims &Out,
+                         ResultData &OutData);
+  void transferSqueeze(Node &N, const Dims *X, ResultDims &Out,
+                       ResultData &OutData);
+  void transferSlice(Node &N, const Dims *X, ResultDims &Out,
+                     ResultData &OutData);
+  void transferConstantOfShape(Node &N, const Dims *X, ResultDims &Out,
+                               ResultData &OutData);
+  void transferExpand(Node &N, const Dims *X, ResultDims &Out,
+                      ResultData &OutData);
+  void transferRange(Node &N, const Dims *X, ResultDims &Out,
+                     ResultData &OutData);
+  void transferTile(Node &N, const Dims *X, ResultDims &Out,
+                    ResultData &OutData);
+  void transferPad(Node &N, const Dims *X, ResultDims &Out,
+                   ResultData &OutData);
+  void transferSplit(Node &N, const Dims *X, ResultDims &Out,
+                     ResultData &OutData);
+  void transferResize(Node &N, const Dims *X, ResultDims &Out,
+                      ResultData &OutData);
+  void transferReduce(Node &N, const Dims *X, ResultDims &Out,
+                      ResultData &OutData);
+  void transferArgMinMax(Node &N, const Dims *X, ResultDims &Out,
+                         ResultData &OutData);
+  void transferRecurrent(Node &N, const Dims *X, ResultDims &Out,
+                         ResultData &OutData);
+  void transferTopK(Node &N, const Dims *X, ResultDims &Out,
+                    ResultData &OutData);
   std::optional<PartialDims> convLike(Node &N, const Dims &X, bool IsPool);
   std::optional<PartialDims> convTranspose(Node &N, const Dims &X);
   std::optional<PartialDims> reshape(Node &N, const Dims &X,
@@ -412,12 +410,10 @@ void DimAnalysis::Impl::requireRunnable(Node &N) {
               "the condition must have one element");
     return;
   }
-  bool DataDependent = Op == "NonZero" || Op == "NonMaxSuppression" ||
-                       Op == "Unique" || Op == "Compress" ||
-                       (Op == "TopK" && !constants(data(N, 1))) ||
-                       (Op == "Loop" && (N.getNumOperands() == 0 ||
-                                         !N.getOperand(0) ||
-                                         !constants(data(N, 0))));
+  bool DataDependent =
+      hasValueDependentShape(Op) || (Op == "TopK" && !constants(data(N, 1))) ||
+      (Op == "Loop" &&
+       (N.getNumOperands() == 0 || !N.getOperand(0) || !constants(data(N, 0))));
   if (DataDependent)
     require(DimConstraint::DataDependent, DimExpr(), DimExpr(), N,
             Op == "Loop" ? "the trip count is computed at run time"
@@ -429,8 +425,8 @@ void DimAnalysis::Impl::requireRunnable(Node &N) {
 void DimAnalysis::Impl::propagateMax(Node &N) {
   llvm::StringRef Op = N.getOpType();
   static const llvm::StringSet<> Moving = {
-      "Unsqueeze", "Squeeze",   "Reshape", "Expand", "Cast", "Identity",
-      "Flatten",   "Transpose", "Slice",   "Tile"};
+      "Unsqueeze", "Squeeze", "Reshape",   "Expand", "Cast",
+      "Identity",  "Flatten", "Transpose", "Slice",  "Tile"};
   if (!Moving.count(Op) || N.getNumOperands() == 0 || !N.getOperand(0) ||
       N.getNumResults() == 0 || !N.getResult(0))
     return;
@@ -456,8 +452,7 @@ std::optional<PartialDims> DimAnalysis::Impl::range(Node &N) {
     return std::nullopt;
   DimExpr Count = (Limit - Start).ceilDiv(Delta.getConstant());
   if (N.getNumResults() && N.getResult(0))
-    ValueMax[N.getResult(0)] =
-        Start + Delta * (Count - DimExpr::constant(1));
+    ValueMax[N.getResult(0)] = Start + Delta * (Count - DimExpr::constant(1));
   return PartialDims{Count};
 }
 
@@ -611,37 +606,11 @@ const Dims *DimAnalysis::Impl::dims(const Node &N, unsigned I) {
 }
 
 const Dims *DimAnalysis::Impl::constantData(const Value &V) {
-  const Tensor *T = nullptr;
-  std::vector<int64_t> Ints;
-  const Node *Def = V.getDefiningNode();
-  if (V.isConstant() ||
-      (V.hasInitializer() && V.isGraphInput() && M.getIrVersion() < 4)) {
-    T = &V.getInitializer();
-  } else if (Def && Def->is("Constant")) {
-    if (const Attribute *A = Def->getAttr("value");
-        A && A->Kind == AttrKind::Tensor && !A->Tensors.empty())
-      T = &A->Tensors.front();
-    else if (const Attribute *A = Def->getAttr("value_ints"))
-      Ints = A->Ints;
-    else if (const Attribute *A = Def->getAttr("value_int"))
-      Ints = {A->I};
-    else
-      return nullptr;
-  } else {
+  std::optional<ConstantInts> C = getConstantInts(V, kMaxDataLength);
+  if (!C)
     return nullptr;
-  }
-  if (T) {
-    int32_t Elem = T->getElemType();
-    if ((Elem != 6 && Elem != 7) || T->getDims().size() > 1 ||
-        T->getNumElements() > static_cast<int64_t>(kMaxDataLength))
-      return nullptr;
-    std::optional<std::vector<int64_t>> Values = T->toInt64s();
-    if (!Values)
-      return nullptr;
-    Ints = std::move(*Values);
-  }
   Dims D;
-  for (int64_t X : Ints)
+  for (int64_t X : C->Values)
     D.push_back(DimExpr::constant(X));
   return &(ValueData[&V] = std::move(D));
 }
@@ -660,17 +629,10 @@ std::optional<std::vector<double>> DimAnalysis::Impl::floatData(const Node &N,
                                                                 unsigned I) {
   if (I >= N.getNumOperands() || !N.getOperand(I))
     return std::nullopt;
-  const Value *V = N.getOperand(I);
-  const Tensor *T = nullptr;
-  if (V->isConstant())
-    T = &V->getInitializer();
-  else if (const Node *Def = V->getDefiningNode(); Def && Def->is("Constant"))
-    if (const Attribute *A = Def->getAttr("value");
-        A && A->Kind == AttrKind::Tensor && !A->Tensors.empty())
-      T = &A->Tensors.front();
-  if (!T || T->getNumElements() > static_cast<int64_t>(kMaxDataLength))
+  Tensor T = getConstantValue(*N.getOperand(I));
+  if (T.isNull() || T.getNumElements() > static_cast<int64_t>(kMaxDataLength))
     return std::nullopt;
-  return T->toDoubles();
+  return T.toDoubles();
 }
 
 void DimAnalysis::Impl::setResult(Node &N, unsigned I,
@@ -738,473 +700,580 @@ DimAnalysis::Impl::axesOf(Node &N, unsigned InputIndex) {
   return constants(data(N, InputIndex));
 }
 
-void DimAnalysis::Impl::transfer(Node &N,
-                                 std::vector<std::optional<PartialDims>> &Out,
-                                 std::vector<std::optional<Dims>> &OutData) {
-  llvm::StringRef Op = N.getOpType();
-  const Dims *X = dims(N, 0);
+const llvm::StringMap<DimAnalysis::Impl::TransferRule> &
+DimAnalysis::Impl::getTransferTable() {
+  // Built on first use (no static constructor); read-only afterwards.
+  static const llvm::StringMap<TransferRule> Table = [] {
+    llvm::StringMap<TransferRule> T;
+    for (llvm::StringRef Op : getShapePreservingOps())
+      T[Op] = {&Impl::transferShapePreserving, false};
+    for (llvm::StringRef Op : getElementwiseBroadcastingOps())
+      T[Op] = {&Impl::transferBroadcast, false};
+    for (llvm::StringRef Op : getReductionOps())
+      T[Op] = {&Impl::transferReduce, true};
+    T["Constant"] = {&Impl::transferConstant, false};
+    T["Shape"] = {&Impl::transferShape, true};
+    T["Size"] = {&Impl::transferSize, true};
+    T["Transpose"] = {&Impl::transferTranspose, true};
+    T["Reshape"] = {&Impl::transferReshape, true};
+    T["Flatten"] = {&Impl::transferFlatten, true};
+    T["Concat"] = {&Impl::transferConcat, false};
+    T["Conv"] = {&Impl::transferConv, true};
+    T["MaxPool"] = {&Impl::transferPool, true};
+    T["AveragePool"] = {&Impl::transferPool, true};
+    T["LpPool"] = {&Impl::transferPool, true};
+    T["ConvTranspose"] = {&Impl::transferConvTranspose, true};
+    T["GlobalAveragePool"] = {&Impl::transferGlobalPool, true};
+    T["GlobalMaxPool"] = {&Impl::transferGlobalPool, true};
+    T["GlobalLpPool"] = {&Impl::transferGlobalPool, true};
+    T["MatMul"] = {&Impl::transferMatMul, true};
+    T["Gemm"] = {&Impl::transferGemm, true};
+    T["Gather"] = {&Impl::transferGather, true};
+    T["Unsqueeze"] = {&Impl::transferUnsqueeze, true};
+    T["Squeeze"] = {&Impl::transferSqueeze, true};
+    T["Slice"] = {&Impl::transferSlice, true};
+    T["ConstantOfShape"] = {&Impl::transferConstantOfShape, false};
+    T["Expand"] = {&Impl::transferExpand, true};
+    T["Range"] = {&Impl::transferRange, false};
+    T["Tile"] = {&Impl::transferTile, true};
+    T["Pad"] = {&Impl::transferPad, true};
+    T["Split"] = {&Impl::transferSplit, true};
+    T["Resize"] = {&Impl::transferResize, true};
+    T["Upsample"] = {&Impl::transferResize, true};
+    T["ArgMax"] = {&Impl::transferArgMinMax, true};
+    T["ArgMin"] = {&Impl::transferArgMinMax, true};
+    T["LSTM"] = {&Impl::transferRecurrent, true};
+    T["GRU"] = {&Impl::transferRecurrent, true};
+    T["RNN"] = {&Impl::transferRecurrent, true};
+    T["TopK"] = {&Impl::transferTopK, true};
+    return T;
+  }();
+  return Table;
+}
+
+void DimAnalysis::Impl::transfer(Node &N, ResultDims &Out,
+                                 ResultData &OutData) {
   if (Out.empty())
     return;
+  const llvm::StringMap<TransferRule> &Table = getTransferTable();
+  auto It = Table.find(N.getOpType());
+  if (It == Table.end())
+    return; // not modelled: the recorded types stand
+  const Dims *X = dims(N, 0);
+  if (It->second.NeedsFirstOperandDims && !X)
+    return;
+  (this->*It->second.Fn)(N, X, Out, OutData);
+}
 
-  if (isShapePreserving(Op)) {
-    // Only the first output: BatchNormalization and LayerNormalization have
-    // statistics outputs of other shapes; Dropout's mask is like its output.
-    if (X) {
-      Out[0] = full(*X);
-      requireParameterShapes(N, *X);
-    }
-    if (X && Op == "Dropout" && Out.size() > 1)
-      Out[1] = full(*X);
-    if ((Op == "Identity" || Op == "Cast") && data(N, 0))
-      OutData[0] = *data(N, 0);
-    return;
+/// The first result has the first operand's shape (OpFacts.h says which ops).
+void DimAnalysis::Impl::transferShapePreserving(Node &N, const Dims *X,
+                                                ResultDims &Out,
+                                                ResultData &OutData) {
+  llvm::StringRef Op = N.getOpType();
+  // Only the first output: BatchNormalization and LayerNormalization have
+  // statistics outputs of other shapes; Dropout's mask is like its output.
+  if (X) {
+    Out[0] = full(*X);
+    requireParameterShapes(N, *X);
   }
-  if (isBroadcasting(Op)) {
-    std::vector<const Dims *> In;
-    for (unsigned I = 0; I < N.getNumOperands(); ++I) {
-      const Dims *D = dims(N, I);
-      if (!D)
-        return;
-      In.push_back(D);
-    }
-    if (!In.empty()) {
-      Out[0] = broadcast(In);
-      requireBroadcast(In, N);
-    }
-    if (std::optional<Dims> D = arithmeticData(N))
-      OutData[0] = std::move(*D);
-    return;
-  }
+  if (X && Op == "Dropout" && Out.size() > 1)
+    Out[1] = full(*X);
+  if ((Op == "Identity" || Op == "Cast") && data(N, 0))
+    OutData[0] = *data(N, 0);
+}
 
-  if (Op == "Constant") {
-    if (const Attribute *A = N.getAttr("value");
-        A && A->Kind == AttrKind::Tensor && !A->Tensors.empty()) {
-      Dims D;
-      for (int64_t V : A->Tensors.front().getDims())
-        D.push_back(DimExpr::constant(V));
-      Out[0] = full(D);
-    }
-    if (N.getResult(0))
-      if (const Dims *D = constantData(*N.getResult(0)))
-        OutData[0] = *D;
-    return;
-  }
-  if (Op == "Shape" && X) {
-    int64_t Rank = X->size();
-    int64_t Start = N.getAttrInt("start", 0), End = N.getAttrInt("end", Rank);
-    if (Start < 0)
-      Start += Rank;
-    if (End < 0)
-      End += Rank;
-    Start = std::clamp<int64_t>(Start, 0, Rank);
-    End = std::clamp<int64_t>(End, Start, Rank);
-    OutData[0] = Dims(X->begin() + Start, X->begin() + End);
-    Out[0] = PartialDims{DimExpr::constant(End - Start)};
-    return;
-  }
-  if (Op == "Size" && X) {
-    OutData[0] = Dims{product(*X)};
-    Out[0] = PartialDims{};
-    return;
-  }
-  if (Op == "Transpose" && X) {
-    std::vector<int64_t> Perm;
-    if (std::optional<std::vector<int64_t>> P = N.getAttrInts("perm"))
-      Perm = *P;
-    else
-      for (int64_t I = X->size() - 1; I >= 0; --I)
-        Perm.push_back(I);
-    if (Perm.size() != X->size())
+/// numpy broadcasting of every operand; shape arithmetic on the data.
+void DimAnalysis::Impl::transferBroadcast(Node &N, const Dims *X,
+                                          ResultDims &Out,
+                                          ResultData &OutData) {
+  std::vector<const Dims *> In;
+  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+    const Dims *D = dims(N, I);
+    if (!D)
       return;
-    PartialDims R;
-    for (int64_t P : Perm) {
-      std::optional<size_t> A = normAxis(P, X->size());
-      if (!A)
-        return;
-      R.push_back((*X)[*A]);
-    }
-    Out[0] = R;
-    return;
+    In.push_back(D);
   }
-  if (Op == "Reshape" && X) {
-    if (const Dims *Target = data(N, 1))
-      Out[0] = reshape(N, *X, *Target);
-    if (const Dims *D = data(N, 0))
+  if (!In.empty()) {
+    Out[0] = broadcast(In);
+    requireBroadcast(In, N);
+  }
+  if (std::optional<Dims> D = arithmeticData(N))
+    OutData[0] = std::move(*D);
+}
+
+void DimAnalysis::Impl::transferConstant(Node &N, const Dims *X,
+                                         ResultDims &Out, ResultData &OutData) {
+  if (const Attribute *A = N.getAttr("value");
+      A && A->Kind == AttrKind::Tensor && !A->Tensors.empty()) {
+    Dims D;
+    for (int64_t V : A->Tensors.front().getDims())
+      D.push_back(DimExpr::constant(V));
+    Out[0] = full(D);
+  }
+  if (N.getResult(0))
+    if (const Dims *D = constantData(*N.getResult(0)))
       OutData[0] = *D;
+}
+
+void DimAnalysis::Impl::transferShape(Node &N, const Dims *X, ResultDims &Out,
+                                      ResultData &OutData) {
+  int64_t Rank = X->size();
+  auto [Start, End] = resolveShapeRange(Rank, N.getAttrInt("start", 0),
+                                        N.getAttrInt("end", Rank));
+  OutData[0] = Dims(X->begin() + Start, X->begin() + End);
+  Out[0] = PartialDims{DimExpr::constant(End - Start)};
+}
+
+void DimAnalysis::Impl::transferSize(Node &N, const Dims *X, ResultDims &Out,
+                                     ResultData &OutData) {
+  OutData[0] = Dims{product(*X)};
+  Out[0] = PartialDims{};
+}
+
+void DimAnalysis::Impl::transferTranspose(Node &N, const Dims *X,
+                                          ResultDims &Out,
+                                          ResultData &OutData) {
+  std::vector<int64_t> Perm;
+  if (std::optional<std::vector<int64_t>> P = N.getAttrInts("perm"))
+    Perm = *P;
+  else
+    for (int64_t I = X->size() - 1; I >= 0; --I)
+      Perm.push_back(I);
+  if (Perm.size() != X->size())
     return;
-  }
-  if (Op == "Flatten" && X) {
-    // The axis may be the rank itself: [-r, r].
-    int64_t Rank = X->size(), A = N.getAttrInt("axis", 1);
-    std::optional<size_t> Axis;
-    if (A < 0)
-      A += Rank;
-    if (A >= 0 && A <= Rank)
-      Axis = A;
-    if (!Axis)
+  PartialDims R;
+  for (int64_t P : Perm) {
+    std::optional<size_t> A = normAxis(P, X->size());
+    if (!A)
       return;
-    llvm::ArrayRef<DimExpr> All(*X);
-    Out[0] = PartialDims{product(All.take_front(*Axis)),
-                         product(All.drop_front(*Axis))};
-    return;
+    R.push_back((*X)[*A]);
   }
-  if (Op == "Concat") {
-    std::vector<const Dims *> In;
-    for (unsigned I = 0; I < N.getNumOperands(); ++I) {
-      const Dims *D = dims(N, I);
-      if (!D || (!In.empty() && D->size() != In[0]->size()))
-        return;
-      In.push_back(D);
-    }
-    if (In.empty())
+  Out[0] = R;
+}
+
+void DimAnalysis::Impl::transferReshape(Node &N, const Dims *X, ResultDims &Out,
+                                        ResultData &OutData) {
+  if (const Dims *Target = data(N, 1))
+    Out[0] = reshape(N, *X, *Target);
+  if (const Dims *D = data(N, 0))
+    OutData[0] = *D;
+}
+
+void DimAnalysis::Impl::transferFlatten(Node &N, const Dims *X, ResultDims &Out,
+                                        ResultData &OutData) {
+  // The axis may be the rank itself: [-r, r].
+  int64_t Rank = X->size(), A = N.getAttrInt("axis", 1);
+  std::optional<size_t> Axis;
+  if (A < 0)
+    A += Rank;
+  if (A >= 0 && A <= Rank)
+    Axis = A;
+  if (!Axis)
+    return;
+  llvm::ArrayRef<DimExpr> All(*X);
+  Out[0] = PartialDims{product(All.take_front(*Axis)),
+                       product(All.drop_front(*Axis))};
+}
+
+/// The non-axis dims of the operands are equal; the axis dims add up.
+void DimAnalysis::Impl::transferConcat(Node &N, const Dims *X, ResultDims &Out,
+                                       ResultData &OutData) {
+  std::vector<const Dims *> In;
+  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+    const Dims *D = dims(N, I);
+    if (!D || (!In.empty() && D->size() != In[0]->size()))
       return;
-    std::optional<size_t> Axis =
-        normAxis(N.getAttrInt("axis", 0), In[0]->size());
-    if (!Axis)
+    In.push_back(D);
+  }
+  if (In.empty())
+    return;
+  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), In[0]->size());
+  if (!Axis)
+    return;
+  PartialDims R = full(*In[0]);
+  DimExpr Sum;
+  for (const Dims *D : In) {
+    Sum = Sum + (*D)[*Axis];
+    for (size_t K = 0; K < D->size(); ++K)
+      if (K != *Axis)
+        unite((*In[0])[K], (*D)[K], &N);
+  }
+  R[*Axis] = Sum;
+  Out[0] = R;
+  Dims Joined;
+  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+    const Dims *D = data(N, I);
+    if (!D)
       return;
-    PartialDims R = full(*In[0]);
-    DimExpr Sum;
-    for (const Dims *D : In) {
-      Sum = Sum + (*D)[*Axis];
-      for (size_t K = 0; K < D->size(); ++K)
-        if (K != *Axis)
-          unite((*In[0])[K], (*D)[K], &N);
-    }
-    R[*Axis] = Sum;
-    Out[0] = R;
-    Dims Joined;
-    for (unsigned I = 0; I < N.getNumOperands(); ++I) {
-      const Dims *D = data(N, I);
-      if (!D)
-        return;
-      Joined.insert(Joined.end(), D->begin(), D->end());
-    }
-    OutData[0] = std::move(Joined);
-    return;
+    Joined.insert(Joined.end(), D->begin(), D->end());
   }
-  if ((Op == "Conv" || Op == "MaxPool" || Op == "AveragePool" ||
-       Op == "LpPool") &&
-      X) {
-    Out[0] = convLike(N, *X, Op != "Conv");
-    if (Out[0])
-      for (size_t K = 2; K < Out[0]->size(); ++K)
-        if ((*Out[0])[K])
-          require(DimConstraint::AtLeast, *(*Out[0])[K], DimExpr::constant(1),
-                  N, "the input must cover the kernel (output size >= 1)");
-    if (Op == "Conv" && X->size() >= 2)
-      if (const Dims *W = dims(N, 1); W && W->size() >= 2) {
-        require(DimConstraint::Equal, (*X)[1],
-                (*W)[1] * DimExpr::constant(N.getAttrInt("group", 1)), N,
-                "input channels = weight channels * group");
-        if (const Dims *B = dims(N, 2); B && B->size() == 1)
-          require(DimConstraint::Equal, (*B)[0], (*W)[0], N,
-                  "one bias per output channel");
-      }
-    if (Op == "MaxPool" && Out.size() > 1)
-      Out[1] = Out[0];
+  OutData[0] = std::move(Joined);
+}
+
+void DimAnalysis::Impl::requireCoversKernel(
+    Node &N, const std::optional<PartialDims> &Y) {
+  if (!Y)
     return;
-  }
-  if (Op == "ConvTranspose" && X) {
-    Out[0] = convTranspose(N, *X);
-    if (Out[0])
-      for (size_t K = 2; K < Out[0]->size(); ++K)
-        if ((*Out[0])[K])
-          require(DimConstraint::AtLeast, *(*Out[0])[K], DimExpr::constant(1),
-                  N, "output size >= 1");
+  for (size_t K = 2; K < Y->size(); ++K)
+    if ((*Y)[K])
+      require(DimConstraint::AtLeast, *(*Y)[K], DimExpr::constant(1), N,
+              "the input must cover the kernel (output size >= 1)");
+}
+
+void DimAnalysis::Impl::transferConv(Node &N, const Dims *X, ResultDims &Out,
+                                     ResultData &OutData) {
+  Out[0] = convLike(N, *X, /*IsPool=*/false);
+  requireCoversKernel(N, Out[0]);
+  if (X->size() < 2)
     return;
+  if (const Dims *W = dims(N, 1); W && W->size() >= 2) {
+    require(DimConstraint::Equal, (*X)[1],
+            (*W)[1] * DimExpr::constant(N.getAttrInt("group", 1)), N,
+            "input channels = weight channels * group");
+    if (const Dims *B = dims(N, 2); B && B->size() == 1)
+      require(DimConstraint::Equal, (*B)[0], (*W)[0], N,
+              "one bias per output channel");
   }
-  if ((Op == "GlobalAveragePool" || Op == "GlobalMaxPool" ||
-       Op == "GlobalLpPool") &&
-      X && X->size() >= 2) {
-    PartialDims R{(*X)[0], (*X)[1]};
-    R.resize(X->size(), DimExpr::constant(1));
-    Out[0] = R;
+}
+
+void DimAnalysis::Impl::transferPool(Node &N, const Dims *X, ResultDims &Out,
+                                     ResultData &OutData) {
+  Out[0] = convLike(N, *X, /*IsPool=*/true);
+  requireCoversKernel(N, Out[0]);
+  // MaxPool's indices have the pooled shape.
+  if (N.getOpType() == "MaxPool" && Out.size() > 1)
+    Out[1] = Out[0];
+}
+
+void DimAnalysis::Impl::transferConvTranspose(Node &N, const Dims *X,
+                                              ResultDims &Out,
+                                              ResultData &OutData) {
+  Out[0] = convTranspose(N, *X);
+  if (Out[0])
+    for (size_t K = 2; K < Out[0]->size(); ++K)
+      if ((*Out[0])[K])
+        require(DimConstraint::AtLeast, *(*Out[0])[K], DimExpr::constant(1), N,
+                "output size >= 1");
+}
+
+void DimAnalysis::Impl::transferGlobalPool(Node &N, const Dims *X,
+                                           ResultDims &Out,
+                                           ResultData &OutData) {
+  if (X->size() < 2)
     return;
-  }
-  if (Op == "MatMul" && X && dims(N, 1)) {
-    Out[0] = matMul(N, *X, *dims(N, 1));
+  PartialDims R{(*X)[0], (*X)[1]};
+  R.resize(X->size(), DimExpr::constant(1));
+  Out[0] = R;
+}
+
+void DimAnalysis::Impl::transferMatMul(Node &N, const Dims *X, ResultDims &Out,
+                                       ResultData &OutData) {
+  if (!dims(N, 1))
     return;
-  }
-  if (Op == "Gemm" && X && dims(N, 1) && X->size() == 2 &&
-      dims(N, 1)->size() == 2) {
-    const Dims &B = *dims(N, 1);
-    bool TA = N.getAttrInt("transA", 0), TB = N.getAttrInt("transB", 0);
-    unite((*X)[TA ? 0 : 1], B[TB ? 1 : 0], &N);
-    Out[0] = PartialDims{(*X)[TA ? 1 : 0], B[TB ? 0 : 1]};
-    // C broadcasts to [M, N] (one way: C's dims are the output's or 1).
-    if (const Dims *C = dims(N, 2)) {
-      Dims Y{(*X)[TA ? 1 : 0], B[TB ? 0 : 1]};
-      requireBroadcast({&Y, C}, N);
-    }
+  Out[0] = matMul(N, *X, *dims(N, 1));
+}
+
+void DimAnalysis::Impl::transferGemm(Node &N, const Dims *X, ResultDims &Out,
+                                     ResultData &OutData) {
+  if (X->size() != 2 || !dims(N, 1) || dims(N, 1)->size() != 2)
     return;
+  const Dims &B = *dims(N, 1);
+  bool TA = N.getAttrInt("transA", 0), TB = N.getAttrInt("transB", 0);
+  unite((*X)[TA ? 0 : 1], B[TB ? 1 : 0], &N);
+  Out[0] = PartialDims{(*X)[TA ? 1 : 0], B[TB ? 0 : 1]};
+  // C broadcasts to [M, N] (one way: C's dims are the output's or 1).
+  if (const Dims *C = dims(N, 2)) {
+    Dims Y{(*X)[TA ? 1 : 0], B[TB ? 0 : 1]};
+    requireBroadcast({&Y, C}, N);
   }
-  if (Op == "Gather" && X) {
-    const Dims *I = dims(N, 1);
-    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
-    if (!Axis)
+}
+
+void DimAnalysis::Impl::transferGather(Node &N, const Dims *X, ResultDims &Out,
+                                       ResultData &OutData) {
+  const Dims *I = dims(N, 1);
+  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
+  if (!Axis)
+    return;
+  requireIndices(N, (*X)[*Axis]);
+  if (!I)
+    return;
+  PartialDims R(X->begin(), X->begin() + *Axis);
+  R.insert(R.end(), I->begin(), I->end());
+  R.insert(R.end(), X->begin() + *Axis + 1, X->end());
+  Out[0] = R;
+  const Dims *D = data(N, 0);
+  std::optional<std::vector<int64_t>> Idx = constants(data(N, 1));
+  if (!D || !Idx || *Axis != 0)
+    return;
+  Dims Picked;
+  for (int64_t K : *Idx) {
+    std::optional<size_t> P = normAxis(K, D->size());
+    if (!P)
       return;
-    requireIndices(N, (*X)[*Axis]);
-    if (!I)
-      return;
-    PartialDims R(X->begin(), X->begin() + *Axis);
-    R.insert(R.end(), I->begin(), I->end());
-    R.insert(R.end(), X->begin() + *Axis + 1, X->end());
-    Out[0] = R;
-    const Dims *D = data(N, 0);
-    std::optional<std::vector<int64_t>> Idx = constants(data(N, 1));
-    if (!D || !Idx || *Axis != 0)
-      return;
-    Dims Picked;
-    for (int64_t K : *Idx) {
-      std::optional<size_t> P = normAxis(K, D->size());
-      if (!P)
-        return;
-      Picked.push_back((*D)[*P]);
-    }
-    OutData[0] = std::move(Picked);
-    return;
+    Picked.push_back((*D)[*P]);
   }
-  if (Op == "Unsqueeze" && X) {
-    std::optional<std::vector<int64_t>> Axes = axesOf(N, 1);
-    if (!Axes)
+  OutData[0] = std::move(Picked);
+}
+
+void DimAnalysis::Impl::transferUnsqueeze(Node &N, const Dims *X,
+                                          ResultDims &Out,
+                                          ResultData &OutData) {
+  std::optional<std::vector<int64_t>> Axes = axesOf(N, 1);
+  if (!Axes)
+    return;
+  size_t Rank = X->size() + Axes->size();
+  std::vector<bool> IsNew(Rank, false);
+  for (int64_t A : *Axes) {
+    std::optional<size_t> P = normAxis(A, Rank);
+    if (!P)
       return;
-    size_t Rank = X->size() + Axes->size();
-    std::vector<bool> IsNew(Rank, false);
-    for (int64_t A : *Axes) {
-      std::optional<size_t> P = normAxis(A, Rank);
-      if (!P)
-        return;
-      IsNew[*P] = true;
-    }
+    IsNew[*P] = true;
+  }
+  PartialDims R;
+  size_t Next = 0;
+  for (size_t K = 0; K < Rank; ++K)
+    R.push_back(IsNew[K] ? DimExpr::constant(1) : (*X)[Next++]);
+  Out[0] = R;
+  if (const Dims *D = data(N, 0))
+    OutData[0] = *D;
+}
+
+void DimAnalysis::Impl::transferSqueeze(Node &N, const Dims *X, ResultDims &Out,
+                                        ResultData &OutData) {
+  // The elements stay as they are, whatever the axes.
+  if (const Dims *D = data(N, 0))
+    OutData[0] = *D;
+  std::optional<std::vector<int64_t>> Axes = axesOf(N, 1);
+  if (!Axes && (N.getNumOperands() < 2 || !N.getOperand(1)) &&
+      !N.hasAttr("axes")) {
+    // No axes: every dim that is 1 goes; a symbolic dim might be 1.
     PartialDims R;
-    size_t Next = 0;
+    for (const DimExpr &E : *X) {
+      if (!E.isConstant())
+        return;
+      if (E.getConstant() != 1)
+        R.push_back(E);
+    }
+    Out[0] = R;
+    return;
+  }
+  if (!Axes)
+    return;
+  std::vector<bool> Drop(X->size(), false);
+  for (int64_t A : *Axes) {
+    std::optional<size_t> P = normAxis(A, X->size());
+    if (!P)
+      return;
+    Drop[*P] = true;
+    require(DimConstraint::Equal, (*X)[*P], DimExpr::constant(1), N,
+            "a squeezed dim must be 1");
+  }
+  PartialDims R;
+  for (size_t K = 0; K < X->size(); ++K)
+    if (!Drop[K])
+      R.push_back((*X)[K]);
+  Out[0] = R;
+}
+
+void DimAnalysis::Impl::transferSlice(Node &N, const Dims *X, ResultDims &Out,
+                                      ResultData &OutData) {
+  Out[0] = slice(N, *X);
+  if (const Dims *D = data(N, 0))
+    OutData[0] = sliceData(N, *D);
+}
+
+void DimAnalysis::Impl::transferConstantOfShape(Node &N, const Dims *X,
+                                                ResultDims &Out,
+                                                ResultData &OutData) {
+  if (const Dims *D = data(N, 0))
+    Out[0] = full(*D);
+}
+
+void DimAnalysis::Impl::transferExpand(Node &N, const Dims *X, ResultDims &Out,
+                                       ResultData &OutData) {
+  if (const Dims *D = data(N, 1)) {
+    Out[0] = broadcast({X, D});
+    requireBroadcast({X, D}, N);
+  }
+}
+
+void DimAnalysis::Impl::transferRange(Node &N, const Dims *X, ResultDims &Out,
+                                      ResultData &OutData) {
+  Out[0] = range(N);
+}
+
+void DimAnalysis::Impl::transferTile(Node &N, const Dims *X, ResultDims &Out,
+                                     ResultData &OutData) {
+  const Dims *R = data(N, 1);
+  if (!R || R->size() != X->size())
+    return;
+  PartialDims Res;
+  for (size_t K = 0; K < X->size(); ++K)
+    Res.push_back((*X)[K] * (*R)[K]);
+  Out[0] = Res;
+}
+
+void DimAnalysis::Impl::transferPad(Node &N, const Dims *X, ResultDims &Out,
+                                    ResultData &OutData) {
+  std::optional<std::vector<int64_t>> Pads = N.getAttrInts("pads");
+  const Dims *PadData = Pads ? nullptr : data(N, 1);
+  size_t Rank = X->size();
+  // Pad-18 pads only the dims listed in its axes input, in that order.
+  std::vector<size_t> Axes;
+  if (N.getNumOperands() > 3 && N.getOperand(3)) {
+    std::optional<std::vector<int64_t>> A = constants(data(N, 3));
+    if (!A)
+      return;
+    for (int64_t V : *A) {
+      std::optional<size_t> P = normAxis(V, Rank);
+      if (!P)
+        return;
+      Axes.push_back(*P);
+    }
+  } else {
     for (size_t K = 0; K < Rank; ++K)
-      R.push_back(IsNew[K] ? DimExpr::constant(1) : (*X)[Next++]);
-    Out[0] = R;
-    if (const Dims *D = data(N, 0))
-      OutData[0] = *D;
-    return;
+      Axes.push_back(K);
   }
-  if (Op == "Squeeze" && X) {
-    // The elements stay as they are, whatever the axes.
-    if (const Dims *D = data(N, 0))
-      OutData[0] = *D;
-    std::optional<std::vector<int64_t>> Axes = axesOf(N, 1);
-    if (!Axes && (N.getNumOperands() < 2 || !N.getOperand(1)) &&
-        !N.hasAttr("axes")) {
-      // No axes: every dim that is 1 goes; a symbolic dim might be 1.
-      PartialDims R;
-      for (const DimExpr &E : *X) {
-        if (!E.isConstant())
-          return;
-        if (E.getConstant() != 1)
-          R.push_back(E);
-      }
-      Out[0] = R;
-      return;
-    }
-    if (!Axes)
-      return;
-    std::vector<bool> Drop(X->size(), false);
-    for (int64_t A : *Axes) {
-      std::optional<size_t> P = normAxis(A, X->size());
-      if (!P)
-        return;
-      Drop[*P] = true;
-      require(DimConstraint::Equal, (*X)[*P], DimExpr::constant(1), N,
-              "a squeezed dim must be 1");
-    }
-    PartialDims R;
-    for (size_t K = 0; K < X->size(); ++K)
-      if (!Drop[K])
-        R.push_back((*X)[K]);
-    Out[0] = R;
+  size_t NumAxes = Axes.size();
+  if ((Pads && Pads->size() != 2 * NumAxes) ||
+      (!Pads && (!PadData || PadData->size() != 2 * NumAxes)))
     return;
+  PartialDims R = full(*X);
+  for (size_t I = 0; I < NumAxes; ++I) {
+    DimExpr Begin = Pads ? DimExpr::constant((*Pads)[I]) : (*PadData)[I];
+    DimExpr End = Pads ? DimExpr::constant((*Pads)[I + NumAxes])
+                       : (*PadData)[I + NumAxes];
+    R[Axes[I]] = (*X)[Axes[I]] + Begin + End;
+    require(DimConstraint::AtLeast, *R[Axes[I]], DimExpr::constant(0), N,
+            "negative pads must leave a dim >= 0");
   }
-  if (Op == "Slice" && X) {
-    Out[0] = slice(N, *X);
-    if (const Dims *D = data(N, 0))
-      OutData[0] = sliceData(N, *D);
+  Out[0] = R;
+}
+
+void DimAnalysis::Impl::transferSplit(Node &N, const Dims *X, ResultDims &Out,
+                                      ResultData &OutData) {
+  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
+  if (!Axis)
     return;
-  }
-  if (Op == "ConstantOfShape") {
-    if (const Dims *D = data(N, 0))
-      Out[0] = full(*D);
-    return;
-  }
-  if (Op == "Expand" && X) {
-    if (const Dims *D = data(N, 1)) {
-      Out[0] = broadcast({X, D});
-      requireBroadcast({X, D}, N);
-    }
-    return;
-  }
-  if (Op == "Range") {
-    Out[0] = range(N);
-    return;
-  }
-  if (Op == "Tile" && X) {
-    const Dims *R = data(N, 1);
-    if (!R || R->size() != X->size())
-      return;
-    PartialDims Res;
-    for (size_t K = 0; K < X->size(); ++K)
-      Res.push_back((*X)[K] * (*R)[K]);
-    Out[0] = Res;
-    return;
-  }
-  if (Op == "Pad" && X) {
-    std::optional<std::vector<int64_t>> Pads = N.getAttrInts("pads");
-    const Dims *PadData = Pads ? nullptr : data(N, 1);
-    size_t Rank = X->size();
-    // Pad-18 pads only the dims listed in its axes input, in that order.
-    std::vector<size_t> Axes;
-    if (N.getNumOperands() > 3 && N.getOperand(3)) {
-      std::optional<std::vector<int64_t>> A = constants(data(N, 3));
-      if (!A)
-        return;
-      for (int64_t V : *A) {
-        std::optional<size_t> P = normAxis(V, Rank);
-        if (!P)
-          return;
-        Axes.push_back(*P);
-      }
-    } else {
-      for (size_t K = 0; K < Rank; ++K)
-        Axes.push_back(K);
-    }
-    size_t NumAxes = Axes.size();
-    if ((Pads && Pads->size() != 2 * NumAxes) ||
-        (!Pads && (!PadData || PadData->size() != 2 * NumAxes)))
-      return;
-    PartialDims R = full(*X);
-    for (size_t I = 0; I < NumAxes; ++I) {
-      DimExpr Begin = Pads ? DimExpr::constant((*Pads)[I]) : (*PadData)[I];
-      DimExpr End = Pads ? DimExpr::constant((*Pads)[I + NumAxes])
-                         : (*PadData)[I + NumAxes];
-      R[Axes[I]] = (*X)[Axes[I]] + Begin + End;
-      require(DimConstraint::AtLeast, *R[Axes[I]], DimExpr::constant(0), N,
-              "negative pads must leave a dim >= 0");
-    }
-    Out[0] = R;
-    return;
-  }
-  if (Op == "Split" && X) {
-    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
-    if (!Axis)
-      return;
-    std::optional<std::vector<int64_t>> Sizes = N.getAttrInts("split");
-    const Dims *SizeData = Sizes ? nullptr : data(N, 1);
-    if (!Sizes && !SizeData && N.getNumOperands() > 1 && N.getOperand(1))
-      return; // sizes computed at run time
-    // Split-18 num_outputs: chunks of ceil(dim / n), the last one smaller;
-    // the dim need not divide evenly.
-    if (!Sizes && !SizeData && N.hasAttr("num_outputs")) {
-      const DimExpr &D = (*X)[*Axis];
-      int64_t Num = static_cast<int64_t>(Out.size());
-      for (unsigned I = 0; I < Out.size(); ++I) {
-        PartialDims R = full(*X);
-        if (D.isConstant() && Num > 0) {
-          int64_t Chunk = (D.getConstant() + Num - 1) / Num;
-          R[*Axis] = DimExpr::constant(
-              I + 1 < Out.size() ? Chunk : D.getConstant() - Chunk * (Num - 1));
-        } else {
-          R[*Axis] = std::nullopt;
-        }
-        Out[I] = R;
-      }
-      return;
-    }
-    // The sizes must add up to the dim; equal parts must divide it.
-    if (Sizes || SizeData) {
-      DimExpr Sum;
-      size_t Count = Sizes ? Sizes->size() : SizeData->size();
-      for (size_t I = 0; I < Count; ++I)
-        Sum = Sum + (Sizes ? DimExpr::constant((*Sizes)[I]) : (*SizeData)[I]);
-      require(DimConstraint::Equal, Sum, (*X)[*Axis], N,
-              "the split sizes must add up to the dim");
-    } else if (Out.size() > 1) {
-      require(DimConstraint::Divisible, (*X)[*Axis],
-              DimExpr::constant(static_cast<int64_t>(Out.size())), N,
-              "equal parts must divide the dim");
-    }
+  std::optional<std::vector<int64_t>> Sizes = N.getAttrInts("split");
+  const Dims *SizeData = Sizes ? nullptr : data(N, 1);
+  if (!Sizes && !SizeData && N.getNumOperands() > 1 && N.getOperand(1))
+    return; // sizes computed at run time
+  // Split-18 num_outputs: chunks of ceil(dim / n), the last one smaller;
+  // the dim need not divide evenly.
+  if (!Sizes && !SizeData && N.hasAttr("num_outputs")) {
+    const DimExpr &D = (*X)[*Axis];
+    int64_t Num = static_cast<int64_t>(Out.size());
     for (unsigned I = 0; I < Out.size(); ++I) {
       PartialDims R = full(*X);
-      if (Sizes && I < Sizes->size())
-        R[*Axis] = DimExpr::constant((*Sizes)[I]);
-      else if (SizeData && I < SizeData->size())
-        R[*Axis] = (*SizeData)[I];
-      else if (!Sizes && !SizeData)
-        R[*Axis] = (*X)[*Axis].divExact(
-            DimExpr::constant(static_cast<int64_t>(Out.size())));
-      else
+      if (D.isConstant() && Num > 0) {
+        int64_t Chunk = (D.getConstant() + Num - 1) / Num;
+        R[*Axis] = DimExpr::constant(
+            I + 1 < Out.size() ? Chunk : D.getConstant() - Chunk * (Num - 1));
+      } else {
         R[*Axis] = std::nullopt;
+      }
       Out[I] = R;
     }
     return;
   }
-  if ((Op == "Resize" || Op == "Upsample") && X) {
-    Out[0] = resize(N, *X);
-    return;
+  // The sizes must add up to the dim; equal parts must divide it.
+  if (Sizes || SizeData) {
+    DimExpr Sum;
+    size_t Count = Sizes ? Sizes->size() : SizeData->size();
+    for (size_t I = 0; I < Count; ++I)
+      Sum = Sum + (Sizes ? DimExpr::constant((*Sizes)[I]) : (*SizeData)[I]);
+    require(DimConstraint::Equal, Sum, (*X)[*Axis], N,
+            "the split sizes must add up to the dim");
+  } else if (Out.size() > 1) {
+    require(DimConstraint::Divisible, (*X)[*Axis],
+            DimExpr::constant(static_cast<int64_t>(Out.size())), N,
+            "equal parts must divide the dim");
   }
-  if (Op.startswith("Reduce") && X) {
-    Out[0] = reduce(N, *X);
-    return;
-  }
-  if ((Op == "ArgMax" || Op == "ArgMin") && X) {
-    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
-    if (!Axis)
-      return;
+  for (unsigned I = 0; I < Out.size(); ++I) {
     PartialDims R = full(*X);
-    if (N.getAttrInt("keepdims", 1))
-      R[*Axis] = DimExpr::constant(1);
+    if (Sizes && I < Sizes->size())
+      R[*Axis] = DimExpr::constant((*Sizes)[I]);
+    else if (SizeData && I < SizeData->size())
+      R[*Axis] = (*SizeData)[I];
+    else if (!Sizes && !SizeData)
+      R[*Axis] = (*X)[*Axis].divExact(
+          DimExpr::constant(static_cast<int64_t>(Out.size())));
     else
-      R.erase(R.begin() + *Axis);
-    Out[0] = R;
-    return;
+      R[*Axis] = std::nullopt;
+    Out[I] = R;
   }
-  if ((Op == "LSTM" || Op == "GRU" || Op == "RNN") && X && X->size() == 3) {
-    int64_t Hidden = N.getAttrInt("hidden_size", 0);
-    if (Hidden <= 0)
-      return;
-    DimExpr H = DimExpr::constant(Hidden);
-    DimExpr Dirs = DimExpr::constant(
-        N.getAttrString("direction", "forward") == "bidirectional" ? 2 : 1);
-    bool BatchFirst = N.getAttrInt("layout", 0);
-    const DimExpr &Seq = (*X)[BatchFirst ? 1 : 0];
-    const DimExpr &Batch = (*X)[BatchFirst ? 0 : 1];
-    // W is [dirs, gates*hidden, input_size]; sequence_lens is [batch];
-    // initial states are [dirs, batch, hidden] (batch first with layout 1).
-    if (const Dims *W = dims(N, 1); W && W->size() == 3)
-      require(DimConstraint::Equal, (*W)[2], (*X)[2], N,
-              "the weights' input size must be the input's feature dim");
-    if (const Dims *L = dims(N, 4); L && L->size() == 1)
-      require(DimConstraint::Equal, (*L)[0], Batch, N,
-              "sequence_lens has one entry per batch row");
-    for (unsigned I = 5; I < N.getNumOperands(); ++I)
-      if (const Dims *S = dims(N, I); S && S->size() == 3)
-        require(DimConstraint::Equal, (*S)[BatchFirst ? 0 : 1], Batch, N,
-                "initial states have the input's batch");
-    Out[0] = BatchFirst ? PartialDims{Batch, Seq, Dirs, H}
-                        : PartialDims{Seq, Dirs, Batch, H};
-    for (unsigned I = 1; I < Out.size(); ++I)
-      Out[I] = BatchFirst ? PartialDims{Batch, Dirs, H}
-                          : PartialDims{Dirs, Batch, H};
+}
+
+void DimAnalysis::Impl::transferResize(Node &N, const Dims *X, ResultDims &Out,
+                                       ResultData &OutData) {
+  Out[0] = resize(N, *X);
+}
+
+void DimAnalysis::Impl::transferReduce(Node &N, const Dims *X, ResultDims &Out,
+                                       ResultData &OutData) {
+  Out[0] = reduce(N, *X);
+}
+
+void DimAnalysis::Impl::transferArgMinMax(Node &N, const Dims *X,
+                                          ResultDims &Out,
+                                          ResultData &OutData) {
+  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
+  if (!Axis)
     return;
-  }
-  if (Op == "TopK" && X) {
-    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", -1), X->size());
-    const Dims *K = data(N, 1);
-    if (!Axis || !K || K->size() != 1)
-      return;
-    PartialDims R = full(*X);
-    R[*Axis] = (*K)[0];
-    require(DimConstraint::AtMost, (*K)[0], (*X)[*Axis], N,
-            "k must not exceed the dim");
-    for (auto &O : Out)
-      O = R;
+  PartialDims R = full(*X);
+  if (N.getAttrInt("keepdims", 1))
+    R[*Axis] = DimExpr::constant(1);
+  else
+    R.erase(R.begin() + *Axis);
+  Out[0] = R;
+}
+
+void DimAnalysis::Impl::transferRecurrent(Node &N, const Dims *X,
+                                          ResultDims &Out,
+                                          ResultData &OutData) {
+  if (X->size() != 3)
     return;
-  }
+  int64_t Hidden = N.getAttrInt("hidden_size", 0);
+  if (Hidden <= 0)
+    return;
+  DimExpr H = DimExpr::constant(Hidden);
+  DimExpr Dirs = DimExpr::constant(
+      N.getAttrString("direction", "forward") == "bidirectional" ? 2 : 1);
+  bool BatchFirst = N.getAttrInt("layout", 0);
+  const DimExpr &Seq = (*X)[BatchFirst ? 1 : 0];
+  const DimExpr &Batch = (*X)[BatchFirst ? 0 : 1];
+  // W is [dirs, gates*hidden, input_size]; sequence_lens is [batch];
+  // initial states are [dirs, batch, hidden] (batch first with layout 1).
+  if (const Dims *W = dims(N, 1); W && W->size() == 3)
+    require(DimConstraint::Equal, (*W)[2], (*X)[2], N,
+            "the weights' input size must be the input's feature dim");
+  if (const Dims *L = dims(N, 4); L && L->size() == 1)
+    require(DimConstraint::Equal, (*L)[0], Batch, N,
+            "sequence_lens has one entry per batch row");
+  for (unsigned I = 5; I < N.getNumOperands(); ++I)
+    if (const Dims *S = dims(N, I); S && S->size() == 3)
+      require(DimConstraint::Equal, (*S)[BatchFirst ? 0 : 1], Batch, N,
+              "initial states have the input's batch");
+  Out[0] = BatchFirst ? PartialDims{Batch, Seq, Dirs, H}
+                      : PartialDims{Seq, Dirs, Batch, H};
+  for (unsigned I = 1; I < Out.size(); ++I)
+    Out[I] =
+        BatchFirst ? PartialDims{Batch, Dirs, H} : PartialDims{Dirs, Batch, H};
+}
+
+void DimAnalysis::Impl::transferTopK(Node &N, const Dims *X, ResultDims &Out,
+                                     ResultData &OutData) {
+  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", -1), X->size());
+  const Dims *K = data(N, 1);
+  if (!Axis || !K || K->size() != 1)
+    return;
+  PartialDims R = full(*X);
+  R[*Axis] = (*K)[0];
+  require(DimConstraint::AtMost, (*K)[0], (*X)[*Axis], N,
+          "k must not exceed the dim");
+  for (auto &O : Out)
+    O = R;
 }
 
 std::optional<Dims> DimAnalysis::Impl::arithmeticData(Node &N) {
@@ -1497,28 +1566,16 @@ std::optional<PartialDims> DimAnalysis::Impl::slice(Node &N, const Dims &X) {
       continue;
     }
     if (!D.isConstant()) {
-      if (Step == 1 && S == 0 && E >= INT32_MAX)
+      if (Step == 1 && S == 0 && isSliceEndPastAnyDim(E))
         continue;
       R[*Axis] = std::nullopt;
       continue;
     }
-    int64_t Len = D.getConstant();
-    auto Clamp = [&](int64_t V, int64_t Lo, int64_t Hi) {
-      if (V < 0)
-        V += Len;
-      return std::clamp(V, Lo, Hi);
-    };
-    int64_t Count;
-    if (Step > 0) {
-      S = Clamp(S, 0, Len);
-      E = Clamp(E, 0, Len);
-      Count = E > S ? (E - S + Step - 1) / Step : 0;
-    } else {
-      S = Clamp(S, -1, Len - 1);
-      E = Clamp(E, -1, Len - 1);
-      Count = S > E ? (S - E - Step - 1) / -Step : 0;
-    }
-    R[*Axis] = DimExpr::constant(Count);
+    std::optional<SliceAxis> Taken =
+        resolveSliceAxis(D.getConstant(), S, E, Step);
+    if (!Taken)
+      return std::nullopt;
+    R[*Axis] = DimExpr::constant(Taken->Count);
   }
   return R;
 }
@@ -1531,22 +1588,22 @@ std::optional<Dims> DimAnalysis::Impl::sliceData(Node &N, const Dims &D) {
   } else {
     Starts = constants(data(N, 1));
     Ends = constants(data(N, 2));
-    if (N.getNumOperands() > 4 && N.getOperand(4))
-      Steps = constants(data(N, 4));
+    // Steps computed at run time: no step to take the elements by.
+    if (N.getNumOperands() > 4 && N.getOperand(4) &&
+        !(Steps = constants(data(N, 4))))
+      return std::nullopt;
   }
   if (!Starts || !Ends || Starts->size() != 1 || Ends->size() != 1)
     return std::nullopt;
-  int64_t Len = D.size(), S = (*Starts)[0], E = (*Ends)[0];
   int64_t Step = Steps && !Steps->empty() ? (*Steps)[0] : 1;
-  if (Step != 1)
+  std::optional<SliceAxis> Taken = resolveSliceAxis(
+      static_cast<int64_t>(D.size()), (*Starts)[0], (*Ends)[0], Step);
+  if (!Taken)
     return std::nullopt;
-  if (S < 0)
-    S += Len;
-  if (E < 0)
-    E += Len;
-  S = std::clamp<int64_t>(S, 0, Len);
-  E = std::clamp<int64_t>(E, S, Len);
-  return Dims(D.begin() + S, D.begin() + E);
+  Dims R;
+  for (int64_t I = 0; I < Taken->Count; ++I)
+    R.push_back(D[Taken->at(I)]);
+  return R;
 }
 
 std::optional<PartialDims> DimAnalysis::Impl::reduce(Node &N, const Dims &X) {
@@ -1672,21 +1729,25 @@ bool onnxopt::dimRulesCover(const Node &N) {
   if (!N.isOnnxDomain())
     return false;
   llvm::StringRef Op = N.getOpType();
-  // The ops whose every condition on dims the transfer functions above
-  // require (or that have none): broadcasting, shape-preserving ones (their
-  // extra operands included), and the ones modelled one by one.
-  static const llvm::StringSet<> Covered = {
-      "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool",
-      "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "MatMul", "Gemm",
-      "Reshape", "Flatten", "Transpose", "Concat", "Slice", "Squeeze",
-      "Unsqueeze", "Shape", "Size", "Expand", "Tile", "Pad", "Split",
-      "Resize", "Upsample", "ArgMax", "ArgMin", "Range", "ConstantOfShape",
-      "Constant", "LSTM", "GRU", "RNN", "TopK", "If", "Loop", "NonZero",
-      "Gather", "OneHot", "EyeLike", "RandomNormalLike", "RandomUniformLike",
-      "Bernoulli", "Multinomial", "Not", "Sum", "Mean", "Max", "Min"};
-  if (Covered.count(Op) || isBroadcasting(Op) || Op.startswith("Reduce"))
-    return true;
-  return isShapePreserving(Op) && Op != "ReverseSequence";
+  // ReverseSequence keeps its input's shape, but its sequence_lens must
+  // have the batch's length, which nothing here requires.
+  if (Op == "ReverseSequence")
+    return false;
+  // The ops with a transfer function require every condition on dims they
+  // have (shape-preserving ones their extra operands' too); the ones below
+  // have no condition beyond what requireRunnable or their recorded types
+  // say (a condition of one element, a data-dependent blocker, a shape
+  // that is the input's or an operand's contents).
+  static const llvm::StringSet<> WithoutConditions = {"If",
+                                                      "Loop",
+                                                      "NonZero",
+                                                      "OneHot",
+                                                      "EyeLike",
+                                                      "RandomNormalLike",
+                                                      "RandomUniformLike",
+                                                      "Bernoulli",
+                                                      "Multinomial"};
+  return DimAnalysis::Impl::hasTransferRule(Op) || WithoutConditions.count(Op);
 }
 
 std::vector<DimConstraint> DimAnalysis::getConstraints() const {
@@ -1702,8 +1763,8 @@ std::vector<DimConstraint> DimAnalysis::getConstraints() const {
         !C.Lhs.isConstant() && !C.Rhs.isConstant() && C.Rhs < C.Lhs)
       std::swap(C.Lhs, C.Rhs);
     // One entry per condition; a data-dependent node is its own entry.
-    std::string Key = std::to_string(C.K) + "|" + C.Lhs.key() + "|" +
-                      C.Rhs.key() + "|";
+    std::string Key =
+        std::to_string(C.K) + "|" + C.Lhs.key() + "|" + C.Rhs.key() + "|";
     if (C.K == DimConstraint::DataDependent)
       Key += std::to_string(reinterpret_cast<uintptr_t>(C.N));
     if (Seen.insert(Key).second)
@@ -1724,8 +1785,8 @@ std::vector<DimConstraint> DimAnalysis::getConstraints() const {
       continue;
     // Against a number, the node that tied the class to it says most.
     auto It = FirstNode.find(I);
-    const Node *From = Best.isConstant() ? P->NumberFrom.lookup(P->find(I))
-                                         : nullptr;
+    const Node *From =
+        Best.isConstant() ? P->NumberFrom.lookup(P->find(I)) : nullptr;
     DimConstraint C;
     C.K = DimConstraint::Equal;
     C.Lhs = Member;

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ModernOps.h"
+#include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/OpTable.h"
 #include "onnxopt/IR/IR.h"
 #include "llvm/ADT/STLExtras.h"
@@ -89,9 +90,10 @@ std::string stringAttr(InferenceContext &Ctx, const char *Name,
 }
 
 int64_t normalizeAxis(int64_t Axis, int64_t Rank, const char *What) {
-  if (Axis < -Rank || Axis >= Rank)
+  std::optional<int64_t> A = resolveAxis(Axis, Rank);
+  if (!A)
     fail_shape_inference(What, " ", Axis, " is out of range for rank ", Rank);
-  return Axis < 0 ? Axis + Rank : Axis;
+  return *A;
 }
 
 void setElemType(InferenceContext &Ctx, size_t Out, int32_t ElemType) {

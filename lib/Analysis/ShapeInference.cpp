@@ -20,6 +20,7 @@
 #include "ModernOps.h"
 #include "SymbolicRefinement.h"
 #include "onnxopt/Analysis/NodeValidation.h"
+#include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/OpTable.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
@@ -373,8 +374,6 @@ public:
   LogicalResult inferNode(Node &N);
   void emitUnsupportedRemarks();
 
-  /// The tensor holding \p V's contents, if it is a constant.
-  const Tensor *getConstantTensor(const Value &V) const;
   const onnx::TensorShapeProto *getData(const Value *V) const {
     auto It = Data.find(V);
     return It == Data.end() ? nullptr : It->second.get();
@@ -503,7 +502,7 @@ public:
         if (!V->getType().isNone()) {
           typeToProto(V->getType(), InputTypes[I]);
           InputTypeState[I] = 1;
-        } else if (const Tensor *T = E.getConstantTensor(*V)) {
+        } else if (const Tensor *T = getStoredConstant(*V)) {
           tensorToTypeProto(*T, InputTypes[I]);
           InputTypeState[I] = 1;
         }
@@ -520,7 +519,7 @@ public:
     const Value *V = N.getOperand(I);
     if (!V)
       return nullptr;
-    if (const Tensor *T = E.getConstantTensor(*V)) {
+    if (const Tensor *T = getStoredConstant(*V)) {
       if (!T->isExternal())
         return InputData[I] = &T->getProto();
       Owned.push_back(loadTensor(*T));
@@ -563,7 +562,7 @@ public:
     checkInput(I);
     const Value *V = N.getOperand(I);
     // Like onnx: constant contents come through getInputData instead.
-    if (!V || E.getConstantTensor(*V))
+    if (!V || getStoredConstant(*V))
       return nullptr;
     return E.getData(V);
   }
@@ -693,23 +692,6 @@ std::string describeOp(const Node &N) {
 
 } // namespace
 
-const Tensor *ShapeInference::Impl::getConstantTensor(const Value &V) const {
-  if (V.hasInitializer()) {
-    // An input's initializer is only a default and may be overridden, except
-    // before IR 4, where every initializer had to be listed as an input.
-    if (V.isGraphInput() && M.getIrVersion() >= 4)
-      return nullptr;
-    return &V.getInitializer();
-  }
-  const Node *Def = V.getDefiningNode();
-  if (!Def || !Def->is("Constant") || Def->getNumResults() != 1)
-    return nullptr;
-  const Attribute *A = Def->getAttr("value");
-  if (!A || A->Kind != AttrKind::Tensor || A->Tensors.empty())
-    return nullptr;
-  return &A->Tensors.front();
-}
-
 bool ShapeInference::Impl::resolve(const Node &N, Resolved &R,
                                    std::string &Why) {
   std::string Domain = N.isOnnxDomain() ? "" : N.getDomain().str();
@@ -810,7 +792,7 @@ LogicalResult ShapeInference::Impl::reportFailure(Node &N,
   // An operand without a type (e.g. the result of a custom op) explains the
   // failure; onnx stays silent about it too.
   for (const Value *V : N.getOperands())
-    if (V && V->getType().isNone() && !getConstantTensor(*V))
+    if (V && V->getType().isNone() && !getStoredConstant(*V))
       return success();
   // ONNX messages may span lines ("==> Context: ..."); keep the first.
   llvm::StringRef Msg = What.split('\n').first.rtrim();

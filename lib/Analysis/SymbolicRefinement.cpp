@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SymbolicRefinement.h"
+#include "onnxopt/Analysis/OpFacts.h"
 #include <algorithm>
 #include <cstdint>
 #include <onnx/defs/tensor_proto_util.h>
@@ -164,30 +165,16 @@ bool isUnknown(const Dimension &D) {
 /// to \p End by \p Step, when it is proven at every value of the symbols.
 std::optional<Dimension> sliceLength(const Dimension &D, const Dimension &Start,
                                      const Dimension &End, int64_t Step) {
-  if (Step == 0 || Step == INT64_MIN || !Start.has_dim_value())
+  if (Step == 0 || !Start.has_dim_value())
     return std::nullopt;
   int64_t S = Start.dim_value();
   if (D.has_dim_value() && End.has_dim_value()) {
-    // Numbers: ONNX's clamping rules.
-    int64_t Len = D.dim_value(), E = End.dim_value();
-    auto Clamp = [&](int64_t V, int64_t Lo, int64_t Hi) {
-      if (V < 0)
-        V += Len;
-      return std::clamp(V, Lo, Hi);
-    };
-    int64_t Count = 0;
-    if (Step > 0) {
-      S = Clamp(S, 0, Len);
-      E = Clamp(E, 0, Len);
-      Count = E > S ? (E - S - 1) / Step + 1 : 0;
-    } else if (Len > 0) {
-      // Backwards: starts clamp to [0, Len-1], ends to [-1, Len-1].
-      S = Clamp(S, 0, Len - 1);
-      E = Clamp(E, -1, Len - 1);
-      Count = S > E ? (S - E - 1) / -Step + 1 : 0;
-    }
+    std::optional<SliceAxis> Taken =
+        resolveSliceAxis(D.dim_value(), S, End.dim_value(), Step);
+    if (!Taken)
+      return std::nullopt;
     Dimension R;
-    R.set_dim_value(Count);
+    R.set_dim_value(Taken->Count);
     return R;
   }
   if (S != 0 || Step != 1)
@@ -195,7 +182,7 @@ std::optional<Dimension> sliceLength(const Dimension &D, const Dimension &Start,
   // From 0 to an end that is the dim itself, or past any dim a tensor can
   // have (torch writes INT64_MAX for `x[:, a:]`): the whole dim.
   if (sameSymbol(End, D) ||
-      (End.has_dim_value() && End.dim_value() >= (int64_t(1) << 62)))
+      (End.has_dim_value() && isSliceEndPastAnyDim(End.dim_value())))
     return D;
   // `table[:, :n]` with n a symbol and the dim a number C: the length is
   // min(n, C), which a single dim cannot say. Inference leaves it unknown

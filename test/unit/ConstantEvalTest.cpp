@@ -537,7 +537,7 @@ TEST(ConstantEval, NondeterministicOps) {
                      Diags);
   ASSERT_TRUE(M);
   for (Node &N : M->getGraph().getNodes())
-    EXPECT_TRUE(isNondeterministicOp(N)) << N.getOpType().str();
+    EXPECT_TRUE(isNondeterministic(N)) << N.getOpType().str();
   EXPECT_FALSE(isEvaluableOp("RandomUniformLike"));
   EXPECT_TRUE(isEvaluableOp("Gather"));
 }

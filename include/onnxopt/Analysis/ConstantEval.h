@@ -9,12 +9,16 @@
 // of guessing: unknown ops, unsupported element types, invalid operands and
 // results over the size budget all say why.
 //
+// What counts as a constant (getConstantValue) and which ops are never
+// folded (isNondeterministic) are in OpFacts.h, which this header includes.
+//
 // This header stays free of ONNX and protobuf headers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXOPT_ANALYSIS_CONSTANTEVAL_H
 #define ONNXOPT_ANALYSIS_CONSTANTEVAL_H
 
+#include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/IR/Tensor.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -47,20 +51,6 @@ evaluateNode(const Node &N, llvm::ArrayRef<Tensor> Operands, int64_t Opset,
 
 /// True if evaluateNode knows ops of type \p OpType (default domain).
 bool isEvaluableOp(llvm::StringRef OpType);
-
-/// True for ops whose results are not a function of their inputs (random
-/// ops, Dropout), in any domain: they are never folded.
-bool isNondeterministicOp(const Node &N);
-
-/// The constant contents of \p V, or a null Tensor: an initializer that is
-/// not a graph input (any initializer in models before IR 4, where every
-/// initializer was also an input), or the result of a `Constant` node.
-Tensor getConstantValue(const Value &V);
-
-/// The tensor a `Constant` node produces (`value`, `value_int(s)`,
-/// `value_float(s)`), named after its result; a null Tensor for strings,
-/// sparse values and malformed nodes.
-Tensor getConstantNodeValue(const Node &N);
 
 } // namespace onnxopt
 
