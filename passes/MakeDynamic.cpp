@@ -1398,7 +1398,7 @@ static Tensor evaluateBaked(const Value &V, int64_t Opset,
   Memo[&V] = Tensor();
   const Node *Def = V.getDefiningNode();
   if (!Def || Depth > 64 || !Def->isOnnxDomain() || Def->is("Shape") ||
-      Def->is("Size") || isNondeterministicOp(*Def) ||
+      Def->is("Size") || isNondeterministic(*Def) ||
       !isEvaluableOp(Def->getOpType()))
     return Tensor();
   std::vector<Tensor> Operands;
