@@ -46,6 +46,7 @@
 #include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/DimRanges.h"
+#include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/ShapeOperands.h"
 #include "onnxopt/Analysis/TypeWalk.h"
@@ -1366,22 +1367,6 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
   return true;
 }
 
-/// Ops whose operands broadcast against each other elementwise: a constant
-/// operand sized for the old input meets the dynamic operand here.
-bool isBroadcastingElementwise(const Node &N) {
-  static const char *const Ops[] = {
-      "Add",  "And",  "BitShift", "Div",          "Equal",
-      "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Max",
-      "Mean", "Min",  "Mod",      "Mul",          "Or",
-      "Pow",  "Sub",  "Sum",      "Where",        "Xor"};
-  if (!N.isOnnxDomain())
-    return false;
-  for (const char *Op : Ops)
-    if (N.is(Op))
-      return true;
-  return false;
-}
-
 /// The value of \p V when it is computed from constants only (a grid that
 /// torch built with Expand and Cast, a mask made by Trilu of a constant):
 /// the exporter left the subgraph, its value is what was baked. Shape and
@@ -1574,7 +1559,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
           repairRecurrentState(*N, DA, RW);
         else if (N->is("Resize"))
           repairResize(*N, DA, RW, Order);
-        else if (isBroadcastingElementwise(*N))
+        else if (isElementwiseBroadcasting(*N))
           repairBakedConstants(*N, DA, RW);
       }
     }
