@@ -218,8 +218,8 @@ void DynamicRewrite::examineConstraints(const DimAnalysis &DA) {
       if (!Inserted) {
         It->second.Min = std::max(It->second.Min, B->Min);
         if (B->Max)
-          It->second.Max = It->second.Max ? std::min(*It->second.Max, *B->Max)
-                                          : *B->Max;
+          It->second.Max =
+              It->second.Max ? std::min(*It->second.Max, *B->Max) : *B->Max;
       }
       continue;
     }
@@ -355,7 +355,8 @@ void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
            std::string("its ") + S.Name + " input '" + V->getName().str() +
                "' is data the model is given, not computed from shapes, so "
                "nothing proves it fits new values of " +
-               llvm::join(New, ", ") + "; keep " + (New.size() > 1 ? "them" : "it") +
+               llvm::join(New, ", ") + "; keep " +
+               (New.size() > 1 ? "them" : "it") +
                " static with allow-partial=true",
            New});
       return;
@@ -412,10 +413,9 @@ LogicalResult DynamicRewrite::applyShape(Model &M, const ShapeSpec &Spec,
     for (Value *Out : M.getGraph().getOutputs())
       if (Out)
         Outs.push_back(Out->getName().str());
-    return emitError(Diags)
-           << "unknown input or output '" << Spec.Name
-           << "'; the main graph's inputs are: " << Names
-           << "; its outputs: " << llvm::join(Outs, ", ");
+    return emitError(Diags) << "unknown input or output '" << Spec.Name
+                            << "'; the main graph's inputs are: " << Names
+                            << "; its outputs: " << llvm::join(Outs, ", ");
   }
   const Type &T = In->getType();
   if (!T.isTensor() || !T.hasShape())
@@ -502,17 +502,16 @@ void DynamicRewrite::checkHints(Model &M) {
                         : DimExpr::unknown();
       if (Got == Expected || DA.provenEqual(Got, Expected))
         continue;
-      std::string Why =
-          !Expected.isConstant() && !Old.count(Want.str())
-              ? " (" + Want.str() + " is kept static)"
-              : "";
-      Problems.push_back(
-          {Out->getDefiningNode(),
-           "output '" + Out->getName().str() + "' dim " + std::to_string(K) +
-               " is " + (Got.hasUnknown() ? "not known" : Got.str()) +
-               ", shapes= says " + Want.str() + Why +
-               ": the hint cannot be met",
-           {}});
+      std::string Why = !Expected.isConstant() && !Old.count(Want.str())
+                            ? " (" + Want.str() + " is kept static)"
+                            : "";
+      Problems.push_back({Out->getDefiningNode(),
+                          "output '" + Out->getName().str() + "' dim " +
+                              std::to_string(K) + " is " +
+                              (Got.hasUnknown() ? "not known" : Got.str()) +
+                              ", shapes= says " + Want.str() + Why +
+                              ": the hint cannot be met",
+                          {}});
     }
   }
 }
@@ -689,7 +688,7 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
     std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
     if (!Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest)) {
       if (alignReshape(N, *In, *Target, RW) ||
-            tryShapeDerived(N, *In, *Target, RW))
+          tryShapeDerived(N, *In, *Target, RW))
         return;
       Report("the literal dims do not divide the input's size for every "
              "input size");
@@ -708,6 +707,73 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   ++RepairCounts["Reshape target"];
   Repaired = true;
 }
+
+/// Builds a shape vector before a node: runs of literals become constants,
+/// other entries are read at run time (`Gather(Shape(V), [d])`, one Shape
+/// per value) or computed by the caller; the pieces are concatenated.
+class ShapeVectorBuilder {
+public:
+  ShapeVectorBuilder(Rewriter &RW, Node &Before, std::string PartName,
+                     llvm::StringRef Hint)
+      : RW(RW), G(*Before.getParentGraph()), PartName(std::move(PartName)),
+        Hint(Hint) {
+    RW.setInsertionPointBefore(&Before);
+  }
+  void literal(int64_t V) { Run.push_back(V); }
+  /// Dim \p D of \p V, as a one-element vector.
+  Value *dimOf(Value *V, unsigned D) {
+    Value *&S = Shapes[V];
+    if (!S)
+      S = RW.createNode("Shape", {V}, 1, "", Hint)->getResult(0);
+    return element(S, D);
+  }
+  /// Element \p D of the int64 vector \p V, as a one-element vector.
+  Value *element(Value *V, unsigned D) {
+    Node *Gather = RW.createNode(
+        "Gather",
+        {V, RW.createConstant(
+                G, Tensor::fromInt64s("dim_index", {1}, {int64_t(D)}))},
+        1, "", Hint == "dims" ? "dim" : Hint);
+    Gather->setAttr(Attribute::getInt("axis", 0));
+    return Gather->getResult(0);
+  }
+  Value *mul(Value *A, Value *B) {
+    return RW.createNode("Mul", {A, B}, 1, "", Hint)->getResult(0);
+  }
+  void piece(Value *V) {
+    flush();
+    Parts.push_back(V);
+  }
+  /// The vector: the constant itself when every entry is a literal.
+  Value *finish(llvm::StringRef ConcatHint) {
+    flush();
+    if (Parts.size() == 1 && Shapes.empty() && !Computed)
+      return Parts.front();
+    Node *Concat = RW.createNode("Concat", Parts, 1, "", ConcatHint);
+    Concat->setAttr(Attribute::getInt("axis", 0));
+    return Concat->getResult(0);
+  }
+  /// Marks that a piece was computed without dimOf (the result is then a
+  /// Concat even with one part).
+  void markComputed() { Computed = true; }
+
+private:
+  void flush() {
+    if (Run.empty())
+      return;
+    Parts.push_back(RW.createConstant(
+        G, Tensor::fromInt64s(PartName, {int64_t(Run.size())}, Run)));
+    Run.clear();
+  }
+  Rewriter &RW;
+  Graph &G;
+  std::string PartName;
+  llvm::StringRef Hint;
+  llvm::DenseMap<Value *, Value *> Shapes;
+  std::vector<Value *> Parts;
+  std::vector<int64_t> Run;
+  bool Computed = false;
+};
 
 /// The fallback for a Reshape target with several baked literals: each
 /// literal that is the old value of a dynamic input dim (taken in order, as
@@ -781,36 +847,15 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
     return false;
 
   // Concat(literal runs, Gather(Shape(data), [j]) ...).
-  Graph &G = *N.getParentGraph();
-  RW.setInsertionPointBefore(&N);
-  Node *Shape = RW.createNode("Shape", {N.getOperand(0)}, 1, "", "dims");
-  std::vector<Value *> Pieces;
-  std::vector<int64_t> Run;
-  auto FlushRun = [&]() {
-    if (Run.empty())
-      return;
-    Pieces.push_back(RW.createConstant(
-        G, Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_part",
-                              {static_cast<int64_t>(Run.size())}, Run)));
-    Run.clear();
-  };
+  ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
+                       "dims");
   for (unsigned I = 0; I < Target.size(); ++I) {
-    if (Src[I] < 0) {
-      Run.push_back(Lits[I]);
-      continue;
-    }
-    FlushRun();
-    Value *Index = RW.createConstant(
-        G, Tensor::fromInt64s("dim_index", {1}, {int64_t(Src[I])}));
-    Node *Gather =
-        RW.createNode("Gather", {Shape->getResult(0), Index}, 1, "", "dim");
-    Gather->setAttr(Attribute::getInt("axis", 0));
-    Pieces.push_back(Gather->getResult(0));
+    if (Src[I] < 0)
+      B.literal(Lits[I]);
+    else
+      B.piece(B.dimOf(N.getOperand(0), Src[I]));
   }
-  FlushRun();
-  Node *Concat = RW.createNode("Concat", Pieces, 1, "", "target_dynamic");
-  Concat->setAttr(Attribute::getInt("axis", 0));
-  RW.setOperand(&N, 1, Concat->getResult(0));
+  RW.setOperand(&N, 1, B.finish("target_dynamic"));
   ++RepairCounts["computed Reshape target"];
   Repaired = true;
   return true;
@@ -828,11 +873,11 @@ DynamicRewrite::inputDimOf(llvm::StringRef S) const {
 /// What one entry of a rebuilt Reshape target is.
 struct TargetPiece {
   enum Kind { Literal, DataDims, InputDim } K = Literal;
-  int64_t Number = 0;        ///< Literal
+  int64_t Number = 0;           ///< Literal
   unsigned First = 0, Last = 0; ///< DataDims: the product of dims [First, Last]
-  Value *Input = nullptr;    ///< InputDim: dim Dim of graph input Input
+  Value *Input = nullptr;       ///< InputDim: dim Dim of graph input Input
   unsigned Dim = 0;
-  DimExpr Expr;              ///< what the entry is, over the input symbols
+  DimExpr Expr; ///< what the entry is, over the input symbols
 };
 
 /// The last fallback for a baked Reshape target: read it as torch's view()
@@ -847,8 +892,7 @@ struct TargetPiece {
 /// entries aligned from the left and from the right. Accepted only when
 /// the dim algebra shows the element count is kept at every size.
 bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
-                                  llvm::ArrayRef<int64_t> Target,
-                                  Rewriter &RW,
+                                  llvm::ArrayRef<int64_t> Target, Rewriter &RW,
                                   const std::vector<int64_t> *Planned) {
   if (N.getAttrInt("allowzero", 0) != 0 ||
       llvm::any_of(Target, [](int64_t T) { return T == 0 || T < -1; }))
@@ -902,10 +946,9 @@ bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
         Found.reset();
         for (const std::string &H : HintOrder) {
           auto It = Old.find(H);
-          std::optional<DimExpr> Q =
-              It != Old.end() && It->second == Target[I]
-                  ? Rest.divExact(DimExpr::symbol(H))
-                  : std::nullopt;
+          std::optional<DimExpr> Q = It != Old.end() && It->second == Target[I]
+                                         ? Rest.divExact(DimExpr::symbol(H))
+                                         : std::nullopt;
           if (Q && !Q->hasUnknown() && isIntegralAtSamples(*Q)) {
             Found = H;
             break;
@@ -988,8 +1031,7 @@ bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
     return std::make_pair(J, JEnd);
   };
   int64_t NIn = In.size();
-  std::optional<std::pair<int64_t, int64_t>> Left =
-      Align(0, Minus, 0, NIn, +1);
+  std::optional<std::pair<int64_t, int64_t>> Left = Align(0, Minus, 0, NIn, +1);
   if (!Left)
     return false;
   int64_t JLeft = Left->first;
@@ -1037,60 +1079,28 @@ bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
     if (Pieces[I]->K == TargetPiece::DataDims &&
         Pieces[I]->First < Pieces[I]->Last)
       Minus = I;
-  Graph &G = *N.getParentGraph();
-  RW.setInsertionPointBefore(&N);
-  llvm::DenseMap<Value *, Value *> Shapes;
-  auto DimOf = [&](Value *V, unsigned D) {
-    Value *&S = Shapes[V];
-    if (!S)
-      S = RW.createNode("Shape", {V}, 1, "", "dims")->getResult(0);
-    Node *Gather = RW.createNode(
-        "Gather",
-        {S, RW.createConstant(G, Tensor::fromInt64s("dim_index", {1},
-                                                     {int64_t(D)}))},
-        1, "", "dim");
-    Gather->setAttr(Attribute::getInt("axis", 0));
-    return Gather->getResult(0);
-  };
-  std::vector<Value *> Parts;
-  std::vector<int64_t> Run;
-  auto Flush = [&]() {
-    if (Run.empty())
-      return;
-    Parts.push_back(RW.createConstant(
-        G, Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_part",
-                              {int64_t(Run.size())}, Run)));
-    Run.clear();
-  };
+  ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
+                       "dims");
   for (size_t I = 0; I < M; ++I) {
     if (I == Minus) {
-      Run.push_back(-1);
+      B.literal(-1);
       continue;
     }
     const TargetPiece &P = *Pieces[I];
     if (P.K == TargetPiece::Literal) {
-      Run.push_back(P.Number);
+      B.literal(P.Number);
       continue;
     }
-    Flush();
     if (P.K == TargetPiece::InputDim) {
-      Parts.push_back(DimOf(P.Input, P.Dim));
+      B.piece(B.dimOf(P.Input, P.Dim));
       continue;
     }
-    Value *V = DimOf(N.getOperand(0), P.First);
+    Value *V = B.dimOf(N.getOperand(0), P.First);
     for (unsigned J = P.First + 1; J <= P.Last; ++J)
-      V = RW.createNode("Mul", {V, DimOf(N.getOperand(0), J)}, 1, "", "dims")
-              ->getResult(0);
-    Parts.push_back(V);
+      V = B.mul(V, B.dimOf(N.getOperand(0), J));
+    B.piece(V);
   }
-  Flush();
-  if (Parts.size() == 1 && Shapes.empty()) {
-    RW.setOperand(&N, 1, Parts.front());
-  } else {
-    Node *Concat = RW.createNode("Concat", Parts, 1, "", "target_dynamic");
-    Concat->setAttr(Attribute::getInt("axis", 0));
-    RW.setOperand(&N, 1, Concat->getResult(0));
-  }
+  RW.setOperand(&N, 1, B.finish("target_dynamic"));
   ++RepairCounts["aligned Reshape target"];
   Repaired = true;
   return true;
@@ -1324,43 +1334,29 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
   if (Said.empty())
     return false;
   std::string OldName = N.getOperand(3)->getName().str();
-  RW.setInsertionPointBefore(&N);
-  Graph &G = *N.getParentGraph();
-  llvm::DenseMap<Value *, Value *> Shapes;
-  std::vector<Value *> Pieces;
+  ShapeVectorBuilder B(RW, N, "size", "sizes_dynamic");
   for (size_t K = 0; K < In.size(); ++K) {
     auto [V, D] = Source[K];
     if (!V && Sizes[K].isConstant()) {
-      Pieces.push_back(RW.createConstant(
-          G, Tensor::fromInt64s("size", {1}, {Sizes[K].getConstant()})));
+      B.literal(Sizes[K].getConstant());
       continue;
     }
     // A size computed in the graph (the batch and channels of
     // `Shape(y)[:2]`) stays as computed.
-    if (!V)
-      std::tie(V, D) = std::make_pair(N.getOperand(3), unsigned(K));
-    Value *&S = Shapes[V];
-    if (!S)
-      S = V == N.getOperand(3)
-              ? V
-              : RW.createNode("Shape", {V}, 1, "", "sizes_dynamic")
-                    ->getResult(0);
-    Node *Gather = RW.createNode(
-        "Gather", {S, RW.createConstant(G, Tensor::fromInt64s("dim_index", {1},
-                                                             {int64_t(D)}))},
-        1, "", "sizes_dynamic");
-    Gather->setAttr(Attribute::getInt("axis", 0));
-    Pieces.push_back(Gather->getResult(0));
+    if (!V) {
+      B.piece(B.element(N.getOperand(3), K));
+      B.markComputed();
+      continue;
+    }
+    B.piece(B.dimOf(V, D));
   }
-  Node *Concat = RW.createNode("Concat", Pieces, 1, "", "sizes_dynamic");
-  Concat->setAttr(Attribute::getInt("axis", 0));
-  RW.setOperand(&N, 3, Concat->getResult(0));
+  RW.setOperand(&N, 3, B.finish("sizes_dynamic"));
   std::vector<std::string> Printed;
   for (const DimExpr &E : Sizes)
     Printed.push_back(E.str());
   emitRemark(RW.getDiags(), N)
-      << "sizes '" << OldName << "' = ["
-      << llvm::join(Printed, ",") << "] held the old sizes of " << llvm::join(Said, ", ")
+      << "sizes '" << OldName << "' = [" << llvm::join(Printed, ",")
+      << "] held the old sizes of " << llvm::join(Said, ", ")
       << ": an interpolation to the input size, now read from its Shape";
   ++RepairCounts["Resize to the input size"];
   Repaired = true;
@@ -1416,9 +1412,9 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
                                           Rewriter &RW) {
   for (unsigned I = 0; I < N.getNumOperands(); ++I) {
     Value *C = N.getOperand(I);
-    Tensor T = C ? evaluateBaked(*C, RW.getModel().getOpsetVersion(""),
-                                 BakedValues)
-                 : Tensor();
+    Tensor T =
+        C ? evaluateBaked(*C, RW.getModel().getOpsetVersion(""), BakedValues)
+          : Tensor();
     if (!T)
       continue;
     std::vector<int64_t> Dims = T.getDims();
@@ -1466,11 +1462,10 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
       continue;
     }
     std::string Names = llvm::join(New, ", ");
-    Problems.push_back(
-        {&N,
-         R.Message + "; re-export with dynamic axes, or keep " + Names +
-             " static with allow-partial=true",
-         New});
+    Problems.push_back({&N,
+                        R.Message + "; re-export with dynamic axes, or keep " +
+                            Names + " static with allow-partial=true",
+                        New});
   }
 }
 
@@ -1497,8 +1492,8 @@ DimExpr DynamicRewrite::computedDim(const DimAnalysis &DA, const Value &V,
 bool DynamicRewrite::alreadyReported(const Node *N,
                                      const std::set<std::string> &New) const {
   for (const Problem &P : Problems)
-    if (P.N == N && std::includes(P.Pins.begin(), P.Pins.end(), New.begin(),
-                                  New.end()))
+    if (P.N == N &&
+        std::includes(P.Pins.begin(), P.Pins.end(), New.begin(), New.end()))
       return true;
   return false;
 }
@@ -1689,4 +1684,3 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
 std::unique_ptr<Pass> onnxopt::createMakeDynamicPass() {
   return std::make_unique<MakeDynamicPass>();
 }
-
