@@ -131,10 +131,36 @@ private:
     std::string Error;
     DimRangeMap Ranges, NewRanges;
     DerivedDimMap Exprs, NewExprs;
-    if (!getDimRanges(M, Ranges, Error) || !getDerivedDims(M, Exprs, Error))
+    DimRelations Relations, NewRelations;
+    if (!getDimRanges(M, Ranges, Error) || !getDerivedDims(M, Exprs, Error) ||
+        !getDimRelations(M, Relations, Error))
       return emitError(Diags) << Error;
-    for (const auto &[S, R] : Ranges)
-      NewRanges[NewName(S)] = R;
+    for (const auto &[S, R] : Ranges) {
+      auto [It, Inserted] = NewRanges.emplace(NewName(S), R);
+      if (Inserted)
+        continue;
+      // Two symbols merged (proven or asserted equal): the dim lies in
+      // both ranges.
+      DimRange &Both = It->second;
+      Both.Min = std::max(Both.Min, R.Min);
+      Both.Max = std::min(Both.Max, R.Max);
+      if (Both.Opt && !Both.contains(*Both.Opt))
+        Both.Opt.reset();
+      if (Both.Min > Both.Max)
+        return emitError(Diags)
+               << "the stored ranges of the symbols merged into '" << It->first
+               << "' do not overlap";
+    }
+    for (DimRelation R : Relations) {
+      R.Lhs = NewName(R.Lhs);
+      if (R.K == DimRelation::Equal) {
+        R.Rhs = NewName(R.Rhs);
+        if (R.Lhs == R.Rhs)
+          continue; // the merge made it hold by construction
+      }
+      if (!llvm::is_contained(NewRelations, R))
+        NewRelations.push_back(R);
+    }
     // Expressions mention input symbols: rename those tokens too (a token
     // is a run of characters between the operators DimExpr prints).
     for (const auto &[S, E] : Exprs) {
@@ -157,9 +183,23 @@ private:
       NewExprs[NewName(S)] = Out;
     }
     if ((NewRanges != Ranges && !setDimRanges(M, NewRanges, Error)) ||
-        (NewExprs != Exprs && !setDerivedDims(M, NewExprs, Error)))
+        (NewExprs != Exprs && !setDerivedDims(M, NewExprs, Error)) ||
+        (NewRelations != Relations && !setDimRelations(M, NewRelations, Error)))
       return emitError(Diags) << Error;
     return success();
+  }
+
+  /// True if a stored relation says \p A = \p B.
+  static bool assertedEqual(const Model &M, llvm::StringRef A,
+                            llvm::StringRef B) {
+    DimRelations Relations;
+    std::string Error;
+    if (!getDimRelations(M, Relations, Error))
+      return false;
+    return llvm::any_of(Relations, [&](const DimRelation &R) {
+      return R.K == DimRelation::Equal &&
+             ((R.Lhs == A && R.Rhs == B) || (R.Lhs == B && R.Rhs == A));
+    });
   }
 
   static std::set<std::string> collectSymbols(Model &M) {
@@ -173,7 +213,8 @@ private:
   }
 
   /// Refuses unknown symbols and renames that would make two symbols one,
-  /// unless the dim algebra proves them equal.
+  /// unless the dim algebra proves them equal or the user asserted it with
+  /// a stored relation (`set-dim-range{relations=W=H}`).
   static LogicalResult
   checkRenames(Model &M, DiagnosticEngine &Diags,
                const std::map<std::string, std::string> &Renames,
@@ -202,15 +243,18 @@ private:
         DA = std::make_unique<DimAnalysis>(M);
         DA->run();
       }
-      if (DA->provenEqual(DimExpr::symbol(Prev->second), DimExpr::symbol(S)))
+      if (DA->provenEqual(DimExpr::symbol(Prev->second), DimExpr::symbol(S)) ||
+          assertedEqual(M, Prev->second, S))
         continue;
       // Name the symbol that is renamed first, then the other one.
       std::string A = Prev->second, B = S;
       if (!Renames.count(A))
         std::swap(A, B);
-      return emitError(Diags) << "renaming '" << A << "' to '" << Final
-                              << "' would merge it with '" << B
-                              << "', a symbol not proven equal to it";
+      return emitError(Diags)
+             << "renaming '" << A << "' to '" << Final
+             << "' would merge it with '" << B
+             << "', a symbol not proven equal to it (set-dim-range{relations="
+             << A << "=" << B << "} asserts it)";
     }
     return success();
   }
