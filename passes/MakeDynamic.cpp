@@ -157,6 +157,7 @@ public:
                       llvm::ArrayRef<DimExpr> Sizes,
                       llvm::ArrayRef<int64_t> Baked, Rewriter &RW);
   void repairBakedConstants(Node &N, DimAnalysis &DA, Rewriter &RW);
+  Problem repairConcatOperand(const BakedConstant &B, Rewriter &RW);
   /// True if a repair already reported why \p N pins every one of \p New.
   bool alreadyReported(const Node *N, const std::set<std::string> &New) const;
 
@@ -1410,6 +1411,11 @@ static Tensor evaluateBaked(const Value &V, int64_t Opset,
 /// constant, and the symbols it pins.
 void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
                                           Rewriter &RW) {
+  // Concat does not broadcast: its other dims must be equal, so a dim of 1
+  // (a class token [1,1,d] next to [N,T,d]) is baked too, and the rebuilt
+  // constant is expanded to the partner's dims.
+  bool IsConcat = N.is("Concat");
+  int64_t ConcatAxis = N.getAttrInt("axis", 0);
   for (unsigned I = 0; I < N.getNumOperands(); ++I) {
     Value *C = N.getOperand(I);
     Tensor T =
@@ -1423,8 +1429,10 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
     B.Operand = I;
     B.T = T;
     std::set<std::string> New;
+    int64_t Axis =
+        ConcatAxis < 0 ? ConcatAxis + int64_t(Dims.size()) : ConcatAxis;
     for (unsigned A = 0; A < Dims.size(); ++A) {
-      if (Dims[A] <= 1)
+      if (IsConcat ? (Dims[A] < 1 || int64_t(A) == Axis) : Dims[A] <= 1)
         continue;
       for (unsigned J = 0; J < N.getNumOperands(); ++J) {
         Value *P = N.getOperand(J);
@@ -1454,6 +1462,15 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
     }
     if (B.Axes.empty())
       continue;
+    if (IsConcat) {
+      if (Problem P = repairConcatOperand(B, RW); !P.Message.empty())
+        Problems.push_back(
+            {&N,
+             P.Message + "; re-export with dynamic axes, or keep " +
+                 llvm::join(New, ", ") + " static with allow-partial=true",
+             New});
+      continue;
+    }
     RebuildResult R = rebuildBakedConstant(B, RW.getModel(), RW);
     if (!R.Rule.empty()) {
       emitRemark(RW.getDiags(), N) << R.Message;
@@ -1487,6 +1504,55 @@ DimExpr DynamicRewrite::computedDim(const DimAnalysis &DA, const Value &V,
       oldValue(F) != E.getConstant())
     return E;
   return F;
+}
+
+/// A constant Concat operand sized for the old input: the axes of more
+/// than one element are rebuilt as for elementwise ops (the same along
+/// them, affine, ...), then the operand is expanded to the partner's dims
+/// on every baked axis (Expand keeps a dim where its shape says 1).
+/// Returns a problem whose Message is empty on success.
+Problem DynamicRewrite::repairConcatOperand(const BakedConstant &B,
+                                            Rewriter &RW) {
+  Node &N = *B.User;
+  std::string Name = N.getOperand(B.Operand)->getName().str();
+  BakedConstant Wide = B;
+  Wide.Axes.clear();
+  for (const BakedAxis &A : B.Axes)
+    if (B.T.getDims()[A.Axis] > 1)
+      Wide.Axes.push_back(A);
+  std::string Said;
+  if (!Wide.Axes.empty()) {
+    RebuildResult R = rebuildBakedConstant(Wide, RW.getModel(), RW);
+    if (R.Rule.empty())
+      return {&N, R.Message, {}};
+    ++RepairCounts[R.Rule];
+    Said = R.Message + "; ";
+  }
+  ShapeVectorBuilder Shape(RW, N, Name + "_sizes", "baked_expand");
+  std::vector<std::string> Dims;
+  for (unsigned D = 0; D < B.T.getDims().size(); ++D) {
+    auto It =
+        llvm::find_if(B.Axes, [&](const BakedAxis &A) { return A.Axis == D; });
+    if (It == B.Axes.end()) {
+      Shape.literal(1);
+      continue;
+    }
+    Shape.piece(Shape.dimOf(It->Partner, It->PartnerAxis));
+    Dims.push_back(It->DimText + " (dim " + std::to_string(It->PartnerAxis) +
+                   " of '" + It->Partner->getName().str() + "')");
+  }
+  Value *Sizes = Shape.finish("baked_expand");
+  Node *Expand = RW.createNode("Expand", {N.getOperand(B.Operand), Sizes}, 1,
+                               "", "baked_expand");
+  RW.setOperand(&N, B.Operand, Expand->getResult(0));
+  emitRemark(RW.getDiags(), N)
+      << Said << "constant '" << Name << "' " << printInts(B.T.getDims())
+      << " is expanded to " << llvm::join(Dims, ", ")
+      << ", the dims of the other inputs it is "
+      << "concatenated with";
+  ++RepairCounts["expanded Concat operand"];
+  Repaired = true;
+  return {};
 }
 
 bool DynamicRewrite::alreadyReported(const Node *N,
@@ -1554,7 +1620,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
           repairRecurrentState(*N, DA, RW);
         else if (N->is("Resize"))
           repairResize(*N, DA, RW, Order);
-        else if (isElementwiseBroadcasting(*N))
+        else if (isElementwiseBroadcasting(*N) || N->is("Concat"))
           repairBakedConstants(*N, DA, RW);
       }
     }
