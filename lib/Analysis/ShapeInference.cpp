@@ -943,18 +943,19 @@ void ShapeInference::Impl::evaluateShapeOperands(Node &N, NodeContext &Ctx) {
   // unknown contents: evaluated, the target is the constant it always is.
   // Only the operands that decide shapes, and only small cones of known
   // ops; Shape and Size of values with unknown or symbolic dims stop it.
-  if (!N.isOnnxDomain())
+  // A computed value, like what data propagation carries: off with it.
+  if (!Opts.DataPropagation || !N.isOnnxDomain())
     return;
   int64_t Opset = M.getOpsetVersion("");
-  ConstantConeOptions Opts;
-  Opts.Eval.MaxResultBytes = 64 * 1024;
+  ConstantConeOptions Cone;
+  Cone.Eval.MaxResultBytes = 64 * 1024;
   llvm::DenseMap<const Value *, Tensor> Memo;
   for (const ShapeOperand &S : getShapeOperands(N, Opset)) {
     const Value *V =
         S.Index < N.getNumOperands() ? N.getOperand(S.Index) : nullptr;
     if (!V || isConstant(*V) || !V->getDefiningNode())
       continue;
-    if (Tensor T = evaluateFromConstants(*V, Opset, Opts, Memo))
+    if (Tensor T = evaluateFromConstants(*V, Opset, Cone, Memo))
       Ctx.setEvaluatedInput(S.Index, std::move(T));
   }
 }
