@@ -696,6 +696,10 @@ void detail::refineExpand(onnx::InferenceContext &Ctx) {
   std::optional<TensorShapeProto> Target = dataOf(Ctx, 1);
   if (!Target || Target->dim_size() > kMaxDataLength)
     return;
+  // A negative entry makes the node fail; no dim to claim.
+  for (const Dimension &D : Target->dim())
+    if (D.has_dim_value() && D.dim_value() < 0)
+      return;
   const TensorShapeProto &In = InType->tensor_type().shape();
   int Rank = std::max(In.dim_size(), Target->dim_size());
   onnx::TypeProto_Tensor &Out = *Ctx.getOutputType(0)->mutable_tensor_type();
