@@ -1841,8 +1841,10 @@ public:
     if (It != Memo.end())
       return It->second;
     const Node *Def = V.getDefiningNode();
+    // Over the budget, the values waiting for this one are memoized as
+    // not constant.
     if (!Def || !isFollowed(*Def) || ++Evaluated > Opts.MaxNodes)
-      return Tensor();   // not memoized: a later call may have budget left
+      return Tensor();
     Memo[&V] = Tensor(); // a cycle (invalid graph) ends here
     std::vector<Tensor> Operands;
     // Shape and Size read their operand's type, not its value.

@@ -943,7 +943,8 @@ void ShapeInference::Impl::evaluateShapeOperands(Node &N, NodeContext &Ctx) {
   // unknown contents: evaluated, the target is the constant it always is.
   // Only the operands that decide shapes, and only small cones of known
   // ops; Shape and Size of values with unknown or symbolic dims stop it.
-  // A computed value, like what data propagation carries: off with it.
+  // The result is a computed value, as propagated data is: data-prop=false
+  // turns both off.
   if (!Opts.DataPropagation || !N.isOnnxDomain())
     return;
   int64_t Opset = M.getOpsetVersion("");

@@ -66,8 +66,8 @@ struct ConstantConeOptions {
 /// otherwise. Shape and Size are evaluated from their operand's recorded
 /// type, so only when the dims they read are numbers (never the sizes of a
 /// dynamic value); random ops (isNondeterministic) are never evaluated.
-/// \p Memo keeps the results (null: not constant) for later calls on the
-/// same graph with the same types.
+/// \p Memo keeps the results (null: not constant, or over the budget) for
+/// later calls on the same graph with the same types.
 Tensor evaluateFromConstants(const Value &V, int64_t Opset,
                              const ConstantConeOptions &Opts,
                              llvm::DenseMap<const Value *, Tensor> &Memo);
