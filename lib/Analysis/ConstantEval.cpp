@@ -1824,3 +1824,65 @@ onnxopt::evaluateNode(const Node &N, llvm::ArrayRef<Tensor> Operands,
 bool onnxopt::isEvaluableOp(llvm::StringRef OpType) {
   return classify(OpType) != OpKind::Unknown;
 }
+
+namespace {
+
+/// evaluateFromConstants with the count of nodes evaluated so far.
+class ConeEvaluator {
+public:
+  ConeEvaluator(int64_t Opset, const ConstantConeOptions &Opts,
+                llvm::DenseMap<const Value *, Tensor> &Memo)
+      : Opset(Opset), Opts(Opts), Memo(Memo) {}
+
+  Tensor evaluate(const Value &V) {
+    if (Tensor T = getConstantValue(V))
+      return T;
+    auto It = Memo.find(&V);
+    if (It != Memo.end())
+      return It->second;
+    const Node *Def = V.getDefiningNode();
+    // Over the budget, the values waiting for this one are memoized as
+    // not constant.
+    if (!Def || !isFollowed(*Def) || ++Evaluated > Opts.MaxNodes)
+      return Tensor();
+    Memo[&V] = Tensor(); // a cycle (invalid graph) ends here
+    std::vector<Tensor> Operands;
+    // Shape and Size read their operand's type, not its value.
+    bool ReadsType = Def->is("Shape") || Def->is("Size");
+    for (unsigned I = 0; I < Def->getNumOperands(); ++I) {
+      const Value *Op = Def->getOperand(I);
+      Operands.push_back(Op && !ReadsType ? evaluate(*Op) : Tensor());
+      if (Op && !ReadsType && !Operands.back())
+        return Tensor();
+    }
+    std::string Why;
+    std::optional<std::vector<Tensor>> R =
+        evaluateNode(*Def, Operands, Opset, Opts.Eval, Why);
+    if (!R)
+      return Tensor();
+    for (unsigned I = 0; I < Def->getNumResults() && I < R->size(); ++I)
+      if (const Value *Res = Def->getResult(I))
+        Memo[Res] = (*R)[I];
+    return Memo[&V];
+  }
+
+private:
+  static bool isFollowed(const Node &N) {
+    return N.isOnnxDomain() && !isNondeterministic(N) &&
+           isEvaluableOp(N.getOpType()) && N.getSubgraphs().empty();
+  }
+
+  int64_t Opset;
+  const ConstantConeOptions &Opts;
+  llvm::DenseMap<const Value *, Tensor> &Memo;
+  unsigned Evaluated = 0;
+};
+
+} // namespace
+
+Tensor
+onnxopt::evaluateFromConstants(const Value &V, int64_t Opset,
+                               const ConstantConeOptions &Opts,
+                               llvm::DenseMap<const Value *, Tensor> &Memo) {
+  return ConeEvaluator(Opset, Opts, Memo).evaluate(V);
+}

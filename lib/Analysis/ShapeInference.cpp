@@ -19,9 +19,11 @@
 #include "ContribOps.h"
 #include "ModernOps.h"
 #include "SymbolicRefinement.h"
+#include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/OpTable.h"
+#include "onnxopt/Analysis/ShapeOperands.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -410,6 +412,8 @@ private:
   LogicalResult writeResults(Node &N, NodeContext &Ctx);
   /// Our symbolic rules after ONNX's function (SymbolicRefinement.h).
   void refineSymbolically(Node &N, NodeContext &Ctx);
+  /// Evaluates the shape operands computed from constants only.
+  void evaluateShapeOperands(Node &N, NodeContext &Ctx);
   /// Ops whose unknown result dims depend on the data (NonZero, NMS, ...).
   static bool isDataDependentOp(const Node &N);
   /// `<Op>_<K>_out<Result>`: K numbers the nodes of that op in the order
@@ -474,7 +478,8 @@ public:
   NodeContext(ShapeInference::Impl &E, Node &N)
       : E(E), N(N), InputTypes(N.getNumOperands()),
         InputTypeState(N.getNumOperands(), 0), InputData(N.getNumOperands()),
-        InputDataState(N.getNumOperands(), 0), OutputTypes(N.getNumResults()) {}
+        InputDataState(N.getNumOperands(), 0), Evaluated(N.getNumOperands()),
+        OutputTypes(N.getNumResults()) {}
 
   Node &getNode() const { return N; }
 
@@ -527,7 +532,18 @@ public:
     }
     if (const onnx::TensorProto *P = getConstantAttributeData(*V))
       return InputData[I] = P;
+    if (Evaluated[I])
+      return InputData[I] = &Evaluated[I].getProto();
     return nullptr;
+  }
+
+  /// Presents \p T as the contents of operand \p I, a value the model
+  /// computes from constants only
+  /// (ShapeInference::Impl::evaluateShapeOperands).
+  void setEvaluatedInput(size_t I, Tensor T) {
+    checkInput(I);
+    Evaluated[I] = std::move(T);
+    InputDataState[I] = 0;
   }
 
   size_t getNumOutputs() const override { return N.getNumResults(); }
@@ -581,6 +597,7 @@ private:
   mutable std::vector<char> InputTypeState;
   mutable std::vector<const onnx::TensorProto *> InputData;
   mutable std::vector<char> InputDataState;
+  std::vector<Tensor> Evaluated;
   std::vector<onnx::TypeProto> OutputTypes;
   mutable std::vector<
       std::pair<std::string, std::unique_ptr<onnx::AttributeProto>>>
@@ -874,7 +891,73 @@ void ShapeInference::Impl::refineSymbolically(Node &N, NodeContext &Ctx) {
                             Opset >= 14 && N.getAttrInt("allowzero", 0) != 0);
     else if (N.is("Slice") && Opset >= 10)
       detail::refineSlice(Ctx);
+    else if (N.is("Range"))
+      detail::refineRange(Ctx);
+    else if (N.is("Expand"))
+      detail::refineExpand(Ctx);
   } catch (const std::exception &) {
+  }
+}
+
+namespace {
+using OwnPropagationFn = bool (*)(onnx::DataPropagationContext &);
+
+/// Our data propagation for ops ONNX 1.12 has none for
+/// (SymbolicRefinement.h). Reshape and Equal/Where have none in any
+/// version; ConstantOfShape is the same op from opset 9.
+OwnPropagationFn findOwnPropagation(const Node &N) {
+  if (!N.isOnnxDomain())
+    return nullptr;
+  if (N.is("Div"))
+    return detail::propagateIntegerDiv;
+  if (N.is("Reshape"))
+    return detail::propagateReshape;
+  if (N.is("ConstantOfShape"))
+    return detail::propagateConstantOfShape;
+  if (N.is("Equal"))
+    return detail::propagateEqual;
+  if (N.is("Where"))
+    return detail::propagateWhere;
+  return nullptr;
+}
+
+/// The schema whose data propagation \p N runs, or null. ONNX 1.12 gave
+/// Add, Sub and Mul one only from version 14, which changed their types,
+/// not their arithmetic: versions 7-13 (numpy broadcasting) run 14's.
+const onnx::OpSchema *getPropagationSchema(const Node &N,
+                                           const onnx::OpSchema *Schema) {
+  if (Schema && Schema->has_data_propagation_function())
+    return Schema;
+  if (!Schema || !N.isOnnxDomain() || Schema->SinceVersion() < 7 ||
+      !(N.is("Add") || N.is("Sub") || N.is("Mul")))
+    return nullptr;
+  const onnx::OpSchema *V14 =
+      onnx::OpSchemaRegistry::Schema(N.getOpType().str(), 14, "");
+  return V14 && V14->has_data_propagation_function() ? V14 : nullptr;
+}
+} // namespace
+
+void ShapeInference::Impl::evaluateShapeOperands(Node &N, NodeContext &Ctx) {
+  // torch exports a grid's Expand target as arithmetic on constants
+  // (`Where(Equal(s, -1 * ones), ones, s)`), which ONNX's functions read as
+  // unknown contents: evaluated, the target is the constant it always is.
+  // Only the operands that decide shapes, and only small cones of known
+  // ops; Shape and Size of values with unknown or symbolic dims stop it.
+  // The result is a computed value, as propagated data is: data-prop=false
+  // turns both off.
+  if (!Opts.DataPropagation || !N.isOnnxDomain())
+    return;
+  int64_t Opset = M.getOpsetVersion("");
+  ConstantConeOptions Cone;
+  Cone.Eval.MaxResultBytes = 64 * 1024;
+  llvm::DenseMap<const Value *, Tensor> Memo;
+  for (const ShapeOperand &S : getShapeOperands(N, Opset)) {
+    const Value *V =
+        S.Index < N.getNumOperands() ? N.getOperand(S.Index) : nullptr;
+    if (!V || isConstant(*V) || !V->getDefiningNode())
+      continue;
+    if (Tensor T = evaluateFromConstants(*V, Opset, Cone, Memo))
+      Ctx.setEvaluatedInput(S.Index, std::move(T));
   }
 }
 
@@ -906,6 +989,7 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
   if (failed(validateNode(N, Schema, Diags, /*CheckElementTypes=*/!StandIn)))
     return failure();
   NodeContext Ctx(*this, N);
+  evaluateShapeOperands(N, Ctx);
   try {
     if (Local)
       runFunction(*Local, Ctx);
@@ -928,9 +1012,10 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
 
   if (!Opts.DataPropagation)
     return Written;
-  bool OwnPropagation = N.isOnnxDomain() && N.is("Div");
-  if (!OwnPropagation &&
-      (!R.Propagation || !R.Propagation->has_data_propagation_function()))
+  OwnPropagationFn Own = findOwnPropagation(N);
+  bool OwnPropagation = Own != nullptr;
+  const onnx::OpSchema *Propagation = getPropagationSchema(N, R.Propagation);
+  if (!OwnPropagation && !Propagation)
     return Written;
   // Data propagation functions read their inputs' types unchecked (Shape
   // dereferences a missing one): only nodes whose inputs all have types.
@@ -941,9 +1026,9 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
   std::string Failure;
   try {
     if (OwnPropagation)
-      detail::propagateIntegerDiv(PCtx);
+      Own(PCtx);
     else
-      R.Propagation->GetDataPropagationFunction()(PCtx);
+      Propagation->GetDataPropagationFunction()(PCtx);
   } catch (const std::exception &Ex) {
     Failure = Ex.what();
   } catch (...) {

@@ -10,6 +10,7 @@
 #include "onnxopt/Analysis/OpFacts.h"
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <onnx/defs/tensor_proto_util.h>
 #include <optional>
 #include <string>
@@ -200,7 +201,8 @@ bool sameSymbol(const Dimension &A, const Dimension &B) {
 /// The entry at \p I of the target as the output dim it certainly is, for
 /// the element count: a positive number; a 0 copying the input's dim; a
 /// symbol with allowzero (it is the dim); without allowzero a symbol only
-/// when the input has the same symbol there (a 0 would copy that same dim).
+/// when the input has the same symbol there (a 0 would copy that same dim)
+/// or has no dim there (a 0 would fail).
 /// ONNX itself writes every symbol of the target as the dim; a symbol that
 /// may be 0 and copy another dim is not built upon here.
 std::optional<Dimension> provenEntry(const Dimension &T, const Dimension *In,
@@ -214,7 +216,9 @@ std::optional<Dimension> provenEntry(const Dimension &T, const Dimension *In,
   }
   if (!T.has_dim_param() || T.dim_param().empty())
     return std::nullopt;
-  if (AllowZero || (In && sameSymbol(T, *In)))
+  // Past the input's rank a 0 has no dim to copy and the Reshape fails:
+  // where it runs, the symbol there is the dim.
+  if (AllowZero || !In || sameSymbol(T, *In))
     return T;
   return std::nullopt;
 }
@@ -370,4 +374,351 @@ bool detail::propagateIntegerDiv(onnx::DataPropagationContext &Ctx) {
     return false;
   Ctx.addOutputData(0, std::move(R));
   return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Data propagation ONNX 1.12 lacks
+//===----------------------------------------------------------------------===//
+//
+// Shape data holds numbers, symbols and unknowns. Its symbols all come from
+// Shape (dims, passed on by Gather, Concat, Cast, ...; no rule here or in
+// ONNX turns arithmetic on a symbol into a symbol), so a symbol is >= 0.
+// Booleans (Equal's results) are held as the numbers 0 and 1.
+
+namespace {
+
+/// Limits the vectors built here: shape data is a tensor's rank long.
+constexpr int kMaxDataLength = 64;
+
+bool isKnown(const Dimension &D) {
+  return D.has_dim_value() || (D.has_dim_param() && !D.dim_param().empty());
+}
+
+/// The length numpy broadcasting of 1-D data of lengths \p Lens gives, or
+/// -1 when they do not broadcast.
+int broadcastLength(std::initializer_list<int> Lens) {
+  int Len = 1;
+  for (int L : Lens) {
+    if (L == 1 || L == Len)
+      continue;
+    if (Len != 1)
+      return -1;
+    Len = L;
+  }
+  return Len;
+}
+
+const Dimension &elementAt(const TensorShapeProto &S, int I) {
+  return S.dim(S.dim_size() == 1 ? 0 : I);
+}
+
+/// Equal on two elements: 1, 0, or unknown (std::nullopt).
+std::optional<int64_t> equalElements(const Dimension &A, const Dimension &B) {
+  if (A.has_dim_value() && B.has_dim_value())
+    return A.dim_value() == B.dim_value();
+  if (sameSymbol(A, B))
+    return 1;
+  // A symbol is a dim, never negative: `shape == -1` (torch's Expand
+  // target check) is false for it.
+  if (A.has_dim_param() && !A.dim_param().empty() && B.has_dim_value() &&
+      B.dim_value() < 0)
+    return 0;
+  if (B.has_dim_param() && !B.dim_param().empty() && A.has_dim_value() &&
+      A.dim_value() < 0)
+    return 0;
+  return std::nullopt;
+}
+
+/// The rank and dims of output \p I as inferred, when it has a shape.
+const TensorShapeProto *inferredShape(onnx::DataPropagationContext &Ctx,
+                                      size_t I) {
+  const onnx::TypeProto *T = Ctx.getOutputType(I);
+  if (!T || !T->has_tensor_type() || !T->tensor_type().has_shape())
+    return nullptr;
+  return &T->tensor_type().shape();
+}
+
+} // namespace
+
+bool detail::propagateReshape(onnx::DataPropagationContext &Ctx) {
+  if (Ctx.getNumInputs() < 2 || Ctx.getNumOutputs() != 1)
+    return false;
+  const TensorShapeProto *In = Ctx.getInputData(0);
+  const TensorShapeProto *Out = inferredShape(Ctx, 0);
+  if (!In || !Out || Out->dim_size() > 1)
+    return false;
+  // Reshape keeps the elements and their order: data of rank <= 1 reshaped
+  // to rank <= 1 (`shape.reshape(-1)`) holds the same values.
+  if (Out->dim_size() == 1 && Out->dim(0).has_dim_value() &&
+      Out->dim(0).dim_value() != In->dim_size())
+    return false;
+  if (Out->dim_size() == 0 && In->dim_size() != 1)
+    return false;
+  Ctx.addOutputData(0, TensorShapeProto(*In));
+  return true;
+}
+
+bool detail::propagateConstantOfShape(onnx::DataPropagationContext &Ctx) {
+  if (Ctx.getNumInputs() != 1 || Ctx.getNumOutputs() != 1)
+    return false;
+  const TensorShapeProto *Shape = Ctx.getInputData(0);
+  if (!Shape || Shape->dim_size() > 1)
+    return false;
+  int64_t Count = 1;
+  if (Shape->dim_size() == 1) {
+    if (!Shape->dim(0).has_dim_value() || Shape->dim(0).dim_value() < 0 ||
+        Shape->dim(0).dim_value() > kMaxDataLength)
+      return false;
+    Count = Shape->dim(0).dim_value();
+  }
+  // The fill value is an int64 or int32 one-element tensor; the default
+  // (float 0) is not shape data.
+  const onnx::AttributeProto *A = Ctx.getAttribute("value");
+  if (!A || !A->has_t())
+    return false;
+  const TensorProto &T = A->t();
+  int64_t Fill;
+  if (T.data_type() == TensorProto::INT64) {
+    std::vector<int64_t> V = onnx::ParseData<int64_t>(&T);
+    if (V.size() != 1)
+      return false;
+    Fill = V.front();
+  } else if (T.data_type() == TensorProto::INT32) {
+    std::vector<int32_t> V = onnx::ParseData<int32_t>(&T);
+    if (V.size() != 1)
+      return false;
+    Fill = V.front();
+  } else {
+    return false;
+  }
+  TensorShapeProto R;
+  for (int64_t I = 0; I < Count; ++I)
+    R.add_dim()->set_dim_value(Fill);
+  Ctx.addOutputData(0, std::move(R));
+  return true;
+}
+
+bool detail::propagateEqual(onnx::DataPropagationContext &Ctx) {
+  if (Ctx.getNumInputs() != 2 || Ctx.getNumOutputs() != 1)
+    return false;
+  const TensorShapeProto *A = Ctx.getInputData(0);
+  const TensorShapeProto *B = Ctx.getInputData(1);
+  if (!A || !B)
+    return false;
+  int Len = broadcastLength({A->dim_size(), B->dim_size()});
+  if (Len < 0 || Len > kMaxDataLength)
+    return false;
+  TensorShapeProto R;
+  bool Any = false;
+  for (int I = 0; I < Len; ++I) {
+    Dimension *D = R.add_dim();
+    if (std::optional<int64_t> E =
+            equalElements(elementAt(*A, I), elementAt(*B, I))) {
+      D->set_dim_value(*E);
+      Any = true;
+    }
+  }
+  if (!Any)
+    return false;
+  Ctx.addOutputData(0, std::move(R));
+  return true;
+}
+
+bool detail::propagateWhere(onnx::DataPropagationContext &Ctx) {
+  if (Ctx.getNumInputs() != 3 || Ctx.getNumOutputs() != 1)
+    return false;
+  const TensorShapeProto *C = Ctx.getInputData(0);
+  const TensorShapeProto *X = Ctx.getInputData(1);
+  const TensorShapeProto *Y = Ctx.getInputData(2);
+  if (!C || !X || !Y)
+    return false;
+  int Len = broadcastLength({C->dim_size(), X->dim_size(), Y->dim_size()});
+  if (Len < 0 || Len > kMaxDataLength)
+    return false;
+  TensorShapeProto R;
+  bool Any = false;
+  for (int I = 0; I < Len; ++I) {
+    const Dimension &Cond = elementAt(*C, I);
+    const Dimension &XI = elementAt(*X, I);
+    const Dimension &YI = elementAt(*Y, I);
+    Dimension *D = R.add_dim();
+    if (Cond.has_dim_value())
+      *D = Cond.dim_value() != 0 ? XI : YI;
+    else if (equalElements(XI, YI).value_or(0) == 1)
+      *D = XI; // either way the same element
+    Any |= isKnown(*D);
+  }
+  if (!Any)
+    return false;
+  Ctx.addOutputData(0, std::move(R));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Range
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A Range operand: an integral number (constant or propagated), a symbol
+/// (propagated), or neither.
+struct RangeOperand {
+  std::optional<int64_t> Number;
+  std::string Symbol;
+};
+
+/// A scalar constant of a numeric type as an integral number, when it is
+/// one (0.0 and 1.0 are; 0.5 is not).
+std::optional<int64_t> integralScalar(const TensorProto &T) {
+  double X;
+  switch (T.data_type()) {
+  case TensorProto::INT64: {
+    std::vector<int64_t> V = onnx::ParseData<int64_t>(&T);
+    if (V.size() != 1)
+      return std::nullopt;
+    return V.front();
+  }
+  case TensorProto::INT32: {
+    std::vector<int32_t> V = onnx::ParseData<int32_t>(&T);
+    if (V.size() != 1)
+      return std::nullopt;
+    return V.front();
+  }
+  case TensorProto::FLOAT: {
+    std::vector<float> V = onnx::ParseData<float>(&T);
+    if (V.size() != 1)
+      return std::nullopt;
+    X = V.front();
+    break;
+  }
+  case TensorProto::DOUBLE: {
+    std::vector<double> V = onnx::ParseData<double>(&T);
+    if (V.size() != 1)
+      return std::nullopt;
+    X = V.front();
+    break;
+  }
+  default:
+    return std::nullopt;
+  }
+  // Within +-2^24 every integer is exact in float, and so are the
+  // differences and unit steps Range computes with it.
+  if (!(X >= -16777216.0 && X <= 16777216.0) || X != static_cast<int64_t>(X))
+    return std::nullopt;
+  return static_cast<int64_t>(X);
+}
+
+RangeOperand rangeOperand(onnx::InferenceContext &Ctx, size_t I) {
+  RangeOperand R;
+  if (const TensorProto *T = Ctx.getInputData(I)) {
+    R.Number = integralScalar(*T);
+    return R;
+  }
+  const TensorShapeProto *P = Ctx.getSymbolicInput(I);
+  if (!P || P->dim_size() != 1)
+    return R;
+  if (P->dim(0).has_dim_value())
+    R.Number = P->dim(0).dim_value();
+  else if (P->dim(0).has_dim_param())
+    R.Symbol = P->dim(0).dim_param();
+  return R;
+}
+
+} // namespace
+
+void detail::refineRange(onnx::InferenceContext &Ctx) {
+  if (Ctx.getNumInputs() != 3 || Ctx.getNumOutputs() != 1)
+    return;
+  onnx::TypeProto_Tensor &Out = *Ctx.getOutputType(0)->mutable_tensor_type();
+  if (Out.has_shape() &&
+      (Out.shape().dim_size() != 1 || isKnown(Out.shape().dim(0))))
+    return;
+  RangeOperand Start = rangeOperand(Ctx, 0), Limit = rangeOperand(Ctx, 1),
+               Delta = rangeOperand(Ctx, 2);
+  // Only unit steps: the count is then limit - start, exactly, in every
+  // element type (for a float limit that is a dim cast to float, up to
+  // 2^24, as the Cast that made it assumed).
+  if (!Start.Number || Delta.Number != 1)
+    return;
+  Dimension Len;
+  int64_t Count;
+  if (Limit.Number) {
+    if (__builtin_sub_overflow(*Limit.Number, *Start.Number, &Count))
+      return;
+    Len.set_dim_value(std::max<int64_t>(Count, 0));
+  } else if (!Limit.Symbol.empty() && *Start.Number == 0)
+    Len.set_dim_param(Limit.Symbol); // a dim, >= 0: max(dim - 0, 0) = dim
+  else
+    return;
+  TensorShapeProto &S = *Out.mutable_shape();
+  if (S.dim_size() == 0)
+    S.add_dim();
+  *S.mutable_dim(0) = Len;
+}
+
+//===----------------------------------------------------------------------===//
+// Expand
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One dim of a bidirectional (numpy) broadcast of \p A and \p B, when it
+/// is certain: 1 gives way to the other; equal dims stay; a number other
+/// than 1 wins over a symbol (the symbol is 1 or that number, or the node
+/// fails). Two different symbols, or an unknown against anything but 1,
+/// are undecided.
+std::optional<Dimension> broadcastDim(const Dimension &A, const Dimension &B) {
+  auto IsOne = [](const Dimension &D) {
+    return D.has_dim_value() && D.dim_value() == 1;
+  };
+  if (IsOne(A))
+    return B;
+  if (IsOne(B) || equalElements(A, B).value_or(0) == 1)
+    return A;
+  if (A.has_dim_value() && B.has_dim_value())
+    return std::nullopt; // different numbers: the node fails
+  if (A.has_dim_value() && B.has_dim_param() && !B.dim_param().empty())
+    return A;
+  if (B.has_dim_value() && A.has_dim_param() && !A.dim_param().empty())
+    return B;
+  return std::nullopt;
+}
+
+} // namespace
+
+void detail::refineExpand(onnx::InferenceContext &Ctx) {
+  if (Ctx.getNumInputs() != 2 || Ctx.getNumOutputs() != 1)
+    return;
+  const onnx::TypeProto *InType = Ctx.getInputType(0);
+  if (!InType || !InType->has_tensor_type() ||
+      !InType->tensor_type().has_shape())
+    return;
+  std::optional<TensorShapeProto> Target = dataOf(Ctx, 1);
+  if (!Target || Target->dim_size() > kMaxDataLength)
+    return;
+  // A negative entry makes the node fail; no dim to claim.
+  for (const Dimension &D : Target->dim())
+    if (D.has_dim_value() && D.dim_value() < 0)
+      return;
+  const TensorShapeProto &In = InType->tensor_type().shape();
+  int Rank = std::max(In.dim_size(), Target->dim_size());
+  onnx::TypeProto_Tensor &Out = *Ctx.getOutputType(0)->mutable_tensor_type();
+  if (Out.has_shape() && Out.shape().dim_size() != Rank)
+    return; // ONNX said otherwise; not ours to overrule
+  // The rank is the longer of the two, whatever their contents.
+  TensorShapeProto &OutShape = *Out.mutable_shape();
+  if (OutShape.dim_size() == 0)
+    for (int I = 0; I < Rank; ++I)
+      OutShape.add_dim();
+  for (int I = 0; I < Rank; ++I) {
+    if (isKnown(OutShape.dim(I)))
+      continue;
+    int IA = I - (Rank - In.dim_size()), IB = I - (Rank - Target->dim_size());
+    Dimension One;
+    One.set_dim_value(1);
+    std::optional<Dimension> D = broadcastDim(IA >= 0 ? In.dim(IA) : One,
+                                              IB >= 0 ? Target->dim(IB) : One);
+    if (D)
+      *OutShape.mutable_dim(I) = *D;
+  }
 }

@@ -40,6 +40,28 @@ void refineSlice(onnx::InferenceContext &Ctx);
 /// known.
 bool propagateIntegerDiv(onnx::DataPropagationContext &Ctx);
 
+/// Range: a unit step from an integral start (numbers of any element type)
+/// to a limit that is a number or, from 0, a dim (propagated from Shape):
+/// the length is limit - start (at least 0), or the dim itself.
+void refineRange(onnx::InferenceContext &Ctx);
+
+/// Expand: the rank and the dims of broadcasting the input with a target
+/// whose contents are propagated (ONNX 1.12 reads only constant targets):
+/// a 1 takes the other dim, equal dims stay, a number other than 1 wins
+/// over a symbol.
+void refineExpand(onnx::InferenceContext &Ctx);
+
+/// Data propagation for ops ONNX 1.12 propagates nothing through, on the
+/// shape tensors torch writes (`Expand(x, Where(Equal(s, -1), 1, s))`):
+/// Reshape to rank <= 1 keeps the data; ConstantOfShape of a known length
+/// with an integer fill; Equal and Where element by element, with a symbol
+/// (a dim) never equal to a negative number. Each returns false when
+/// nothing is known.
+bool propagateReshape(onnx::DataPropagationContext &Ctx);
+bool propagateConstantOfShape(onnx::DataPropagationContext &Ctx);
+bool propagateEqual(onnx::DataPropagationContext &Ctx);
+bool propagateWhere(onnx::DataPropagationContext &Ctx);
+
 } // namespace detail
 } // namespace onnxopt
 

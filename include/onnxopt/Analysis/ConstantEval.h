@@ -21,6 +21,7 @@
 #include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/IR/Tensor.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 #include <cstdint>
 #include <optional>
@@ -51,6 +52,25 @@ evaluateNode(const Node &N, llvm::ArrayRef<Tensor> Operands, int64_t Opset,
 
 /// True if evaluateNode knows ops of type \p OpType (default domain).
 bool isEvaluableOp(llvm::StringRef OpType);
+
+/// Limits of evaluateFromConstants.
+struct ConstantConeOptions {
+  ConstantEvalOptions Eval;
+  /// Give up after evaluating this many nodes for one value: the values
+  /// asked for are small shape tensors, whose cones are small.
+  unsigned MaxNodes = 64;
+};
+
+/// The value of \p V when the model computes it from constants only, with
+/// default-domain ops evaluateNode knows, at opset \p Opset; a null Tensor
+/// otherwise. Shape and Size are evaluated from their operand's recorded
+/// type, so only when the dims they read are numbers (never the sizes of a
+/// dynamic value); random ops (isNondeterministic) are never evaluated.
+/// \p Memo keeps the results (null: not constant, or over the budget) for
+/// later calls on the same graph with the same types.
+Tensor evaluateFromConstants(const Value &V, int64_t Opset,
+                             const ConstantConeOptions &Opts,
+                             llvm::DenseMap<const Value *, Tensor> &Memo);
 
 } // namespace onnxopt
 
