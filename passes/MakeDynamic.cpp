@@ -1366,42 +1366,14 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
 
 /// The value of \p V when it is computed from constants only (a grid that
 /// torch built with Expand and Cast, a mask made by Trilu of a constant):
-/// the exporter left the subgraph, its value is what was baked. Shape and
-/// Size are not followed (they read sizes, which are no longer constant),
-/// nor are random ops. Results are memoized per round in \p Memo.
+/// the exporter left the subgraph, its value is what was baked. Results
+/// are memoized per round in \p Memo.
 static Tensor evaluateBaked(const Value &V, int64_t Opset,
-                            llvm::DenseMap<const Value *, Tensor> &Memo,
-                            unsigned Depth = 0) {
-  if (Tensor T = getConstantValue(V))
-    return T;
-  auto It = Memo.find(&V);
-  if (It != Memo.end())
-    return It->second;
-  Memo[&V] = Tensor();
-  const Node *Def = V.getDefiningNode();
-  if (!Def || Depth > 64 || !Def->isOnnxDomain() || Def->is("Shape") ||
-      Def->is("Size") || isNondeterministic(*Def) ||
-      !isEvaluableOp(Def->getOpType()))
-    return Tensor();
-  std::vector<Tensor> Operands;
-  for (unsigned I = 0; I < Def->getNumOperands(); ++I) {
-    const Value *Op = Def->getOperand(I);
-    Operands.push_back(Op ? evaluateBaked(*Op, Opset, Memo, Depth + 1)
-                          : Tensor());
-    if (Op && !Operands.back())
-      return Tensor();
-  }
-  ConstantEvalOptions Opts;
-  Opts.MaxResultBytes = 16 << 20;
-  std::string Why;
-  std::optional<std::vector<Tensor>> R =
-      evaluateNode(*Def, Operands, Opset, Opts, Why);
-  if (!R)
-    return Tensor();
-  for (unsigned I = 0; I < Def->getNumResults() && I < R->size(); ++I)
-    if (Def->getResult(I))
-      Memo[Def->getResult(I)] = (*R)[I];
-  return Memo[&V];
+                            llvm::DenseMap<const Value *, Tensor> &Memo) {
+  ConstantConeOptions Opts;
+  Opts.Eval.MaxResultBytes = 16 << 20;
+  Opts.MaxNodes = 256;
+  return evaluateFromConstants(V, Opset, Opts, Memo);
 }
 
 /// A constant operand of an elementwise node whose dims are the old sizes
