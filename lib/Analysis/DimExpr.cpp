@@ -184,11 +184,16 @@ void visitAtoms(const DimExpr &E,
 } // namespace
 
 DimExpr DimExpr::constant(int64_t C) {
+  // What addTerm and finish() make of one constant term, without their
+  // generic work: the most frequent expression of all.
   DimExpr E;
+  if (C == 0)
+    return E;
   Term T;
   T.Coef = C;
-  E.addTerm(T);
-  E.finish();
+  E.Terms.emplace_back(std::string(), std::move(T));
+  E.Key = std::to_string(C);
+  E.Key += ".;";
   return E;
 }
 
@@ -284,6 +289,11 @@ void DimExpr::forEachSymbol(
 size_t DimExpr::complexity() const { return str().size(); }
 
 DimExpr DimExpr::operator+(const DimExpr &O) const {
+  // Adding zero gives the other operand, term for term.
+  if (O.Terms.empty())
+    return *this;
+  if (Terms.empty())
+    return O;
   DimExpr R = *this;
   for (const auto &Entry : O.Terms)
     R.addTerm(Entry.second);
@@ -303,6 +313,11 @@ DimExpr DimExpr::operator-(const DimExpr &O) const {
 }
 
 DimExpr DimExpr::operator*(const DimExpr &O) const {
+  // Times 1 gives the other operand, term for term (products start at 1).
+  if (O.isConstant() && O.getConstant() == 1)
+    return *this;
+  if (isConstant() && getConstant() == 1)
+    return O;
   DimExpr R;
   for (const auto &A : Terms)
     for (const auto &B : O.Terms) {
