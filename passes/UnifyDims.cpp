@@ -148,6 +148,8 @@ public:
 
     std::vector<std::string> Kept = inputSymbolsProvenNumbers(M, DA, Diags);
     bool Changed = false;
+    // The symbols the model has after renaming, collected on the way.
+    llvm::StringSet<> Symbols;
     forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
       std::optional<Dim> New = Names.rename(D, V, Index);
       // A dim equal to a kept input symbol keeps that symbol's name: the
@@ -157,14 +159,17 @@ public:
           if (DA.provenEqual(DimExpr::symbol(D.getSymbol()),
                              DimExpr::symbol(S)))
             New = Dim::symbol(S);
-      if (!New || *New == D)
-        return false;
-      New->setDenotation(D.getDenotation());
-      D = std::move(*New);
-      Changed = true;
-      return true;
+      bool Renamed = New && *New != D;
+      if (Renamed) {
+        New->setDenotation(D.getDenotation());
+        D = std::move(*New);
+        Changed = true;
+      }
+      if (D.isSymbol())
+        Symbols.insert(D.getSymbol());
+      return Renamed;
     });
-    if (failed(recordExpressions(M, Diags, Names)))
+    if (failed(recordExpressions(M, Diags, Names, Symbols)))
       return failure();
     if (Changed)
       Ctx.Changed = true;
@@ -223,11 +228,6 @@ private:
   public:
     Namer(Model &M, DimAnalysis &DA, llvm::StringRef Mode)
         : M(M), DA(DA), Mode(Mode.str()) {
-      forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
-        if (D.isSymbol())
-          Taken.insert(D.getSymbol());
-        return false;
-      });
       collectPlaces();
     }
 
@@ -260,8 +260,7 @@ private:
             classOf(V->getType().getDims()[Index], V, Index);
         if (!Class || Class->isConstant())
           return emitError(Diags)
-                 << "dim " << Index << " of '" << ValueName
-                 << "' is "
+                 << "dim " << Index << " of '" << ValueName << "' is "
                  << (Class ? "the constant " +
                                  std::to_string(Class->getConstant())
                            : std::string("not known to the dim algebra"))
@@ -269,17 +268,16 @@ private:
         const std::string &Key = Class->key();
         auto [It, New] = Forced.emplace(Key, Name.str());
         if (!New && It->second != Name)
-          return emitError(Diags)
-                 << "names= gives one dim two names, '"
-                 << It->second << "' and '" << Name << "'";
+          return emitError(Diags) << "names= gives one dim two names, '"
+                                  << It->second << "' and '" << Name << "'";
         auto [NIt, NNew] = ClassOfName.emplace(Name.str(), Key);
         if (!NNew && NIt->second != Key)
-          return emitError(Diags) << "names= gives the name '"
-                                  << Name << "' to two dims not proven equal";
+          return emitError(Diags) << "names= gives the name '" << Name
+                                  << "' to two dims not proven equal";
         // A name another symbol already has would merge the two.
         if (Taken.count(Name) && !DA.provenEqual(DimExpr::symbol(Name), *Class))
-          return emitError(Diags) << "'" << Name
-                                  << "' already names another dim of the model";
+          return emitError(Diags)
+                 << "'" << Name << "' already names another dim of the model";
         Taken.insert(Name);
       }
       return success();
@@ -305,7 +303,7 @@ private:
       if (D.isKnown())
         return std::nullopt;
       // A symbol that a contradiction involves stays as it is.
-      if (D.isSymbol() && DA.isConflicted(DimExpr::symbol(D.getSymbol())))
+      if (D.isSymbol() && factsOf(D.getSymbol()).Conflicted)
         return std::nullopt;
       std::optional<DimExpr> Class = classOf(D, V, Index);
       if (!Class)
@@ -327,13 +325,32 @@ private:
     /// Class key -> names people chose, in input/output order.
     std::map<std::string, std::vector<std::string>> UserNames;
     /// Class key -> (value name, dim index) where the class first appears.
-    std::map<std::string, std::pair<std::string, unsigned>> FirstPlace;
+    llvm::StringMap<std::pair<std::string, unsigned>> FirstPlace;
     /// Class key -> chosen dim.
-    std::map<std::string, Dim> Chosen;
+    llvm::StringMap<Dim> Chosen;
     DerivedDimMap DerivedExprs;
     std::vector<std::string> ValueNames;
-    std::set<std::string> OutputNames;
+    llvm::StringSet<> OutputNames;
     unsigned NextFresh = 0;
+
+    /// What the algebra says about one symbol, asked once per symbol: the
+    /// walks below visit every recorded dim, and most dims of a large
+    /// model repeat a few symbols.
+    struct SymbolFacts {
+      bool Conflicted = false;
+      DimExpr Best;
+    };
+    mutable llvm::StringMap<SymbolFacts> Symbols;
+
+    const SymbolFacts &factsOf(llvm::StringRef Symbol) const {
+      auto [It, New] = Symbols.try_emplace(Symbol);
+      if (New) {
+        DimExpr E = DimExpr::symbol(Symbol);
+        It->second.Conflicted = DA.isConflicted(E);
+        It->second.Best = DA.getBest(E);
+      }
+      return It->second;
+    }
 
     /// The class of a recorded dim (its best expression); none for known
     /// dims and unknown dims the algebra cannot express.
@@ -342,7 +359,7 @@ private:
       if (D.isKnown())
         return DimExpr::constant(D.getValue());
       if (D.isSymbol())
-        return DA.getBest(DimExpr::symbol(D.getSymbol()));
+        return factsOf(D.getSymbol()).Best;
       const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
       if (!Dims || Index >= Dims->size())
         return std::nullopt;
@@ -375,7 +392,7 @@ private:
                        bool IsInput) {
         if (D.isKnown())
           return;
-        if (D.isSymbol() && DA.isConflicted(DimExpr::symbol(D.getSymbol())))
+        if (D.isSymbol() && factsOf(D.getSymbol()).Conflicted)
           return;
         std::optional<DimExpr> Class = classOf(D, V, Index);
         if (!Class || Class->isConstant())
@@ -384,9 +401,9 @@ private:
             SeenUser.emplace(Class->key(), D.getSymbol().str()).second)
           UserNames[Class->key()].push_back(D.getSymbol().str());
         // Inputs are named by their own symbols; places start at outputs.
-        if (V && !IsInput)
-          FirstPlace.emplace(Class->key(),
-                             std::make_pair(V->getName().str(), Index));
+        // The first place is kept: look before copying the value's name.
+        if (V && !IsInput && !FirstPlace.count(Class->key()))
+          FirstPlace.try_emplace(Class->key(), V->getName().str(), Index);
       };
       for (const auto &V : G.getInputs()) {
         if (V->hasInitializer())
@@ -403,7 +420,11 @@ private:
         for (unsigned I = 0; I < Dims.size(); ++I)
           Visit(Dims[I], V, I, /*IsInput=*/false);
       }
+      // The same walk collects the names already taken (they are read only
+      // after the constructor).
       forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
+        if (D.isSymbol())
+          Taken.insert(D.getSymbol());
         bool IsInput = V && V->isGraphInput();
         Visit(D, V, Index, IsInput);
         return false;
@@ -433,7 +454,7 @@ private:
       if (It != Chosen.end())
         return It->second;
       Dim Name = choose(Best, Symbol, V, Index);
-      Chosen.emplace(Best.key(), Name);
+      Chosen.try_emplace(Best.key(), Name);
       if (Name.isSymbol() && !Best.isConstant() &&
           DA.isInputExpressible(Best) && !Best.isSymbol() &&
           Name.getSymbol() != Best.str())
@@ -486,19 +507,14 @@ private:
   };
 
   /// Stores the expressions of the derived dims, keeping entries of earlier
-  /// runs for symbols the model still has.
+  /// runs for symbols the model still has (\p Symbols).
   static LogicalResult recordExpressions(Model &M, DiagnosticEngine &Diags,
-                                         const Namer &Names) {
+                                         const Namer &Names,
+                                         const llvm::StringSet<> &Symbols) {
     DerivedDimMap Stored;
     std::string Error;
     if (!getDerivedDims(M, Stored, Error))
       return emitError(Diags) << Error;
-    std::set<std::string> Symbols;
-    forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
-      if (D.isSymbol())
-        Symbols.insert(D.getSymbol().str());
-      return false;
-    });
     DerivedDimMap Result;
     for (const auto &[Name, Expr] : Stored)
       if (Symbols.count(Name))

@@ -15,7 +15,11 @@
 //  - the non-axis dims of Concat's inputs, the contracted dims of MatMul and
 //    Gemm, are equal.
 // Since an equality found late (a MatMul) can improve dims computed earlier,
-// the walk repeats until no new equality appears (a few sweeps).
+// the walk repeats until no new equality appears (a few sweeps). A sweep
+// only repeats the previous one when none of its unions changed the best
+// form of a class that it had already read (see Impl::observe): then the
+// next sweep would compute the same dims and make no union, so it is not
+// run.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimAlgebra.h"
@@ -146,6 +150,12 @@ public:
   };
   std::vector<Edge> Edges;
   size_t UnionsThisSweep = 0;
+  /// Per id (valid at roots): the sweep read its class's best form.
+  std::vector<uint8_t> Observed;
+  /// Non-constant expressions the sweep read before they had an id.
+  llvm::StringSet<> ObservedAbsent;
+  /// A union of this sweep changed the best form of a class it had read.
+  bool ObservedChanged = false;
   std::vector<std::string> Conflicts;
   /// Roots of classes involved in a conflict.
   std::set<unsigned> Conflicted;
@@ -174,6 +184,21 @@ public:
     std::optional<unsigned> Id = lookup(E);
     return Id ? Best[find(*Id)] : E;
   }
+  /// best() for the sweep: the answer goes into dims or data, so a later
+  /// union that changes it means the next sweep computes something else.
+  /// A constant is always its class's best form: nothing to remember.
+  DimExpr observe(const DimExpr &E) {
+    if (E.isConstant())
+      return E;
+    std::optional<unsigned> Id = lookup(E);
+    if (!Id) {
+      ObservedAbsent.insert(E.key());
+      return E;
+    }
+    unsigned R = find(*Id);
+    Observed[R] = 1;
+    return Best[R];
+  }
   bool isInputExpressible(const DimExpr &E) const {
     if (E.hasUnknown())
       return false;
@@ -185,13 +210,16 @@ public:
 
 private:
   /// Unknown dims of recorded types, stable across sweeps.
-  std::map<std::pair<const Value *, unsigned>, DimExpr> Unknowns;
+  llvm::DenseMap<std::pair<const Value *, unsigned>, DimExpr> Unknowns;
+  /// The expression of each symbol of a recorded type, made once: most
+  /// recorded dims of a large model repeat a few symbols.
+  llvm::StringMap<DimExpr> SymbolExprs;
 
   void collectInputSymbols();
   void sweepGraph(Graph &G);
   void visitNode(Node &N);
-  DimExpr fromRecorded(const Value &V, unsigned I);
-  DimExpr stableUnknown(const Value &V, unsigned I);
+  DimExpr fromRecorded(const Value &V, unsigned I, bool Observe = true);
+  const DimExpr &stableUnknown(const Value &V, unsigned I);
   const Dims *dims(const Node &N, unsigned I);
   const Dims *data(const Node &N, unsigned I);
   const Dims *constantData(const Value &V);
@@ -199,8 +227,9 @@ private:
   void setResult(Node &N, unsigned I, std::optional<PartialDims> Computed);
 
   // Transfer functions: fill Out (one entry per result) and OutData.
-  using ResultDims = std::vector<std::optional<PartialDims>>;
-  using ResultData = std::vector<std::optional<Dims>>;
+  // Inline for the usual one result: two allocations less per node.
+  using ResultDims = llvm::SmallVector<std::optional<PartialDims>, 1>;
+  using ResultData = llvm::SmallVector<std::optional<Dims>, 1>;
   using TransferFn = void (Impl::*)(Node &N, const Dims *X, ResultDims &Out,
                                     ResultData &OutData);
   struct TransferRule {
@@ -466,6 +495,8 @@ unsigned DimAnalysis::Impl::idOf(const DimExpr &E) {
     Parent.push_back(Exprs.size());
     Exprs.push_back(E);
     Best.push_back(E);
+    Observed.push_back(!ObservedAbsent.empty() &&
+                       ObservedAbsent.count(E.key()));
   }
   return It->second;
 }
@@ -523,7 +554,12 @@ void DimAnalysis::Impl::unite(const DimExpr &A, const DimExpr &B,
     const Node *From = NumberFrom.lookup(CA.isConstant() ? RA : RB);
     NumberFrom[RA] = From ? From : Because;
   }
-  if (better(Best[RB], Best[RA]))
+  // The side whose best form is replaced: if this sweep read it, what it
+  // computed from it is stale.
+  bool TakeRB = better(Best[RB], Best[RA]);
+  ObservedChanged |= TakeRB ? Observed[RA] : Observed[RB];
+  Observed[RA] |= Observed[RB];
+  if (TakeRB)
     Best[RA] = Best[RB];
   Edges.push_back(Edge{idOf(A), idOf(B), Because});
   ++UnionsThisSweep;
@@ -540,8 +576,21 @@ void DimAnalysis::Impl::collectInputSymbols() {
         InputSymbols.push_back(D.getSymbol().str());
 }
 
+/// Values of \p G and its subgraphs that can have dims.
+static size_t countValues(const Graph &G) {
+  size_t N = G.getInputs().size() + G.getConstants().size();
+  for (const Node &Op : G.getNodes()) {
+    N += Op.getNumResults();
+    for (const Graph *Sub : Op.getSubgraphs())
+      N += countValues(*Sub);
+  }
+  return N;
+}
+
 void DimAnalysis::Impl::run() {
   collectInputSymbols();
+  // Sized once: growing the map rehashes every value's dims.
+  ValueDims.reserve(countValues(M.getGraph()));
   for (unsigned Sweep = 0; Sweep < kMaxSweeps; ++Sweep) {
     UnionsThisSweep = 0;
     Conflicts.clear();
@@ -549,27 +598,51 @@ void DimAnalysis::Impl::run() {
     ValueMax.clear();
     ValueDims.clear();
     ValueData.clear();
+    std::fill(Observed.begin(), Observed.end(), 0);
+    ObservedAbsent.clear();
+    ObservedChanged = false;
+    size_t StableUnknowns = Unknowns.size();
+    uint64_t UnknownsBefore = DimExpr::getNumUnknownsMade();
     sweepGraph(M.getGraph());
     if (Sweep == 0 && KeepForward)
       ForwardDims = ValueDims;
     if (!UnionsThisSweep)
       break;
+    // The next sweep reads the union-find as this one left it. If no union
+    // changed an answer this sweep had read, it would compute the same
+    // dims, data and requirements and make no union: this sweep's results
+    // are the fixed point. Not so with conflicts (their messages read the
+    // classes' state) or fresh unknowns other than the stable ones (an
+    // overflowing product is a new unknown each time).
+    bool FreshUnknowns = DimExpr::getNumUnknownsMade() - UnknownsBefore !=
+                         Unknowns.size() - StableUnknowns;
+    if (!ObservedChanged && Conflicts.empty() && !FreshUnknowns)
+      break;
   }
 }
 
-DimExpr DimAnalysis::Impl::fromRecorded(const Value &V, unsigned I) {
+/// \p Observe is false where the answer only goes into a union (the next
+/// sweep would unite the same classes, whatever their best forms).
+DimExpr DimAnalysis::Impl::fromRecorded(const Value &V, unsigned I,
+                                        bool Observe) {
   const Dim &D = V.getType().getDims()[I];
   if (D.isKnown())
     return DimExpr::constant(D.getValue());
-  if (D.isSymbol())
-    return best(DimExpr::symbol(D.getSymbol()));
-  return best(stableUnknown(V, I));
+  if (D.isSymbol()) {
+    auto [It, New] = SymbolExprs.try_emplace(D.getSymbol());
+    if (New)
+      It->second = DimExpr::symbol(D.getSymbol());
+    return Observe ? observe(It->second) : best(It->second);
+  }
+  const DimExpr &E = stableUnknown(V, I);
+  return Observe ? observe(E) : best(E);
 }
 
-DimExpr DimAnalysis::Impl::stableUnknown(const Value &V, unsigned I) {
-  auto It = Unknowns.find({&V, I});
-  if (It == Unknowns.end())
-    It = Unknowns.emplace(std::make_pair(&V, I), DimExpr::unknown()).first;
+const DimExpr &DimAnalysis::Impl::stableUnknown(const Value &V, unsigned I) {
+  // The reference lives until the next insertion: callers copy it first.
+  auto [It, New] = Unknowns.try_emplace(std::make_pair(&V, I));
+  if (New)
+    It->second = DimExpr::unknown();
   return It->second;
 }
 
@@ -577,6 +650,7 @@ void DimAnalysis::Impl::sweepGraph(Graph &G) {
   auto Seed = [&](Value &V) {
     if (V.getType().isTensor() && V.getType().hasShape()) {
       Dims D;
+      D.reserve(V.getType().getRank());
       for (unsigned I = 0; I < V.getType().getRank(); ++I)
         D.push_back(fromRecorded(V, I));
       ValueDims[&V] = std::move(D);
@@ -648,6 +722,7 @@ void DimAnalysis::Impl::setResult(Node &N, unsigned I,
     return;
   size_t Rank = Computed ? Computed->size() : T.getRank();
   Dims Result;
+  Result.reserve(Rank);
   for (unsigned K = 0; K < Rank; ++K) {
     std::optional<DimExpr> C = Computed ? (*Computed)[K] : std::nullopt;
     if (C && C->key().size() > kMaxExprSize)
@@ -656,20 +731,19 @@ void DimAnalysis::Impl::setResult(Node &N, unsigned I,
       Result.push_back(C ? *C : stableUnknown(*V, K));
       continue;
     }
-    DimExpr R = fromRecorded(*V, K);
     if (!C) {
-      Result.push_back(R);
+      Result.push_back(fromRecorded(*V, K));
       continue;
     }
-    unite(*C, R, &N);
-    Result.push_back(best(*C));
+    unite(*C, fromRecorded(*V, K, /*Observe=*/false), &N);
+    Result.push_back(observe(*C));
   }
   ValueDims[V] = std::move(Result);
 }
 
 void DimAnalysis::Impl::visitNode(Node &N) {
-  std::vector<std::optional<PartialDims>> Out(N.getNumResults());
-  std::vector<std::optional<Dims>> OutData(N.getNumResults());
+  ResultDims Out(N.getNumResults());
+  ResultData OutData(N.getNumResults());
   if (N.isOnnxDomain()) {
     transfer(N, Out, OutData);
     requireRunnable(N);
@@ -683,7 +757,7 @@ void DimAnalysis::Impl::visitNode(Node &N) {
         })) {
       Dims D;
       for (const DimExpr &E : *OutData[I])
-        D.push_back(best(E));
+        D.push_back(observe(E));
       ValueData[N.getResult(I)] = std::move(D);
     }
   }
@@ -1656,8 +1730,7 @@ const std::vector<DimExpr> *DimAnalysis::getDims(const Value &V) const {
 
 void DimAnalysis::setKeepForwardDims(bool Keep) { P->KeepForward = Keep; }
 
-const std::vector<DimExpr> *
-DimAnalysis::getForwardDims(const Value &V) const {
+const std::vector<DimExpr> *DimAnalysis::getForwardDims(const Value &V) const {
   auto It = P->ForwardDims.find(&V);
   return It == P->ForwardDims.end() ? nullptr : &It->second;
 }

@@ -35,21 +35,19 @@ struct DimExpr::Atom {
 namespace onnxopt {
 /// Internal access for the helpers below.
 struct DimExprAccess {
-  static const std::map<std::string, DimExpr::Term> &terms(const DimExpr &E) {
-    return E.Terms;
-  }
+  static const DimExpr::TermList &terms(const DimExpr &E) { return E.Terms; }
   static DimExpr fromAtom(DimExpr::AtomRef A) {
     DimExpr E;
     DimExpr::Term T;
     T.Factors.push_back(std::move(A));
     T.Coef = 1;
-    E.addTerm(T);
+    E.addTerm(std::move(T));
     E.finish();
     return E;
   }
-  static DimExpr fromTerm(const DimExpr::Term &T) {
+  static DimExpr fromTerm(DimExpr::Term T) {
     DimExpr E;
-    E.addTerm(T);
+    E.addTerm(std::move(T));
     E.finish();
     return E;
   }
@@ -67,7 +65,7 @@ int64_t floorDivInt(int64_t A, int64_t B) {
 
 int64_t modInt(int64_t A, int64_t B) { return A - floorDivInt(A, B) * B; }
 
-std::string monomialKey(const std::vector<DimExpr::AtomRef> &Factors) {
+std::string monomialKey(llvm::ArrayRef<DimExpr::AtomRef> Factors) {
   std::string K;
   for (const DimExpr::AtomRef &A : Factors) {
     if (!K.empty())
@@ -111,7 +109,7 @@ DimExpr scaleDown(const DimExpr &E, int64_t G) {
   for (const auto &Entry : Access::terms(E)) {
     DimExpr::Term T = Entry.second;
     T.Coef /= G;
-    R = R + Access::fromTerm(T);
+    R = R + Access::fromTerm(std::move(T));
   }
   return R;
 }
@@ -186,11 +184,16 @@ void visitAtoms(const DimExpr &E,
 } // namespace
 
 DimExpr DimExpr::constant(int64_t C) {
+  // What addTerm and finish() make of one constant term, without their
+  // generic work: the most frequent expression of all.
   DimExpr E;
+  if (C == 0)
+    return E;
   Term T;
   T.Coef = C;
-  E.addTerm(T);
-  E.finish();
+  E.Terms.emplace_back(std::string(), std::move(T));
+  E.Key = std::to_string(C);
+  E.Key += ".;";
   return E;
 }
 
@@ -202,22 +205,31 @@ DimExpr DimExpr::symbol(llvm::StringRef Name) {
   return Access::fromAtom(std::move(A));
 }
 
+static std::atomic<uint64_t> NextUnknownId{0};
+
 DimExpr DimExpr::unknown() {
-  static std::atomic<uint64_t> NextId{0};
   auto A = std::make_shared<Atom>();
   A->K = Atom::Unknown;
-  A->Id = NextId++;
+  A->Id = NextUnknownId++;
   A->Key = "u" + std::to_string(A->Id);
   return Access::fromAtom(std::move(A));
 }
 
-void DimExpr::addTerm(const Term &T) {
+uint64_t DimExpr::getNumUnknownsMade() { return NextUnknownId; }
+
+void DimExpr::addTerm(Term T) {
   if (T.Coef == 0)
     return;
   std::string K = monomialKey(T.Factors);
-  auto [It, Inserted] = Terms.emplace(K, T);
-  if (!Inserted)
-    It->second.Coef += T.Coef;
+  auto It =
+      llvm::lower_bound(Terms, K, [](const auto &E, const std::string &X) {
+        return E.first < X;
+      });
+  if (It == Terms.end() || It->first != K) {
+    Terms.insert(It, std::make_pair(std::move(K), std::move(T)));
+    return;
+  }
+  It->second.Coef += T.Coef;
   if (It->second.Coef == 0)
     Terms.erase(It);
 }
@@ -241,8 +253,10 @@ bool DimExpr::isConstant() const {
 }
 
 int64_t DimExpr::getConstant() const {
-  auto It = Terms.find("");
-  return It == Terms.end() ? 0 : It->second.Coef;
+  // The constant term's key "" sorts first.
+  return !Terms.empty() && Terms.front().first.empty()
+             ? Terms.front().second.Coef
+             : 0;
 }
 
 bool DimExpr::isSymbol() const {
@@ -275,6 +289,11 @@ void DimExpr::forEachSymbol(
 size_t DimExpr::complexity() const { return str().size(); }
 
 DimExpr DimExpr::operator+(const DimExpr &O) const {
+  // Adding zero gives the other operand, term for term.
+  if (O.Terms.empty())
+    return *this;
+  if (Terms.empty())
+    return O;
   DimExpr R = *this;
   for (const auto &Entry : O.Terms)
     R.addTerm(Entry.second);
@@ -287,13 +306,18 @@ DimExpr DimExpr::operator-(const DimExpr &O) const {
   for (const auto &Entry : O.Terms) {
     Term T = Entry.second;
     T.Coef = -T.Coef;
-    R.addTerm(T);
+    R.addTerm(std::move(T));
   }
   R.finish();
   return R;
 }
 
 DimExpr DimExpr::operator*(const DimExpr &O) const {
+  // Times 1 gives the other operand, term for term (products start at 1).
+  if (O.isConstant() && O.getConstant() == 1)
+    return *this;
+  if (isConstant() && getConstant() == 1)
+    return O;
   DimExpr R;
   for (const auto &A : Terms)
     for (const auto &B : O.Terms) {
@@ -306,7 +330,7 @@ DimExpr DimExpr::operator*(const DimExpr &O) const {
       std::stable_sort(
           T.Factors.begin(), T.Factors.end(),
           [](const AtomRef &X, const AtomRef &Y) { return X->Key < Y->Key; });
-      R.addTerm(T);
+      R.addTerm(std::move(T));
     }
   R.finish();
   return R;
@@ -382,7 +406,7 @@ std::optional<DimExpr> DimExpr::divExact(const DimExpr &D) const {
         return std::nullopt;
       T.Factors.erase(It);
     }
-    Quotient.addTerm(T);
+    Quotient.addTerm(std::move(T));
   }
   Quotient.finish();
   if (DT.Coef < 0)

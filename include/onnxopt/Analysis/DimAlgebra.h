@@ -18,6 +18,7 @@
 #define ONNXOPT_ANALYSIS_DIMALGEBRA_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdint>
@@ -50,6 +51,8 @@ public:
   static DimExpr symbol(llvm::StringRef Name);
   /// A fresh unknown, distinct from every other one.
   static DimExpr unknown();
+  /// How many unknowns unknown() has made so far (in this process).
+  static uint64_t getNumUnknownsMade();
 
   bool isConstant() const;
   /// The value of a constant (0 for the zero expression).
@@ -105,16 +108,22 @@ public:
   void print(llvm::raw_ostream &OS) const { OS << str(); }
 
   struct Term {
-    std::vector<AtomRef> Factors; ///< sorted by key; repeats are powers
+    /// Sorted by key; repeats are powers. Inline: most terms are a
+    /// constant or one symbol, and dims are copied a lot.
+    llvm::SmallVector<AtomRef, 1> Factors;
     int64_t Coef = 0;
   };
 
 private:
-  /// Monomial key ("" for the constant term) -> term.
-  std::map<std::string, Term> Terms;
+  /// (monomial key ("" for the constant term), term), sorted by key. A
+  /// sorted vector with one inline entry rather than a std::map: constants
+  /// and single symbols, the common dims, then cost no allocation (the
+  /// keys are short), and the order is the one a map by key has.
+  using TermList = llvm::SmallVector<std::pair<std::string, Term>, 1>;
+  TermList Terms;
   std::string Key = "0";
 
-  void addTerm(const Term &T);
+  void addTerm(Term T);
   void finish();
   DimExpr exactDivConstant(int64_t K) const;
   friend struct DimExprAccess;
