@@ -34,6 +34,8 @@
 //  - a constant operand of an elementwise node sized for the old input
 //    (grids, anchor grids, masks, positional tables): rebuilt at the new
 //    sizes where its values have a form that says how (BakedConstants.cpp);
+// The Reshape repairs are in ReshapeTargets.cpp, the baked tensors in
+// BakedConstants.cpp; MakeDynamic.h holds the state they share.
 // What it cannot repair is reported with the node, the constant and why,
 // as are conflicts the dim algebra finds afterwards; the pass then fails
 // unless allow-partial=true (the report becomes warnings). Finally dead
@@ -62,11 +64,11 @@
 
 using namespace onnxopt;
 
-namespace {
+#include "MakeDynamic.h"
 
-using OldValues = std::map<std::string, int64_t>;
+using namespace onnxopt::makedynamic;
 
-std::string printInts(llvm::ArrayRef<int64_t> V) {
+std::string onnxopt::makedynamic::printInts(llvm::ArrayRef<int64_t> V) {
   std::string S = "[";
   for (size_t I = 0; I < V.size(); ++I)
     S += (I ? "," : "") + std::to_string(V[I]);
@@ -77,9 +79,10 @@ std::string printInts(llvm::ArrayRef<int64_t> V) {
 /// kept over the best one of its class: while baked constants remain, the
 /// algebra may have merged a symbol with an old size (N with 1).
 /// A dim whose recorded type is one of the new symbols is that symbol.
-std::vector<DimExpr> expressInInputs(const DimAnalysis &DA, const Value &V,
-                                     llvm::ArrayRef<DimExpr> Dims,
-                                     const OldValues &Old) {
+std::vector<DimExpr>
+onnxopt::makedynamic::expressInInputs(const DimAnalysis &DA, const Value &V,
+                                      llvm::ArrayRef<DimExpr> Dims,
+                                      const OldValues &Old) {
   std::vector<DimExpr> Out;
   llvm::ArrayRef<Dim> Recorded = V.getType().getDims();
   for (size_t I = 0; I < Dims.size(); ++I) {
@@ -99,13 +102,7 @@ std::vector<DimExpr> expressInInputs(const DimAnalysis &DA, const Value &V,
   return Out;
 }
 
-/// One thing make-dynamic could not repair.
-struct Problem {
-  const Node *N = nullptr;
-  std::string Message;
-  /// New symbols that cannot take every value because of it.
-  std::set<std::string> Pins;
-};
+namespace {
 
 class MakeDynamicPass : public Pass {
 public:
@@ -132,72 +129,7 @@ private:
                      "name the derived dims with unify-dims at the end", true};
 };
 
-/// The state of one run of make-dynamic (the pass object holds only its
-/// options, so it can run on two models at once).
-class DynamicRewrite {
-public:
-  LogicalResult applyShape(Model &M, const ShapeSpec &Spec,
-                           DiagnosticEngine &Diags);
-  LogicalResult reinfer(Model &M, DiagnosticEngine &Diags);
-  std::optional<int64_t> oldValue(const DimExpr &E) const;
-  void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
-  void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW);
-  void repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW);
-  void repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW);
-  bool tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
-                       llvm::ArrayRef<int64_t> Target, Rewriter &RW);
-  bool alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
-                    llvm::ArrayRef<int64_t> Target, Rewriter &RW,
-                    const std::vector<int64_t> *Planned = nullptr);
-  /// The graph input and dim that new symbol \p S is, if any.
-  std::pair<Value *, unsigned> inputDimOf(llvm::StringRef S) const;
-  void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
-                    const llvm::DenseMap<const Node *, size_t> &Order);
-  bool resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
-                      llvm::ArrayRef<DimExpr> Sizes,
-                      llvm::ArrayRef<int64_t> Baked, Rewriter &RW);
-  void repairBakedConstants(Node &N, DimAnalysis &DA, Rewriter &RW);
-  Problem repairConcatOperand(const BakedConstant &B, Rewriter &RW);
-  /// True if a repair already reported why \p N pins every one of \p New.
-  bool alreadyReported(const Node *N, const std::set<std::string> &New) const;
-
-  /// Old value of each new symbol.
-  OldValues Old;
-  /// Output hints: `shapes=` entries that name graph outputs, saying which
-  /// output dims are which new symbols (as torch's dynamic_axes does).
-  std::vector<std::pair<Value *, ShapeSpec>> Hints;
-  /// The new symbols in the order the hints name them.
-  std::vector<std::string> HintOrder;
-  LogicalResult addHint(Model &M, const ShapeSpec &Spec,
-                        DiagnosticEngine &Diags);
-  void checkHints(Model &M);
-  std::vector<std::pair<Value *, std::vector<Dim>>> NewShapes;
-  std::vector<Problem> Problems;
-  bool Repaired = false;
-  /// What was repaired, by kind (for the closing remark).
-  std::map<std::string, int> RepairCounts;
-  /// Values of constant subgraphs seen this round (evaluateBaked).
-  llvm::DenseMap<const Value *, Tensor> BakedValues;
-  DimExpr computedDim(const DimAnalysis &DA, const Value &V,
-                      llvm::ArrayRef<DimExpr> Dims, unsigned K);
-  /// Bounds the model implies on new symbols (stored as dim ranges when
-  /// both ends are known).
-  std::map<std::string, SymbolBound> Bounds;
-
-  /// Sets the new input shapes, infers, repairs, and collects what is
-  /// left (Problems).
-  LogicalResult attempt(Model &M, PassContext &Ctx);
-  /// Gives \p Symbols their old sizes back in the new input shapes.
-  void pin(const std::set<std::string> &Symbols);
-  void examineConstraints(const DimAnalysis &DA);
-  void examineResizes(Model &M, const DimAnalysis &DA);
-  void examineUncovered(Model &M, const DimAnalysis &DA);
-  /// Adds the new symbols \p V's dims depend on to \p Out.
-  void addNewSymbols(const DimAnalysis &DA, const Value *V,
-                     std::set<std::string> &Out) const;
-  void examineDataOperands(Model &M, const DimAnalysis &DA);
-  LogicalResult storeBounds(Model &M, DiagnosticEngine &Diags);
-};
+} // namespace
 
 /// The conditions the dynamic model needs that speak about new symbols: a
 /// bound on one symbol is kept (the model runs inside it); anything else
@@ -543,7 +475,7 @@ LogicalResult DynamicRewrite::reinfer(Model &M, DiagnosticEngine &Diags) {
 /// symbols are equal (H*W/W' with H = W at the example shape) is refused,
 /// whatever the symbols are called. The values are 1, primes (pairwise
 /// coprime) and a few highly composite sizes.
-bool isIntegralAtSamples(const DimExpr &E) {
+bool onnxopt::makedynamic::isIntegralAtSamples(const DimExpr &E) {
   std::vector<std::string> Symbols;
   E.forEachSymbol([&](llvm::StringRef S) {
     if (!llvm::is_contained(Symbols, S.str()))
@@ -575,536 +507,6 @@ std::optional<int64_t> DynamicRewrite::oldValue(const DimExpr &E) const {
       return std::nullopt;
     return It->second;
   });
-}
-
-void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
-  if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
-    return;
-  Tensor T = getConstantValue(*N.getOperand(1));
-  std::optional<std::vector<int64_t>> Target = T ? T.toInt64s() : std::nullopt;
-  if (!Target)
-    return; // computed in the graph: it follows the new sizes already
-  const std::vector<DimExpr> *InDims = DA.getDims(*N.getOperand(0));
-  auto Report = [&](const std::string &Why) {
-    Problems.push_back({&N, "constant target '" +
-                                N.getOperand(1)->getName().str() +
-                                "' = " + printInts(*Target) + ": " + Why});
-  };
-  if (!InDims) {
-    Report("the rank of the data input is unknown");
-    return;
-  }
-  std::vector<DimExpr> Best =
-      expressInInputs(DA, *N.getOperand(0), *InDims, Old);
-  const std::vector<DimExpr> *In = &Best;
-  bool Dynamic = false;
-  for (const DimExpr &E : *In) {
-    if (E.hasUnknown()) {
-      Report("a dim of the data input is not a function of the input "
-             "symbols");
-      return;
-    }
-    Dynamic |= !E.isConstant();
-  }
-  if (!Dynamic)
-    return;
-  bool AllowZero = N.getAttrInt("allowzero", 0) != 0;
-  std::vector<int64_t> New = *Target;
-  DimExpr Product = DimExpr::constant(1);
-  for (const DimExpr &E : *In)
-    Product = Product * E;
-  // Copies: literals that are the old value of the same input symbol.
-  DimExpr Fixed = DimExpr::constant(1);
-  int MinusOne = -1;
-  std::vector<unsigned> Literals;
-  for (unsigned I = 0; I < New.size(); ++I) {
-    if (New[I] == -1) {
-      MinusOne = I;
-      continue;
-    }
-    if (New[I] == 0 && !AllowZero) {
-      if (I >= In->size()) {
-        Report("0 copies a dim the data input does not have");
-        return;
-      }
-      Fixed = Fixed * (*In)[I];
-      continue;
-    }
-    if (!AllowZero && I < In->size() && (*In)[I].isSymbol() &&
-        Old.count((*In)[I].getSymbol().str()) && oldValue((*In)[I]) == New[I]) {
-      New[I] = 0;
-      Fixed = Fixed * (*In)[I];
-      continue;
-    }
-    Literals.push_back(I);
-  }
-  auto LiteralProduct = [&](int Skip) {
-    DimExpr P = DimExpr::constant(1);
-    for (unsigned I : Literals)
-      if (static_cast<int>(I) != Skip)
-        P = P * DimExpr::constant(New[I]);
-    return P;
-  };
-  if (MinusOne < 0) {
-    // Already consistent without -1: nothing else is baked.
-    std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
-    if (!Rest || *Rest != DimExpr::constant(1)) {
-      std::vector<unsigned> Candidates;
-      for (unsigned K : Literals) {
-        std::optional<DimExpr> R = Product.divExact(Fixed * LiteralProduct(K));
-        if (R && !R->isConstant() && !R->hasUnknown() &&
-            oldValue(*R) == New[K] && isIntegralAtSamples(*R))
-          Candidates.push_back(K);
-      }
-      // view(b, c*h, w) baked as [1,128,32]: both 128 (=4*w) and 32 (=w)
-      // could be the remaining product; the one that is a dim of the input
-      // as it is moves with the sizes, the other is structural.
-      if (Candidates.size() > 1) {
-        std::vector<unsigned> Whole;
-        for (unsigned K : Candidates) {
-          std::optional<DimExpr> R =
-              Product.divExact(Fixed * LiteralProduct(K));
-          if (llvm::is_contained(*In, *R))
-            Whole.push_back(K);
-        }
-        if (Whole.size() == 1)
-          Candidates = Whole;
-      }
-      if (Candidates.size() != 1) {
-        if (alignReshape(N, *In, *Target, RW) ||
-            tryShapeDerived(N, *In, *Target, RW))
-          return;
-        Report(Candidates.empty()
-                   ? "no single position can become -1 (more than one dim "
-                     "depends on the input sizes)"
-                   : "more than one position could become -1");
-        return;
-      }
-      MinusOne = Candidates.front();
-      New[MinusOne] = -1;
-      Literals.erase(llvm::find(Literals, static_cast<unsigned>(MinusOne)));
-    }
-  }
-  if (MinusOne >= 0) {
-    std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
-    if (!Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest)) {
-      if (alignReshape(N, *In, *Target, RW) ||
-          tryShapeDerived(N, *In, *Target, RW))
-        return;
-      Report("the literal dims do not divide the input's size for every "
-             "input size");
-      return;
-    }
-  }
-  if (alignReshape(N, *In, *Target, RW, &New))
-    return;
-  if (New == *Target)
-    return;
-  Graph &G = *N.getParentGraph();
-  Value *C = RW.createConstant(
-      G, Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
-                            {static_cast<int64_t>(New.size())}, New));
-  RW.setOperand(&N, 1, C);
-  ++RepairCounts["Reshape target"];
-  Repaired = true;
-}
-
-/// Builds a shape vector before a node: runs of literals become constants,
-/// other entries are read at run time (`Gather(Shape(V), [d])`, one Shape
-/// per value) or computed by the caller; the pieces are concatenated.
-class ShapeVectorBuilder {
-public:
-  ShapeVectorBuilder(Rewriter &RW, Node &Before, std::string PartName,
-                     llvm::StringRef Hint)
-      : RW(RW), G(*Before.getParentGraph()), PartName(std::move(PartName)),
-        Hint(Hint) {
-    RW.setInsertionPointBefore(&Before);
-  }
-  void literal(int64_t V) { Run.push_back(V); }
-  /// Dim \p D of \p V, as a one-element vector.
-  Value *dimOf(Value *V, unsigned D) {
-    Value *&S = Shapes[V];
-    if (!S)
-      S = RW.createNode("Shape", {V}, 1, "", Hint)->getResult(0);
-    return element(S, D);
-  }
-  /// Element \p D of the int64 vector \p V, as a one-element vector.
-  Value *element(Value *V, unsigned D) {
-    Node *Gather = RW.createNode(
-        "Gather",
-        {V, RW.createConstant(
-                G, Tensor::fromInt64s("dim_index", {1}, {int64_t(D)}))},
-        1, "", Hint == "dims" ? "dim" : Hint);
-    Gather->setAttr(Attribute::getInt("axis", 0));
-    return Gather->getResult(0);
-  }
-  Value *mul(Value *A, Value *B) {
-    return RW.createNode("Mul", {A, B}, 1, "", Hint)->getResult(0);
-  }
-  void piece(Value *V) {
-    flush();
-    Parts.push_back(V);
-  }
-  /// The vector: the constant itself when every entry is a literal.
-  Value *finish(llvm::StringRef ConcatHint) {
-    flush();
-    if (Parts.size() == 1 && Shapes.empty() && !Computed)
-      return Parts.front();
-    Node *Concat = RW.createNode("Concat", Parts, 1, "", ConcatHint);
-    Concat->setAttr(Attribute::getInt("axis", 0));
-    return Concat->getResult(0);
-  }
-  /// Marks that a piece was computed without dimOf (the result is then a
-  /// Concat even with one part).
-  void markComputed() { Computed = true; }
-
-private:
-  void flush() {
-    if (Run.empty())
-      return;
-    Parts.push_back(RW.createConstant(
-        G, Tensor::fromInt64s(PartName, {int64_t(Run.size())}, Run)));
-    Run.clear();
-  }
-  Rewriter &RW;
-  Graph &G;
-  std::string PartName;
-  llvm::StringRef Hint;
-  llvm::DenseMap<Value *, Value *> Shapes;
-  std::vector<Value *> Parts;
-  std::vector<int64_t> Run;
-  bool Computed = false;
-};
-
-/// The fallback for a Reshape target with several baked literals: each
-/// literal that is the old value of a dynamic input dim (taken in order, as
-/// reshapes keep the order of dims) becomes that dim, read from the input's
-/// Shape; at most one other literal becomes -1. Accepted only when the
-/// dim algebra shows the element count is preserved at every size.
-bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
-                                     llvm::ArrayRef<int64_t> Target,
-                                     Rewriter &RW) {
-  if (N.getAttrInt("allowzero", 0) != 0)
-    return false;
-  std::vector<int> Src(Target.size(), -1);
-  int MinusOne = -1;
-  size_t NextJ = 0;
-  DimExpr Known = DimExpr::constant(1);
-  std::vector<unsigned> Literals;
-  for (unsigned I = 0; I < Target.size(); ++I) {
-    if (Target[I] == -1) {
-      MinusOne = I;
-      continue;
-    }
-    if (Target[I] == 0) {
-      if (I >= In.size())
-        return false;
-      Known = Known * In[I];
-      continue;
-    }
-    for (size_t J = NextJ; J < In.size(); ++J) {
-      if (!In[J].isConstant() && oldValue(In[J]) == Target[I]) {
-        Src[I] = J;
-        NextJ = J + 1;
-        break;
-      }
-    }
-    if (Src[I] >= 0)
-      Known = Known * In[Src[I]];
-    else
-      Literals.push_back(I);
-  }
-  DimExpr Product = DimExpr::constant(1);
-  for (const DimExpr &E : In)
-    Product = Product * E;
-  auto Others = [&](int Skip) {
-    DimExpr P = Known;
-    for (unsigned I : Literals)
-      if (static_cast<int>(I) != Skip)
-        P = P * DimExpr::constant(Target[I]);
-    return P;
-  };
-  auto Fits = [&](const std::optional<DimExpr> &R) {
-    return R && !R->hasUnknown() && isIntegralAtSamples(*R);
-  };
-  std::vector<int64_t> Lits(Target.begin(), Target.end());
-  if (MinusOne < 0) {
-    std::optional<DimExpr> Rest = Product.divExact(Others(-1));
-    if (!Rest || *Rest != DimExpr::constant(1)) {
-      std::vector<unsigned> Candidates;
-      for (unsigned K : Literals) {
-        std::optional<DimExpr> R = Product.divExact(Others(K));
-        if (Fits(R) && !R->isConstant() && oldValue(*R) == Target[K])
-          Candidates.push_back(K);
-      }
-      if (Candidates.size() != 1)
-        return false;
-      MinusOne = Candidates.front();
-      Lits[MinusOne] = -1;
-      Literals.erase(llvm::find(Literals, static_cast<unsigned>(MinusOne)));
-    }
-  }
-  if (MinusOne >= 0 && !Fits(Product.divExact(Others(-1))))
-    return false;
-
-  // Concat(literal runs, Gather(Shape(data), [j]) ...).
-  ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
-                       "dims");
-  for (unsigned I = 0; I < Target.size(); ++I) {
-    if (Src[I] < 0)
-      B.literal(Lits[I]);
-    else
-      B.piece(B.dimOf(N.getOperand(0), Src[I]));
-  }
-  RW.setOperand(&N, 1, B.finish("target_dynamic"));
-  ++RepairCounts["computed Reshape target"];
-  Repaired = true;
-  return true;
-}
-
-std::pair<Value *, unsigned>
-DynamicRewrite::inputDimOf(llvm::StringRef S) const {
-  for (const auto &[Input, Dims] : NewShapes)
-    for (unsigned D = 0; D < Dims.size(); ++D)
-      if (Dims[D].isSymbol() && Dims[D].getSymbol() == S)
-        return {Input, D};
-  return {nullptr, 0};
-}
-
-/// What one entry of a rebuilt Reshape target is.
-struct TargetPiece {
-  enum Kind { Literal, DataDims, InputDim } K = Literal;
-  int64_t Number = 0;           ///< Literal
-  unsigned First = 0, Last = 0; ///< DataDims: the product of dims [First, Last]
-  Value *Input = nullptr;       ///< InputDim: dim Dim of graph input Input
-  unsigned Dim = 0;
-  DimExpr Expr; ///< what the entry is, over the input symbols
-};
-
-/// The last fallback for a baked Reshape target: read it as torch's view()
-/// does, aligning target entries with runs of consecutive input dims at
-/// the old sizes. An entry equal to one input dim is that dim; an entry
-/// equal to the product of several consecutive input dims (`view(b*t, c,
-/// h, w)` baked as [8,16,16,16]) is their product; consecutive entries
-/// whose product is one input dim split it (`view(b, t, -1)` over the
-/// [b*t, ...] of a frame-folded net), each entry becoming the new input
-/// symbol with that old size that divides the dim, when exactly one does;
-/// an entry 1 may also be a new axis. A -1 keeps the dims between the
-/// entries aligned from the left and from the right. Accepted only when
-/// the dim algebra shows the element count is kept at every size.
-bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
-                                  llvm::ArrayRef<int64_t> Target, Rewriter &RW,
-                                  const std::vector<int64_t> *Planned) {
-  if (N.getAttrInt("allowzero", 0) != 0 ||
-      llvm::any_of(Target, [](int64_t T) { return T == 0 || T < -1; }))
-    return false;
-  std::vector<int64_t> OldIn;
-  for (const DimExpr &E : In) {
-    std::optional<int64_t> V = oldValue(E);
-    if (!V || *V < 1)
-      return false;
-    OldIn.push_back(*V);
-  }
-  size_t M = Target.size(), Minus = M;
-  for (size_t I = 0; I < M; ++I)
-    if (Target[I] == -1)
-      Minus = I;
-  std::vector<std::optional<TargetPiece>> Pieces(M);
-  auto DataDims = [&](unsigned First, unsigned Last) {
-    TargetPiece P;
-    P.K = TargetPiece::DataDims;
-    P.First = First;
-    P.Last = Last;
-    P.Expr = DimExpr::constant(1);
-    for (unsigned J = First; J <= Last; ++J)
-      P.Expr = P.Expr * In[J];
-    if (P.Expr.isConstant()) {
-      P.K = TargetPiece::Literal;
-      P.Number = P.Expr.getConstant();
-    }
-    return P;
-  };
-  // Splits input dim J over entries [From, To]: each entry becomes the one
-  // new symbol with its old size that divides the dim, or stays a literal.
-  auto Split = [&](unsigned J, size_t From, size_t To) {
-    DimExpr Rest = In[J];
-    for (size_t I = From; I <= To; ++I) {
-      std::optional<std::string> Found;
-      bool Ambiguous = false;
-      for (const auto &[Sym, OldV] : Old) {
-        if (OldV != Target[I] || !Rest.divExact(DimExpr::symbol(Sym)))
-          continue;
-        std::optional<DimExpr> Q = Rest.divExact(DimExpr::symbol(Sym));
-        if (!Q || Q->hasUnknown() || !isIntegralAtSamples(*Q))
-          continue;
-        Ambiguous |= Found.has_value();
-        Found = Sym;
-      }
-      // Two new symbols had this old size: the output hints' order of
-      // symbols (views keep the order of dims) decides, checked at the end
-      // by checkHints; without hints the split is refused.
-      if (Ambiguous) {
-        Found.reset();
-        for (const std::string &H : HintOrder) {
-          auto It = Old.find(H);
-          std::optional<DimExpr> Q = It != Old.end() && It->second == Target[I]
-                                         ? Rest.divExact(DimExpr::symbol(H))
-                                         : std::nullopt;
-          if (Q && !Q->hasUnknown() && isIntegralAtSamples(*Q)) {
-            Found = H;
-            break;
-          }
-        }
-        if (!Found)
-          return false;
-      }
-      TargetPiece P;
-      if (!Found) {
-        P.Number = Target[I];
-        P.Expr = DimExpr::constant(Target[I]);
-      } else {
-        std::tie(P.Input, P.Dim) = inputDimOf(*Found);
-        if (!P.Input)
-          return false;
-        P.K = TargetPiece::InputDim;
-        P.Expr = DimExpr::symbol(*Found);
-        Rest = *Rest.divExact(P.Expr);
-      }
-      Pieces[I] = P;
-    }
-    return Rest.isConstant() && Rest.getConstant() == 1;
-  };
-  // Aligns entries [From, To) with dims [J, End) in direction Step (+1
-  // from the left, -1 from the right); returns the dims left over.
-  auto Align = [&](int64_t I, int64_t IEnd, int64_t J, int64_t JEnd,
-                   int Step) -> std::optional<std::pair<int64_t, int64_t>> {
-    while (I != IEnd) {
-      int64_t T = Target[I];
-      if (J != JEnd && OldIn[J] == T) {
-        Pieces[I] = DataDims(J, J);
-        I += Step;
-        J += Step;
-        continue;
-      }
-      if (J != JEnd && OldIn[J] % T == 0 && OldIn[J] > T) {
-        int64_t P = T, K = I;
-        while (P < OldIn[J] && K + Step != IEnd) {
-          K += Step;
-          P *= Target[K];
-        }
-        if (P == OldIn[J] && Split(J, std::min(I, K), std::max(I, K))) {
-          I = K + Step;
-          J += Step;
-          continue;
-        }
-      }
-      if (J != JEnd && T % OldIn[J] == 0 && T > OldIn[J]) {
-        int64_t P = OldIn[J], L = J;
-        while (P < T && L + Step != JEnd) {
-          L += Step;
-          P *= OldIn[L];
-        }
-        if (P == T) {
-          Pieces[I] = DataDims(std::min(J, L), std::max(J, L));
-          I += Step;
-          J = L + Step;
-          continue;
-        }
-      }
-      // Next to the -1, a literal that divides the dim splits it with the
-      // -1: it stays, and the -1 takes the rest of the dim.
-      if (J != JEnd && I + Step == IEnd && OldIn[J] % T == 0) {
-        TargetPiece P;
-        P.Number = T;
-        P.Expr = DimExpr::constant(T);
-        Pieces[I] = P;
-        I += Step;
-        continue;
-      }
-      if (T != 1)
-        return std::nullopt;
-      TargetPiece One;
-      One.Number = 1;
-      One.Expr = DimExpr::constant(1);
-      Pieces[I] = One;
-      I += Step;
-    }
-    return std::make_pair(J, JEnd);
-  };
-  int64_t NIn = In.size();
-  std::optional<std::pair<int64_t, int64_t>> Left = Align(0, Minus, 0, NIn, +1);
-  if (!Left)
-    return false;
-  int64_t JLeft = Left->first;
-  if (Minus < M) {
-    std::optional<std::pair<int64_t, int64_t>> Right =
-        Align(M - 1, Minus, NIn - 1, JLeft - 1, -1);
-    if (!Right)
-      return false;
-  } else {
-    for (int64_t J = JLeft; J < NIn; ++J)
-      if (OldIn[J] != 1 || !In[J].isConstant())
-        return false;
-  }
-  // The element count at every size.
-  DimExpr Product = DimExpr::constant(1), Known = DimExpr::constant(1);
-  for (const DimExpr &E : In)
-    Product = Product * E;
-  bool Dynamic = false;
-  for (size_t I = 0; I < M; ++I) {
-    if (I == Minus)
-      continue;
-    Known = Known * Pieces[I]->Expr;
-    Dynamic |= Pieces[I]->K != TargetPiece::Literal;
-  }
-  std::optional<DimExpr> Rest = Product.divExact(Known);
-  if (!Dynamic || !Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest) ||
-      (Minus == M && *Rest != DimExpr::constant(1)))
-    return false;
-  // Next to the other repairs' target (\p Planned), the alignment is used
-  // only where it makes an entry follow the sizes that the other kept as a
-  // literal: `view(b, t, -1)` over [b*t, ...] counts fine with [1,8,-1]
-  // (the -1 grows with b*t), but the frames then end up in the last dim.
-  if (Planned) {
-    bool Better = false;
-    for (size_t I = 0; I < M && I < Planned->size(); ++I)
-      Better |= I != Minus && (*Planned)[I] > 0 &&
-                Pieces[I]->K != TargetPiece::Literal;
-    if (!Better)
-      return false;
-  }
-
-  // Without a -1, a product of several dims becomes the -1 (the count is
-  // kept, checked above): one node instead of a Mul of Gathers.
-  for (size_t I = 0; I < M && Minus == M; ++I)
-    if (Pieces[I]->K == TargetPiece::DataDims &&
-        Pieces[I]->First < Pieces[I]->Last)
-      Minus = I;
-  ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
-                       "dims");
-  for (size_t I = 0; I < M; ++I) {
-    if (I == Minus) {
-      B.literal(-1);
-      continue;
-    }
-    const TargetPiece &P = *Pieces[I];
-    if (P.K == TargetPiece::Literal) {
-      B.literal(P.Number);
-      continue;
-    }
-    if (P.K == TargetPiece::InputDim) {
-      B.piece(B.dimOf(P.Input, P.Dim));
-      continue;
-    }
-    Value *V = B.dimOf(N.getOperand(0), P.First);
-    for (unsigned J = P.First + 1; J <= P.Last; ++J)
-      V = B.mul(V, B.dimOf(N.getOperand(0), J));
-    B.piece(V);
-  }
-  RW.setOperand(&N, 1, B.finish("target_dynamic"));
-  ++RepairCounts["aligned Reshape target"];
-  Repaired = true;
-  return true;
 }
 
 /// Expand to a constant shape whose entry is the old size of the data's
@@ -1716,8 +1118,6 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
     return success();
   return runInnerPipeline("unify-dims", M, Ctx);
 }
-
-} // namespace
 
 std::unique_ptr<Pass> onnxopt::createMakeDynamicPass() {
   return std::make_unique<MakeDynamicPass>();

@@ -1,0 +1,192 @@
+//===- MakeDynamic.h - make-dynamic's state, shared by its files -*- C++
+//-*-===//
+//
+// make-dynamic is one pass in three files: MakeDynamic.cpp (the pass, the
+// driver, the checks and most repairs), ReshapeTargets.cpp (baked Reshape
+// targets) and BakedConstants.cpp (baked tensors). This header holds what
+// they share: the state of one run and a builder for shape vectors.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_PASSES_MAKEDYNAMIC_H
+#define ONNXOPT_PASSES_MAKEDYNAMIC_H
+
+#include "BakedConstants.h"
+#include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/Analysis/DimConstraints.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
+#include "onnxopt/Pass/PassManager.h"
+#include "onnxopt/Pass/PassOptions.h"
+#include "llvm/ADT/DenseMap.h"
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace onnxopt {
+namespace makedynamic {
+
+using OldValues = std::map<std::string, int64_t>;
+
+/// `[1,2,3]`.
+std::string printInts(llvm::ArrayRef<int64_t> V);
+
+/// The dims as computed over the input symbols. A computed expression is
+/// kept over the best one of its class: while baked constants remain, the
+/// algebra may have merged a symbol with an old size (N with 1).
+/// A dim whose recorded type is one of the new symbols is that symbol.
+std::vector<DimExpr> expressInInputs(const DimAnalysis &DA, const Value &V,
+                                     llvm::ArrayRef<DimExpr> Dims,
+                                     const OldValues &Old);
+
+/// One thing make-dynamic could not repair.
+struct Problem {
+  const Node *N = nullptr;
+  std::string Message;
+  /// New symbols that cannot take every value because of it.
+  std::set<std::string> Pins;
+};
+
+/// True if \p E is an integer at a spread of sizes, each symbol with its
+/// own values (see MakeDynamic.cpp).
+bool isIntegralAtSamples(const DimExpr &E);
+
+/// Builds a shape vector before a node: runs of literals become constants,
+/// other entries are read at run time (`Gather(Shape(V), [d])`, one Shape
+/// per value) or computed by the caller; the pieces are concatenated.
+class ShapeVectorBuilder {
+public:
+  ShapeVectorBuilder(Rewriter &RW, Node &Before, std::string PartName,
+                     llvm::StringRef Hint)
+      : RW(RW), G(*Before.getParentGraph()), PartName(std::move(PartName)),
+        Hint(Hint) {
+    RW.setInsertionPointBefore(&Before);
+  }
+  void literal(int64_t V) { Run.push_back(V); }
+  /// Dim \p D of \p V, as a one-element vector.
+  Value *dimOf(Value *V, unsigned D) {
+    Value *&S = Shapes[V];
+    if (!S)
+      S = RW.createNode("Shape", {V}, 1, "", Hint)->getResult(0);
+    return element(S, D);
+  }
+  /// Element \p D of the int64 vector \p V, as a one-element vector.
+  Value *element(Value *V, unsigned D) {
+    Node *Gather = RW.createNode(
+        "Gather",
+        {V, RW.createConstant(
+                G, Tensor::fromInt64s("dim_index", {1}, {int64_t(D)}))},
+        1, "", Hint == "dims" ? "dim" : Hint);
+    Gather->setAttr(Attribute::getInt("axis", 0));
+    return Gather->getResult(0);
+  }
+  Value *mul(Value *A, Value *B) {
+    return RW.createNode("Mul", {A, B}, 1, "", Hint)->getResult(0);
+  }
+  void piece(Value *V) {
+    flush();
+    Parts.push_back(V);
+  }
+  /// The vector: the constant itself when every entry is a literal.
+  Value *finish(llvm::StringRef ConcatHint) {
+    flush();
+    if (Parts.size() == 1 && Shapes.empty() && !Computed)
+      return Parts.front();
+    Node *Concat = RW.createNode("Concat", Parts, 1, "", ConcatHint);
+    Concat->setAttr(Attribute::getInt("axis", 0));
+    return Concat->getResult(0);
+  }
+  /// Marks that a piece was computed without dimOf (the result is then a
+  /// Concat even with one part).
+  void markComputed() { Computed = true; }
+
+private:
+  void flush() {
+    if (Run.empty())
+      return;
+    Parts.push_back(RW.createConstant(
+        G, Tensor::fromInt64s(PartName, {int64_t(Run.size())}, Run)));
+    Run.clear();
+  }
+  Rewriter &RW;
+  Graph &G;
+  std::string PartName;
+  llvm::StringRef Hint;
+  llvm::DenseMap<Value *, Value *> Shapes;
+  std::vector<Value *> Parts;
+  std::vector<int64_t> Run;
+  bool Computed = false;
+};
+
+/// The state of one run of make-dynamic (the pass object holds only its
+/// options, so it can run on two models at once).
+class DynamicRewrite {
+public:
+  LogicalResult applyShape(Model &M, const ShapeSpec &Spec,
+                           DiagnosticEngine &Diags);
+  LogicalResult reinfer(Model &M, DiagnosticEngine &Diags);
+  std::optional<int64_t> oldValue(const DimExpr &E) const;
+  void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
+  void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW);
+  void repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW);
+  void repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW);
+  bool tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
+                       llvm::ArrayRef<int64_t> Target, Rewriter &RW);
+  bool alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
+                    llvm::ArrayRef<int64_t> Target, Rewriter &RW,
+                    const std::vector<int64_t> *Planned = nullptr);
+  /// The graph input and dim that new symbol \p S is, if any.
+  std::pair<Value *, unsigned> inputDimOf(llvm::StringRef S) const;
+  void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
+                    const llvm::DenseMap<const Node *, size_t> &Order);
+  bool resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
+                      llvm::ArrayRef<DimExpr> Sizes,
+                      llvm::ArrayRef<int64_t> Baked, Rewriter &RW);
+  void repairBakedConstants(Node &N, DimAnalysis &DA, Rewriter &RW);
+  Problem repairConcatOperand(const BakedConstant &B, Rewriter &RW);
+  /// True if a repair already reported why \p N pins every one of \p New.
+  bool alreadyReported(const Node *N, const std::set<std::string> &New) const;
+
+  /// Old value of each new symbol.
+  OldValues Old;
+  /// Output hints: `shapes=` entries that name graph outputs, saying which
+  /// output dims are which new symbols (as torch's dynamic_axes does).
+  std::vector<std::pair<Value *, ShapeSpec>> Hints;
+  /// The new symbols in the order the hints name them.
+  std::vector<std::string> HintOrder;
+  LogicalResult addHint(Model &M, const ShapeSpec &Spec,
+                        DiagnosticEngine &Diags);
+  void checkHints(Model &M);
+  std::vector<std::pair<Value *, std::vector<Dim>>> NewShapes;
+  std::vector<Problem> Problems;
+  bool Repaired = false;
+  /// What was repaired, by kind (for the closing remark).
+  std::map<std::string, int> RepairCounts;
+  /// Values of constant subgraphs seen this round (evaluateBaked).
+  llvm::DenseMap<const Value *, Tensor> BakedValues;
+  DimExpr computedDim(const DimAnalysis &DA, const Value &V,
+                      llvm::ArrayRef<DimExpr> Dims, unsigned K);
+  /// Bounds the model implies on new symbols (stored as dim ranges when
+  /// both ends are known).
+  std::map<std::string, SymbolBound> Bounds;
+
+  /// Sets the new input shapes, infers, repairs, and collects what is
+  /// left (Problems).
+  LogicalResult attempt(Model &M, PassContext &Ctx);
+  /// Gives \p Symbols their old sizes back in the new input shapes.
+  void pin(const std::set<std::string> &Symbols);
+  void examineConstraints(const DimAnalysis &DA);
+  void examineResizes(Model &M, const DimAnalysis &DA);
+  void examineUncovered(Model &M, const DimAnalysis &DA);
+  /// Adds the new symbols \p V's dims depend on to \p Out.
+  void addNewSymbols(const DimAnalysis &DA, const Value *V,
+                     std::set<std::string> &Out) const;
+  void examineDataOperands(Model &M, const DimAnalysis &DA);
+  LogicalResult storeBounds(Model &M, DiagnosticEngine &Diags);
+};
+
+} // namespace makedynamic
+} // namespace onnxopt
+
+#endif // ONNXOPT_PASSES_MAKEDYNAMIC_H

@@ -1,0 +1,483 @@
+//===- ReshapeTargets.cpp - make-dynamic's repairs of baked Reshape targets
+//===//
+//
+// Before:  R = Reshape(X, S)   X: float[N,T,16] (old 1x8x16), S = {8, 16}
+// After:   R = Reshape(X, S')  S' = {-1, 16}
+//
+// A Reshape target baked at the old sizes: literals that are old input
+// sizes become copies (0), the -1, dims read from the data's Shape, or, as
+// view() reads a target, products and splits of consecutive input dims.
+// Every rewrite is accepted only when the dim algebra shows the element
+// count is kept at every size.
+//
+//===----------------------------------------------------------------------===//
+#include "MakeDynamic.h"
+#include "onnxopt/Analysis/OpFacts.h"
+
+using namespace onnxopt;
+using namespace onnxopt::makedynamic;
+
+void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
+  if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
+    return;
+  Tensor T = getConstantValue(*N.getOperand(1));
+  std::optional<std::vector<int64_t>> Target = T ? T.toInt64s() : std::nullopt;
+  if (!Target)
+    return; // computed in the graph: it follows the new sizes already
+  const std::vector<DimExpr> *InDims = DA.getDims(*N.getOperand(0));
+  auto Report = [&](const std::string &Why) {
+    Problems.push_back({&N, "constant target '" +
+                                N.getOperand(1)->getName().str() +
+                                "' = " + printInts(*Target) + ": " + Why});
+  };
+  if (!InDims) {
+    Report("the rank of the data input is unknown");
+    return;
+  }
+  std::vector<DimExpr> Best =
+      expressInInputs(DA, *N.getOperand(0), *InDims, Old);
+  const std::vector<DimExpr> *In = &Best;
+  bool Dynamic = false;
+  for (const DimExpr &E : *In) {
+    if (E.hasUnknown()) {
+      Report("a dim of the data input is not a function of the input "
+             "symbols");
+      return;
+    }
+    Dynamic |= !E.isConstant();
+  }
+  if (!Dynamic)
+    return;
+  bool AllowZero = N.getAttrInt("allowzero", 0) != 0;
+  std::vector<int64_t> New = *Target;
+  DimExpr Product = DimExpr::constant(1);
+  for (const DimExpr &E : *In)
+    Product = Product * E;
+  // Copies: literals that are the old value of the same input symbol.
+  DimExpr Fixed = DimExpr::constant(1);
+  int MinusOne = -1;
+  std::vector<unsigned> Literals;
+  for (unsigned I = 0; I < New.size(); ++I) {
+    if (New[I] == -1) {
+      MinusOne = I;
+      continue;
+    }
+    if (New[I] == 0 && !AllowZero) {
+      if (I >= In->size()) {
+        Report("0 copies a dim the data input does not have");
+        return;
+      }
+      Fixed = Fixed * (*In)[I];
+      continue;
+    }
+    if (!AllowZero && I < In->size() && (*In)[I].isSymbol() &&
+        Old.count((*In)[I].getSymbol().str()) && oldValue((*In)[I]) == New[I]) {
+      New[I] = 0;
+      Fixed = Fixed * (*In)[I];
+      continue;
+    }
+    Literals.push_back(I);
+  }
+  auto LiteralProduct = [&](int Skip) {
+    DimExpr P = DimExpr::constant(1);
+    for (unsigned I : Literals)
+      if (static_cast<int>(I) != Skip)
+        P = P * DimExpr::constant(New[I]);
+    return P;
+  };
+  if (MinusOne < 0) {
+    // Already consistent without -1: nothing else is baked.
+    std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
+    if (!Rest || *Rest != DimExpr::constant(1)) {
+      std::vector<unsigned> Candidates;
+      for (unsigned K : Literals) {
+        std::optional<DimExpr> R = Product.divExact(Fixed * LiteralProduct(K));
+        if (R && !R->isConstant() && !R->hasUnknown() &&
+            oldValue(*R) == New[K] && isIntegralAtSamples(*R))
+          Candidates.push_back(K);
+      }
+      // view(b, c*h, w) baked as [1,128,32]: both 128 (=4*w) and 32 (=w)
+      // could be the remaining product; the one that is a dim of the input
+      // as it is moves with the sizes, the other is structural.
+      if (Candidates.size() > 1) {
+        std::vector<unsigned> Whole;
+        for (unsigned K : Candidates) {
+          std::optional<DimExpr> R =
+              Product.divExact(Fixed * LiteralProduct(K));
+          if (llvm::is_contained(*In, *R))
+            Whole.push_back(K);
+        }
+        if (Whole.size() == 1)
+          Candidates = Whole;
+      }
+      if (Candidates.size() != 1) {
+        if (alignReshape(N, *In, *Target, RW) ||
+            tryShapeDerived(N, *In, *Target, RW))
+          return;
+        Report(Candidates.empty()
+                   ? "no single position can become -1 (more than one dim "
+                     "depends on the input sizes)"
+                   : "more than one position could become -1");
+        return;
+      }
+      MinusOne = Candidates.front();
+      New[MinusOne] = -1;
+      Literals.erase(llvm::find(Literals, static_cast<unsigned>(MinusOne)));
+    }
+  }
+  if (MinusOne >= 0) {
+    std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
+    if (!Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest)) {
+      if (alignReshape(N, *In, *Target, RW) ||
+          tryShapeDerived(N, *In, *Target, RW))
+        return;
+      Report("the literal dims do not divide the input's size for every "
+             "input size");
+      return;
+    }
+  }
+  if (alignReshape(N, *In, *Target, RW, &New))
+    return;
+  if (New == *Target)
+    return;
+  Graph &G = *N.getParentGraph();
+  Value *C = RW.createConstant(
+      G, Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
+                            {static_cast<int64_t>(New.size())}, New));
+  RW.setOperand(&N, 1, C);
+  ++RepairCounts["Reshape target"];
+  Repaired = true;
+}
+
+/// The fallback for a Reshape target with several baked literals: each
+/// literal that is the old value of a dynamic input dim (taken in order, as
+/// reshapes keep the order of dims) becomes that dim, read from the input's
+/// Shape; at most one other literal becomes -1. Accepted only when the
+/// dim algebra shows the element count is preserved at every size.
+bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
+                                     llvm::ArrayRef<int64_t> Target,
+                                     Rewriter &RW) {
+  if (N.getAttrInt("allowzero", 0) != 0)
+    return false;
+  std::vector<int> Src(Target.size(), -1);
+  int MinusOne = -1;
+  size_t NextJ = 0;
+  DimExpr Known = DimExpr::constant(1);
+  std::vector<unsigned> Literals;
+  for (unsigned I = 0; I < Target.size(); ++I) {
+    if (Target[I] == -1) {
+      MinusOne = I;
+      continue;
+    }
+    if (Target[I] == 0) {
+      if (I >= In.size())
+        return false;
+      Known = Known * In[I];
+      continue;
+    }
+    for (size_t J = NextJ; J < In.size(); ++J) {
+      if (!In[J].isConstant() && oldValue(In[J]) == Target[I]) {
+        Src[I] = J;
+        NextJ = J + 1;
+        break;
+      }
+    }
+    if (Src[I] >= 0)
+      Known = Known * In[Src[I]];
+    else
+      Literals.push_back(I);
+  }
+  DimExpr Product = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Product = Product * E;
+  auto Others = [&](int Skip) {
+    DimExpr P = Known;
+    for (unsigned I : Literals)
+      if (static_cast<int>(I) != Skip)
+        P = P * DimExpr::constant(Target[I]);
+    return P;
+  };
+  auto Fits = [&](const std::optional<DimExpr> &R) {
+    return R && !R->hasUnknown() && isIntegralAtSamples(*R);
+  };
+  std::vector<int64_t> Lits(Target.begin(), Target.end());
+  if (MinusOne < 0) {
+    std::optional<DimExpr> Rest = Product.divExact(Others(-1));
+    if (!Rest || *Rest != DimExpr::constant(1)) {
+      std::vector<unsigned> Candidates;
+      for (unsigned K : Literals) {
+        std::optional<DimExpr> R = Product.divExact(Others(K));
+        if (Fits(R) && !R->isConstant() && oldValue(*R) == Target[K])
+          Candidates.push_back(K);
+      }
+      if (Candidates.size() != 1)
+        return false;
+      MinusOne = Candidates.front();
+      Lits[MinusOne] = -1;
+      Literals.erase(llvm::find(Literals, static_cast<unsigned>(MinusOne)));
+    }
+  }
+  if (MinusOne >= 0 && !Fits(Product.divExact(Others(-1))))
+    return false;
+
+  // Concat(literal runs, Gather(Shape(data), [j]) ...).
+  ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
+                       "dims");
+  for (unsigned I = 0; I < Target.size(); ++I) {
+    if (Src[I] < 0)
+      B.literal(Lits[I]);
+    else
+      B.piece(B.dimOf(N.getOperand(0), Src[I]));
+  }
+  RW.setOperand(&N, 1, B.finish("target_dynamic"));
+  ++RepairCounts["computed Reshape target"];
+  Repaired = true;
+  return true;
+}
+
+std::pair<Value *, unsigned>
+DynamicRewrite::inputDimOf(llvm::StringRef S) const {
+  for (const auto &[Input, Dims] : NewShapes)
+    for (unsigned D = 0; D < Dims.size(); ++D)
+      if (Dims[D].isSymbol() && Dims[D].getSymbol() == S)
+        return {Input, D};
+  return {nullptr, 0};
+}
+
+namespace {
+/// What one entry of a rebuilt Reshape target is.
+struct TargetPiece {
+  enum Kind { Literal, DataDims, InputDim } K = Literal;
+  int64_t Number = 0;           ///< Literal
+  unsigned First = 0, Last = 0; ///< DataDims: the product of dims [First, Last]
+  Value *Input = nullptr;       ///< InputDim: dim Dim of graph input Input
+  unsigned Dim = 0;
+  DimExpr Expr; ///< what the entry is, over the input symbols
+};
+} // namespace
+
+/// The last fallback for a baked Reshape target: read it as torch's view()
+/// does, aligning target entries with runs of consecutive input dims at
+/// the old sizes. An entry equal to one input dim is that dim; an entry
+/// equal to the product of several consecutive input dims (`view(b*t, c,
+/// h, w)` baked as [8,16,16,16]) is their product; consecutive entries
+/// whose product is one input dim split it (`view(b, t, -1)` over the
+/// [b*t, ...] of a frame-folded net), each entry becoming the new input
+/// symbol with that old size that divides the dim, when exactly one does;
+/// an entry 1 may also be a new axis. A -1 keeps the dims between the
+/// entries aligned from the left and from the right. Accepted only when
+/// the dim algebra shows the element count is kept at every size.
+bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
+                                  llvm::ArrayRef<int64_t> Target, Rewriter &RW,
+                                  const std::vector<int64_t> *Planned) {
+  if (N.getAttrInt("allowzero", 0) != 0 ||
+      llvm::any_of(Target, [](int64_t T) { return T == 0 || T < -1; }))
+    return false;
+  std::vector<int64_t> OldIn;
+  for (const DimExpr &E : In) {
+    std::optional<int64_t> V = oldValue(E);
+    if (!V || *V < 1)
+      return false;
+    OldIn.push_back(*V);
+  }
+  size_t M = Target.size(), Minus = M;
+  for (size_t I = 0; I < M; ++I)
+    if (Target[I] == -1)
+      Minus = I;
+  std::vector<std::optional<TargetPiece>> Pieces(M);
+  auto DataDims = [&](unsigned First, unsigned Last) {
+    TargetPiece P;
+    P.K = TargetPiece::DataDims;
+    P.First = First;
+    P.Last = Last;
+    P.Expr = DimExpr::constant(1);
+    for (unsigned J = First; J <= Last; ++J)
+      P.Expr = P.Expr * In[J];
+    if (P.Expr.isConstant()) {
+      P.K = TargetPiece::Literal;
+      P.Number = P.Expr.getConstant();
+    }
+    return P;
+  };
+  // Splits input dim J over entries [From, To]: each entry becomes the one
+  // new symbol with its old size that divides the dim, or stays a literal.
+  auto Split = [&](unsigned J, size_t From, size_t To) {
+    DimExpr Rest = In[J];
+    for (size_t I = From; I <= To; ++I) {
+      std::optional<std::string> Found;
+      bool Ambiguous = false;
+      for (const auto &[Sym, OldV] : Old) {
+        if (OldV != Target[I] || !Rest.divExact(DimExpr::symbol(Sym)))
+          continue;
+        std::optional<DimExpr> Q = Rest.divExact(DimExpr::symbol(Sym));
+        if (!Q || Q->hasUnknown() || !isIntegralAtSamples(*Q))
+          continue;
+        Ambiguous |= Found.has_value();
+        Found = Sym;
+      }
+      // Two new symbols had this old size: the output hints' order of
+      // symbols (views keep the order of dims) decides, checked at the end
+      // by checkHints; without hints the split is refused.
+      if (Ambiguous) {
+        Found.reset();
+        for (const std::string &H : HintOrder) {
+          auto It = Old.find(H);
+          std::optional<DimExpr> Q = It != Old.end() && It->second == Target[I]
+                                         ? Rest.divExact(DimExpr::symbol(H))
+                                         : std::nullopt;
+          if (Q && !Q->hasUnknown() && isIntegralAtSamples(*Q)) {
+            Found = H;
+            break;
+          }
+        }
+        if (!Found)
+          return false;
+      }
+      TargetPiece P;
+      if (!Found) {
+        P.Number = Target[I];
+        P.Expr = DimExpr::constant(Target[I]);
+      } else {
+        std::tie(P.Input, P.Dim) = inputDimOf(*Found);
+        if (!P.Input)
+          return false;
+        P.K = TargetPiece::InputDim;
+        P.Expr = DimExpr::symbol(*Found);
+        Rest = *Rest.divExact(P.Expr);
+      }
+      Pieces[I] = P;
+    }
+    return Rest.isConstant() && Rest.getConstant() == 1;
+  };
+  // Aligns entries [From, To) with dims [J, End) in direction Step (+1
+  // from the left, -1 from the right); returns the dims left over.
+  auto Align = [&](int64_t I, int64_t IEnd, int64_t J, int64_t JEnd,
+                   int Step) -> std::optional<std::pair<int64_t, int64_t>> {
+    while (I != IEnd) {
+      int64_t T = Target[I];
+      if (J != JEnd && OldIn[J] == T) {
+        Pieces[I] = DataDims(J, J);
+        I += Step;
+        J += Step;
+        continue;
+      }
+      if (J != JEnd && OldIn[J] % T == 0 && OldIn[J] > T) {
+        int64_t P = T, K = I;
+        while (P < OldIn[J] && K + Step != IEnd) {
+          K += Step;
+          P *= Target[K];
+        }
+        if (P == OldIn[J] && Split(J, std::min(I, K), std::max(I, K))) {
+          I = K + Step;
+          J += Step;
+          continue;
+        }
+      }
+      if (J != JEnd && T % OldIn[J] == 0 && T > OldIn[J]) {
+        int64_t P = OldIn[J], L = J;
+        while (P < T && L + Step != JEnd) {
+          L += Step;
+          P *= OldIn[L];
+        }
+        if (P == T) {
+          Pieces[I] = DataDims(std::min(J, L), std::max(J, L));
+          I += Step;
+          J = L + Step;
+          continue;
+        }
+      }
+      // Next to the -1, a literal that divides the dim splits it with the
+      // -1: it stays, and the -1 takes the rest of the dim.
+      if (J != JEnd && I + Step == IEnd && OldIn[J] % T == 0) {
+        TargetPiece P;
+        P.Number = T;
+        P.Expr = DimExpr::constant(T);
+        Pieces[I] = P;
+        I += Step;
+        continue;
+      }
+      if (T != 1)
+        return std::nullopt;
+      TargetPiece One;
+      One.Number = 1;
+      One.Expr = DimExpr::constant(1);
+      Pieces[I] = One;
+      I += Step;
+    }
+    return std::make_pair(J, JEnd);
+  };
+  int64_t NIn = In.size();
+  std::optional<std::pair<int64_t, int64_t>> Left = Align(0, Minus, 0, NIn, +1);
+  if (!Left)
+    return false;
+  int64_t JLeft = Left->first;
+  if (Minus < M) {
+    std::optional<std::pair<int64_t, int64_t>> Right =
+        Align(M - 1, Minus, NIn - 1, JLeft - 1, -1);
+    if (!Right)
+      return false;
+  } else {
+    for (int64_t J = JLeft; J < NIn; ++J)
+      if (OldIn[J] != 1 || !In[J].isConstant())
+        return false;
+  }
+  // The element count at every size.
+  DimExpr Product = DimExpr::constant(1), Known = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Product = Product * E;
+  bool Dynamic = false;
+  for (size_t I = 0; I < M; ++I) {
+    if (I == Minus)
+      continue;
+    Known = Known * Pieces[I]->Expr;
+    Dynamic |= Pieces[I]->K != TargetPiece::Literal;
+  }
+  std::optional<DimExpr> Rest = Product.divExact(Known);
+  if (!Dynamic || !Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest) ||
+      (Minus == M && *Rest != DimExpr::constant(1)))
+    return false;
+  // Next to the other repairs' target (\p Planned), the alignment is used
+  // only where it makes an entry follow the sizes that the other kept as a
+  // literal: `view(b, t, -1)` over [b*t, ...] counts fine with [1,8,-1]
+  // (the -1 grows with b*t), but the frames then end up in the last dim.
+  if (Planned) {
+    bool Better = false;
+    for (size_t I = 0; I < M && I < Planned->size(); ++I)
+      Better |= I != Minus && (*Planned)[I] > 0 &&
+                Pieces[I]->K != TargetPiece::Literal;
+    if (!Better)
+      return false;
+  }
+
+  // Without a -1, a product of several dims becomes the -1 (the count is
+  // kept, checked above): one node instead of a Mul of Gathers.
+  for (size_t I = 0; I < M && Minus == M; ++I)
+    if (Pieces[I]->K == TargetPiece::DataDims &&
+        Pieces[I]->First < Pieces[I]->Last)
+      Minus = I;
+  ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
+                       "dims");
+  for (size_t I = 0; I < M; ++I) {
+    if (I == Minus) {
+      B.literal(-1);
+      continue;
+    }
+    const TargetPiece &P = *Pieces[I];
+    if (P.K == TargetPiece::Literal) {
+      B.literal(P.Number);
+      continue;
+    }
+    if (P.K == TargetPiece::InputDim) {
+      B.piece(B.dimOf(P.Input, P.Dim));
+      continue;
+    }
+    Value *V = B.dimOf(N.getOperand(0), P.First);
+    for (unsigned J = P.First + 1; J <= P.Last; ++J)
+      V = B.mul(V, B.dimOf(N.getOperand(0), J));
+    B.piece(V);
+  }
+  RW.setOperand(&N, 1, B.finish("target_dynamic"));
+  ++RepairCounts["aligned Reshape target"];
+  Repaired = true;
+  return true;
+}
