@@ -61,6 +61,18 @@ int64_t zeroOn(int64_t Flat, llvm::ArrayRef<int64_t> Dims,
   return Flat;
 }
 
+/// The number of elements before and after \p Axis in row-major order:
+/// slice K along the axis is Outer chunks of Inner elements.
+std::pair<int64_t, int64_t> outerInner(llvm::ArrayRef<int64_t> Dims,
+                                       unsigned Axis) {
+  int64_t Outer = 1, Inner = 1;
+  for (unsigned D = 0; D < Axis; ++D)
+    Outer *= Dims[D];
+  for (unsigned D = Axis + 1; D < Dims.size(); ++D)
+    Inner *= Dims[D];
+  return {Outer, Inner};
+}
+
 /// Dims with 1 on \p Axes.
 std::vector<int64_t> cutDims(std::vector<int64_t> Dims,
                              llvm::ArrayRef<unsigned> Axes) {
@@ -169,11 +181,7 @@ bool onnxopt::isConstantAlong(const Tensor &T, unsigned Axis) {
   std::vector<int64_t> Dims = T.getDims();
   if (Axis >= Dims.size())
     return false;
-  int64_t Outer = 1, Inner = 1;
-  for (unsigned D = 0; D < Axis; ++D)
-    Outer *= Dims[D];
-  for (unsigned D = Axis + 1; D < Dims.size(); ++D)
-    Inner *= Dims[D];
+  auto [Outer, Inner] = outerInner(Dims, Axis);
   size_t Chunk = Inner * B.ElemSize;
   for (int64_t O = 0; O < Outer; ++O) {
     const char *First = B.Data.data() + O * Dims[Axis] * Chunk;
@@ -317,11 +325,7 @@ bool onnxopt::isPrefixAlong(const Tensor &Small, const Tensor &Big,
   Bytes S, L;
   if (!readBytes(Small, S) || !readBytes(Big, L))
     return false;
-  int64_t Outer = 1, Inner = 1;
-  for (unsigned D = 0; D < Axis; ++D)
-    Outer *= SD[D];
-  for (unsigned D = Axis + 1; D < SD.size(); ++D)
-    Inner *= SD[D];
+  auto [Outer, Inner] = outerInner(SD, Axis);
   size_t SmallChunk = SD[Axis] * Inner * S.ElemSize;
   size_t BigChunk = BD[Axis] * Inner * S.ElemSize;
   for (int64_t O = 0; O < Outer; ++O)
