@@ -24,6 +24,16 @@
 //    "dim j of the Reshape's own input" at position j (-> 0, only with
 //    allowzero=0), or is the single remaining element and the others are
 //    provably nonzero (-> -1, as the original Reshape was valid);
+//  - where those elements do not explain a target, the dim analysis
+//    (DimAnalysis, one run per sweep, built on first need) does: its
+//    expressions for the target's contents and the data's dims turn an
+//    entry into a number, a 0 (the same dim at the same position), the -1,
+//    or a product of the data's dims read from one `Shape` of the data
+//    itself. So `q.view(b, s, h, d)` with b, s taken from `x.size()` gets
+//    `[0, 0, h, d]` although q = MatMul(x, W) is not x's shape; a target
+//    that reads only the data's own shape already is left alone;
+//  - an Expand whose shape the analysis knows gets a constant shape (1
+//    where X's dim is meant), and is removed when it copies X;
 //  - a Reshape that provably keeps its input's shape is removed; one whose
 //    input comes from Reshape/Flatten/Squeeze/Unsqueeze and whose constant
 //    target has no 0 reads that op's input instead; a dynamic Reshape to
@@ -48,10 +58,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
+#include "onnxopt/IR/ShapeVectorBuilder.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -117,6 +129,20 @@ bool isShapeElemType(int32_t ET) {
 struct FoldShapesOptions {
   bool AssumeNonzeroDims = false;
   bool Flatten = true;
+};
+
+/// What one entry of a new Reshape target is.
+struct TargetEntry {
+  enum Kind : uint8_t {
+    Open,      ///< nothing explains it (at most one may become -1)
+    Literal,   ///< the number Value (0 copies a dim, -1 is inferred)
+    Copy,      ///< the data's dim at this position (written 0)
+    FromShape, ///< Factor times the product of the data's dims Of
+  };
+  Kind K = Open;
+  int64_t Value = 0;
+  int64_t Factor = 1;
+  std::vector<unsigned> Of;
 };
 
 /// One sweep of inference, analysis and rewriting over the whole model.
@@ -186,10 +212,18 @@ private:
   bool materialize(Node &N);
   bool simplifyReshape(Node &N);
   bool foldReshapeTarget(Node &N, const Value *Data, bool AllowZero);
+  void explainByAnalysis(const Value *Data, const Value *Target,
+                         bool AllowZero, std::vector<TargetEntry> &Entries);
+  bool readsOnlyShapeOf(const Value *Target, const Value *Data) const;
+  bool writeTargetFromShape(Node &N, llvm::ArrayRef<TargetEntry> Entries);
+  /// The dim analysis of the model, built when the first Reshape needs
+  /// it (the element lattice folds most targets alone).
+  const DimAnalysis &dims();
   bool eraseNoOpReshape(Node &N, const Value *Data, bool AllowZero);
   bool bypassReshapeInput(Node &N, bool AllowZero);
   bool reshapeToFlatten(Node &N, bool AllowZero);
   bool cancelSqueezePair(Node &N);
+  bool simplifyExpand(Node &N);
   bool replaceWith(Value *Old, Value *New);
   void noteChange() {
     Changed = true;
@@ -228,6 +262,7 @@ private:
   std::vector<Rename> Renames;
   llvm::DenseSet<const Value *> ErasedValues;
   std::vector<std::pair<Value *, Value *>> TypeDonors;
+  std::unique_ptr<DimAnalysis> DA;
 };
 
 //===----------------------------------------------------------------------===//
@@ -636,49 +671,229 @@ bool ShapeFolder::materialize(Node &N) {
   return true;
 }
 
+/// The entries of a Reshape target the element lattice explains: known
+/// numbers, and dim J of the data at position J (-> 0 with allowzero=0).
+static std::vector<TargetEntry>
+explainByLattice(const ShapeValue &TV, const Value *Root, bool AllowZero,
+                 const std::function<const Value *(const Value *)> &RootOf) {
+  std::vector<TargetEntry> Entries(TV.Elems.size());
+  for (size_t J = 0; J < TV.Elems.size(); ++J) {
+    const ShapeElem &E = TV.Elems[J];
+    if (E.isKnown()) {
+      Entries[J].K = TargetEntry::Literal;
+      Entries[J].Value = E.C;
+    } else if (E.K == ShapeElem::DimOf && !AllowZero && E.Index == J &&
+               RootOf(E.Of) == Root) {
+      Entries[J].K = TargetEntry::Copy; // exactly what 0 does
+    }
+  }
+  return Entries;
+}
+
+/// \p E as Factor times a product of distinct entries of \p Dims (none of
+/// them constant), or std::nullopt.
+static std::optional<TargetEntry> factorOverDims(DimExpr E,
+                                                 llvm::ArrayRef<DimExpr> Dims) {
+  TargetEntry T;
+  T.K = TargetEntry::FromShape;
+  std::vector<bool> Used(Dims.size());
+  while (!E.isConstant()) {
+    bool Found = false;
+    for (size_t K = 0; K < Dims.size() && !Found; ++K) {
+      if (Used[K] || Dims[K].isConstant())
+        continue;
+      // divExact trusts the caller; the product check makes it a proof.
+      std::optional<DimExpr> Q = E.divExact(Dims[K]);
+      if (!Q || *Q * Dims[K] != E)
+        continue;
+      E = *Q;
+      Used[K] = true;
+      T.Of.push_back(K);
+      Found = true;
+    }
+    if (!Found)
+      return std::nullopt;
+  }
+  if (E.getConstant() < 1 || T.Of.empty())
+    return std::nullopt;
+  T.Factor = E.getConstant();
+  return T;
+}
+
+const DimAnalysis &ShapeFolder::dims() {
+  if (!DA) {
+    DA = std::make_unique<DimAnalysis>(M);
+    DA->run();
+  }
+  return *DA;
+}
+
+void ShapeFolder::explainByAnalysis(const Value *Data, const Value *Target,
+                                    bool AllowZero,
+                                    std::vector<TargetEntry> &Entries) {
+  const DimAnalysis &A = dims();
+  const std::vector<DimExpr> *TE = A.getData(*Target);
+  const std::vector<DimExpr> *DD = A.getDims(*Data);
+  if (!TE || !DD)
+    return;
+  if (Entries.empty())
+    Entries.resize(TE->size());
+  if (Entries.size() != TE->size())
+    return;
+  // Best forms: two dims the model proves equal compare equal.
+  std::vector<DimExpr> Dims;
+  for (const DimExpr &D : *DD)
+    Dims.push_back(A.getBest(D));
+  for (size_t J = 0; J < Entries.size(); ++J) {
+    if (Entries[J].K != TargetEntry::Open)
+      continue;
+    DimExpr E = A.getBest((*TE)[J]);
+    if (E.isConstant()) {
+      Entries[J].K = TargetEntry::Literal;
+      Entries[J].Value = E.getConstant();
+    } else if (!AllowZero && J < Dims.size() && E == Dims[J]) {
+      Entries[J].K = TargetEntry::Copy;
+    } else if (std::optional<TargetEntry> F = factorOverDims(E, Dims)) {
+      Entries[J] = std::move(*F);
+    }
+  }
+}
+
+bool ShapeFolder::readsOnlyShapeOf(const Value *Target,
+                                   const Value *Data) const {
+  const Value *Root = shapeRoot(Data);
+  llvm::SmallVector<const Value *, 8> Work{Target};
+  llvm::DenseSet<const Value *> Seen;
+  while (!Work.empty()) {
+    const Value *V = Work.pop_back_val();
+    if (!Seen.insert(V).second)
+      continue;
+    if (Seen.size() > MaxShapeLength)
+      return false;
+    if (isConstant(*V))
+      continue;
+    const Node *Def = V->getDefiningNode();
+    if (!Def || !Def->isOnnxDomain())
+      return false;
+    if (Def->is("Shape")) {
+      if (!Def->getOperand(0) || shapeRoot(Def->getOperand(0)) != Root)
+        return false;
+      continue;
+    }
+    if (!getTransferTable().count(Def->getOpType()))
+      return false;
+    for (const Value *O : Def->getOperands())
+      if (O)
+        Work.push_back(O);
+  }
+  return true;
+}
+
+bool ShapeFolder::writeTargetFromShape(Node &N,
+                                       llvm::ArrayRef<TargetEntry> Entries) {
+  // Initializers for the literal runs; Mul on int64 from opset 7.
+  if (M.getIrVersion() < 4 || M.getOpsetVersion("") < 7)
+    return false;
+  Value *Data = N.getOperand(0), *Target = N.getOperand(1);
+  std::string Hint = Target->getName().str() + "_dims";
+  ShapeVectorBuilder B(R, N, Target->getName().str() + "_part", Hint);
+  Graph &G = *N.getParentGraph();
+  for (const TargetEntry &E : Entries) {
+    if (E.K == TargetEntry::Open) {
+      B.literal(-1);
+    } else if (E.K == TargetEntry::Copy) {
+      B.literal(0);
+    } else if (E.K == TargetEntry::Literal) {
+      B.literal(E.Value);
+    } else {
+      Value *P = B.dimOf(Data, E.Of.front());
+      for (size_t I = 1; I < E.Of.size(); ++I)
+        P = B.mul(P, B.dimOf(Data, E.Of[I]));
+      if (E.Factor != 1)
+        P = B.mul(P, R.createConstant(G, Tensor::fromInt64s(
+                                             "factor", {1}, {E.Factor})));
+      B.piece(P);
+    }
+  }
+  Value *New = B.finish(Target->getName());
+  for (Node *C : B.getCreatedNodes())
+    infer(*C);
+  if (const Node *Def = Target->getDefiningNode())
+    if (Def->getNumResults() == 1)
+      Renames.push_back({New, Target->getName().str(), Def});
+  setOperand(N, 1, New);
+  return true;
+}
+
 bool ShapeFolder::foldReshapeTarget(Node &N, const Value *Data,
                                     bool AllowZero) {
   Value *Target = N.getOperand(1);
   if (!getConstantValue(*Target).isNull())
     return false;
   const ShapeValue *TV = get(Target);
-  if (!TV || TV->Scalar)
+  if (TV && TV->Scalar)
     return false;
-  const Value *Root = shapeRoot(Data);
+  std::vector<TargetEntry> Entries;
+  if (TV)
+    Entries = explainByLattice(*TV, shapeRoot(Data), AllowZero,
+                               [&](const Value *V) { return shapeRoot(V); });
+  auto IsOpen = [](const TargetEntry &E) { return E.K == TargetEntry::Open; };
+  if (Entries.empty() || llvm::any_of(Entries, IsOpen))
+    explainByAnalysis(Data, Target, AllowZero, Entries);
+  if (Entries.empty())
+    return false;
   const Type &DT = Data->getType();
-  std::vector<int64_t> NewTarget;
-  int64_t Open = -1, MinusOnes = 0;
+  // Candidates for the one -1: entries nothing explains and entries read
+  // from the data's shape at run time (a constant target beats those).
+  std::vector<size_t> Candidates;
+  int64_t MinusOnes = 0;
   bool OthersNonzero = true;
-  for (size_t J = 0; J < TV->Elems.size(); ++J) {
-    const ShapeElem &E = TV->Elems[J];
-    if (E.isKnown()) {
-      NewTarget.push_back(E.C);
-      if (E.C == -1)
-        ++MinusOnes;
+  for (size_t J = 0; J < Entries.size(); ++J) {
+    const TargetEntry &E = Entries[J];
+    if (E.K == TargetEntry::Open || E.K == TargetEntry::FromShape) {
+      Candidates.push_back(J);
+    } else if (E.K == TargetEntry::Literal) {
+      MinusOnes += E.Value == -1;
       // A literal 0 copies (allowzero=0) or is a zero dim: either way the
       // product of the other entries may be 0.
-      if (E.C == 0)
-        OthersNonzero = false;
-      continue;
-    }
-    if (E.K == ShapeElem::DimOf && !AllowZero && E.Index == J &&
-        shapeRoot(E.Of) == Root) {
-      // Copying dim J of the input is exactly what 0 does.
-      NewTarget.push_back(0);
+      OthersNonzero &= E.Value != 0;
+    } else {
       const Dim &D = J < DT.getRank() ? DT.getDims()[J] : Dim();
-      if (!(D.isKnown() && D.getValue() > 0) && !Opts.AssumeNonzeroDims)
-        OthersNonzero = false;
-      continue;
+      OthersNonzero &=
+          (D.isKnown() && D.getValue() > 0) || Opts.AssumeNonzeroDims;
     }
-    if (Open >= 0)
-      return false; // two entries nothing explains
-    Open = J;
-    NewTarget.push_back(-1);
   }
-  // The one unexplained entry can be inferred (-1) when it is the only
-  // one, no -1 is there already, and the others cannot multiply to 0.
-  if (Open >= 0 && (MinusOnes > 0 || !OthersNonzero))
-    return false;
+  // One entry left can be inferred (-1) when no -1 is there already and
+  // the others cannot multiply to 0 (the original Reshape was valid).
+  bool CanInfer = MinusOnes == 0 && OthersNonzero;
+  bool FromShape = false;
+  if (Candidates.size() == 1 && CanInfer) {
+    Entries[Candidates[0]].K = TargetEntry::Open;
+  } else {
+    size_t Open = 0;
+    for (size_t J : Candidates) {
+      if (Entries[J].K == TargetEntry::Open)
+        ++Open;
+      else
+        FromShape = true;
+    }
+    // With dims read at run time among the others, -1 needs them nonzero.
+    if (Open > 1 ||
+        (Open == 1 && !(CanInfer && (!FromShape || Opts.AssumeNonzeroDims))))
+      return false;
+  }
+  if (FromShape) {
+    // Dims read at run time: worth it only when the target reads other
+    // tensors' shapes today (else it is already as local as it gets).
+    if (readsOnlyShapeOf(Target, Data))
+      return false;
+    return writeTargetFromShape(N, Entries);
+  }
+  std::vector<int64_t> NewTarget;
+  for (const TargetEntry &E : Entries)
+    NewTarget.push_back(E.K == TargetEntry::Open   ? -1
+                        : E.K == TargetEntry::Copy ? 0
+                                                   : E.Value);
   Value *C =
       makeConstant(N, NewTarget, false,
                    static_cast<int32_t>(ElementType::Int64), Target->getName());
@@ -858,6 +1073,50 @@ bool ShapeFolder::cancelSqueezePair(Node &N) {
   return replaceWith(N.getResult(0), X);
 }
 
+bool ShapeFolder::simplifyExpand(Node &N) {
+  if (M.getOpsetVersion(N.getDomain()) < 8 || N.getNumOperands() != 2 ||
+      !N.getOperand(0) || !N.getOperand(1) || !N.getResult(0) ||
+      N.getResult(0)->use_empty() || !getConstantValue(*N.getOperand(1)).isNull())
+    return false;
+  Value *X = N.getOperand(0), *Shape = N.getOperand(1);
+  const DimAnalysis &A = dims();
+  const std::vector<DimExpr> *TE = A.getData(*Shape);
+  const std::vector<DimExpr> *XD = A.getDims(*X);
+  if (!TE || !XD)
+    return false;
+  // Entry J meets dim K of X (aligned from the right). A number stays;
+  // X's own dim there is what 1 gives too (broadcasting keeps it).
+  size_t Len = TE->size(), Rank = XD->size();
+  std::vector<int64_t> NewShape;
+  bool Keeps = Len <= Rank;
+  for (size_t J = 0; J < Len; ++J) {
+    DimExpr E = A.getBest((*TE)[J]);
+    bool Aligned = J + Rank >= Len;
+    DimExpr XDim = Aligned ? A.getBest((*XD)[J + Rank - Len]) : DimExpr();
+    if (Aligned && E == XDim) {
+      NewShape.push_back(1);
+    } else if (E.isConstant()) {
+      NewShape.push_back(E.getConstant());
+      Keeps &= E.getConstant() == 1;
+    } else {
+      return false;
+    }
+  }
+  // Every entry keeps X's dim: the Expand copies X.
+  if (Keeps)
+    return replaceWith(N.getResult(0), X);
+  Value *C = makeConstant(N, NewShape, false,
+                          static_cast<int32_t>(ElementType::Int64),
+                          Shape->getName());
+  if (!C)
+    return false;
+  if (const Node *Def = Shape->getDefiningNode())
+    if (Def->getNumResults() == 1)
+      Renames.push_back({C, Shape->getName().str(), Def});
+  setOperand(N, 1, C);
+  return true;
+}
+
 void ShapeFolder::infer(Node &N) {
   if (failed(SI.inferNode(N)))
     InferenceFailed = true;
@@ -887,6 +1146,10 @@ void ShapeFolder::visitNode(Node &N) {
     return;
   if (N.is("Reshape")) {
     simplifyReshape(N);
+    return;
+  }
+  if (N.is("Expand")) {
+    simplifyExpand(N);
     return;
   }
   if (N.is("Squeeze") || N.is("Unsqueeze"))

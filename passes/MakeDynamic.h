@@ -15,6 +15,7 @@
 #include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
+#include "onnxopt/IR/ShapeVectorBuilder.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Pass/PassOptions.h"
 #include "llvm/ADT/DenseMap.h"
@@ -51,73 +52,6 @@ struct Problem {
 /// True if \p E is an integer at a spread of sizes, each symbol with its
 /// own values (see MakeDynamic.cpp).
 bool isIntegralAtSamples(const DimExpr &E);
-
-/// Builds a shape vector before a node: runs of literals become constants,
-/// other entries are read at run time (`Gather(Shape(V), [d])`, one Shape
-/// per value) or computed by the caller; the pieces are concatenated.
-class ShapeVectorBuilder {
-public:
-  ShapeVectorBuilder(Rewriter &RW, Node &Before, std::string PartName,
-                     llvm::StringRef Hint)
-      : RW(RW), G(*Before.getParentGraph()), PartName(std::move(PartName)),
-        Hint(Hint) {
-    RW.setInsertionPointBefore(&Before);
-  }
-  void literal(int64_t V) { Run.push_back(V); }
-  /// Dim \p D of \p V, as a one-element vector.
-  Value *dimOf(Value *V, unsigned D) {
-    Value *&S = Shapes[V];
-    if (!S)
-      S = RW.createNode("Shape", {V}, 1, "", Hint)->getResult(0);
-    return element(S, D);
-  }
-  /// Element \p D of the int64 vector \p V, as a one-element vector.
-  Value *element(Value *V, unsigned D) {
-    Node *Gather = RW.createNode(
-        "Gather",
-        {V, RW.createConstant(
-                G, Tensor::fromInt64s("dim_index", {1}, {int64_t(D)}))},
-        1, "", Hint == "dims" ? "dim" : Hint);
-    Gather->setAttr(Attribute::getInt("axis", 0));
-    return Gather->getResult(0);
-  }
-  Value *mul(Value *A, Value *B) {
-    return RW.createNode("Mul", {A, B}, 1, "", Hint)->getResult(0);
-  }
-  void piece(Value *V) {
-    flush();
-    Parts.push_back(V);
-  }
-  /// The vector: the constant itself when every entry is a literal.
-  Value *finish(llvm::StringRef ConcatHint) {
-    flush();
-    if (Parts.size() == 1 && Shapes.empty() && !Computed)
-      return Parts.front();
-    Node *Concat = RW.createNode("Concat", Parts, 1, "", ConcatHint);
-    Concat->setAttr(Attribute::getInt("axis", 0));
-    return Concat->getResult(0);
-  }
-  /// Marks that a piece was computed without dimOf (the result is then a
-  /// Concat even with one part).
-  void markComputed() { Computed = true; }
-
-private:
-  void flush() {
-    if (Run.empty())
-      return;
-    Parts.push_back(RW.createConstant(
-        G, Tensor::fromInt64s(PartName, {int64_t(Run.size())}, Run)));
-    Run.clear();
-  }
-  Rewriter &RW;
-  Graph &G;
-  std::string PartName;
-  llvm::StringRef Hint;
-  llvm::DenseMap<Value *, Value *> Shapes;
-  std::vector<Value *> Parts;
-  std::vector<int64_t> Run;
-  bool Computed = false;
-};
 
 /// The state of one run of make-dynamic (the pass object holds only its
 /// options, so it can run on two models at once).
