@@ -13,46 +13,42 @@
 // P) }
 //
 // Folds what is statically known in shape computations even when other
-// dims are symbolic. An abstract interpretation follows the small integer
-// tensors that shape arithmetic is made of (Shape, Gather, Slice, Concat,
-// Unsqueeze, Squeeze, Cast, Add, Sub, Mul, Div, ...): each element is a
-// known number, "dim i of value V", or unknown. Types come from ONNX's
-// inference, run first. Then:
-//  - a shape tensor whose elements are all known becomes a constant
-//    (Gather(Shape(X[N,64,7,7]), 1) -> 64; Shape of a static value);
-//  - a Reshape target becomes a constant when each element is known, or is
-//    "dim j of the Reshape's own input" at position j (-> 0, only with
-//    allowzero=0), or is the single remaining element and the others are
-//    provably nonzero (-> -1, as the original Reshape was valid);
-//  - where those elements do not explain a target, the dim analysis
-//    (DimAnalysis, one run per sweep, built on first need) does: its
-//    expressions for the target's contents and the data's dims turn an
-//    entry into a number, a 0 (the same dim at the same position), the -1,
-//    or a product of the data's dims read from one `Shape` of the data
-//    itself. So `q.view(b, s, h, d)` with b, s taken from `x.size()` gets
-//    `[0, 0, h, d]` although q = MatMul(x, W) is not x's shape; a target
-//    that reads only the data's own shape already is left alone;
-//  - an Expand whose shape the analysis knows gets a constant shape (1
-//    where X's dim is meant), and is removed when it copies X;
+// dims are symbolic. What a shape tensor holds and what dims a value has
+// come from the one dim analysis (DimAnalysis, DimAlgebra.h): each element
+// or dim is an expression over the input symbols and unknown dims (a dim
+// nothing knows is equal only to itself, and flows unchanged through ops
+// that keep the shape). Then:
+//  - a small integer tensor whose contents are all numbers becomes a
+//    constant (Gather(Shape(X[N,64,7,7]), 1) -> 64; Shape of a static value);
+//  - each entry of a computed Reshape target becomes a number, 0 (the
+//    data's dim at the same position, only with allowzero=0), or -1 (the
+//    one entry left when the others are provably nonzero: the original
+//    Reshape was valid); so `q.view(b, s, h, d)` with b, s taken from
+//    `x.size()` gets `[0, 0, h, d]` although q = MatMul(x, W) is not x's
+//    shape. Entries that are products of the data's dims, and no -1 can
+//    stand for, are read from one `Shape` of the data itself (never of
+//    another tensor); a target that reads only the data's own shape
+//    already is left alone;
+//  - an Expand whose shape is known gets a constant shape (1 where X's dim
+//    is meant), and is removed when it copies X;
 //  - a Reshape that provably keeps its input's shape is removed; one whose
 //    input comes from Reshape/Flatten/Squeeze/Unsqueeze and whose constant
 //    target has no 0 reads that op's input instead; a dynamic Reshape to
 //    [0, -1] or [-1, product of a known tail] becomes Flatten;
 //  - Squeeze(Unsqueeze(X, a), a) and Unsqueeze(Squeeze(X, a), a) become X;
 //  - the chains that no longer feed anything are erased.
-// "Dim j of V" matches the Reshape's input when both are the same value, or
-// values related by ops that keep the shape (Relu, Cast, Softmax, ...:
-// isShapePreserving in OpFacts.h).
+// The analysis only uses what the ops imply (equal inner dims of a MatMul,
+// equal non-axis dims of a Concat, ...), not the dims the model declares:
+// ONNX Runtime does not enforce those, so they prove nothing at run time.
 //
-// One forward sweep in topological order: each node is inferred from the
-// final types of its operands just before it is interpreted and rewritten,
-// and re-inferred after a rewrite changed its operands, so a folded Reshape
-// hands its better type to the next Shape in the same sweep. Nothing a
+// Every node is inferred (ONNX's per-node inference) in topological order,
+// the analysis reads those types once, then one forward sweep rewrites.
+// A rewrite never changes what a value holds, so the analysis' answers
+// stay true after it and nothing is analysed twice; the rewritten node is
+// re-inferred and its users re-queued, so types stay current. Nothing a
 // later node does can enable a rewrite of an earlier one (rewrites only
 // look upstream, and uses only go away), so one sweep is the fixed point.
-// Bodies of If/Loop/Scan are swept when their holder is reached, after the
-// holder's inference gave them their input types; only the nodes a rewrite
-// re-queued (users of a changed value) are re-inferred there, and a body
+// Bodies of If/Loop/Scan are swept when their holder is reached; a body
 // that changed has its holder re-inferred. Linear in the model. Types
 // recorded in the model are left as they were.
 //
@@ -70,6 +66,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include <memory>
 #include <set>
 #include <tuple>
@@ -81,46 +78,6 @@ namespace {
 
 constexpr size_t MaxShapeLength = 64;
 
-/// One element of a small integer tensor.
-struct ShapeElem {
-  enum Kind : uint8_t { Unknown, Known, DimOf };
-  Kind K = Unknown;
-  int64_t C = 0;
-  const Value *Of = nullptr;
-  unsigned Index = 0;
-
-  static ShapeElem known(int64_t V) {
-    ShapeElem E;
-    E.K = Known;
-    E.C = V;
-    return E;
-  }
-  /// Dim \p I of \p V; a known number when V's type says so.
-  static ShapeElem dimOf(const Value *V, unsigned I) {
-    const Type &T = V->getType();
-    if (T.isTensor() && I < T.getRank() && T.getDims()[I].isKnown())
-      return known(T.getDims()[I].getValue());
-    ShapeElem E;
-    E.K = DimOf;
-    E.Of = V;
-    E.Index = I;
-    return E;
-  }
-  bool isKnown() const { return K == Known; }
-};
-
-/// The abstract contents of an integer tensor of rank 0 or 1.
-struct ShapeValue {
-  bool Scalar = false;
-  std::vector<ShapeElem> Elems;
-  bool allKnown() const {
-    for (const ShapeElem &E : Elems)
-      if (!E.isKnown())
-        return false;
-    return true;
-  }
-};
-
 bool isShapeElemType(int32_t ET) {
   return ET == static_cast<int32_t>(ElementType::Int64) ||
          ET == static_cast<int32_t>(ElementType::Int32);
@@ -130,6 +87,14 @@ struct FoldShapesOptions {
   bool AssumeNonzeroDims = false;
   bool Flatten = true;
 };
+
+/// The ops shape computations are made of, between Shape and their user.
+bool isShapeArithmetic(const Node &N) {
+  static const llvm::StringSet<> Ops = {
+      "Cast", "Concat", "Gather", "Identity", "Slice", "Squeeze", "Unsqueeze",
+      "Add",  "Sub",    "Mul",    "Div",      "Min",   "Max",     "Size"};
+  return N.isOnnxDomain() && Ops.contains(N.getOpType());
+}
 
 /// What one entry of a new Reshape target is.
 struct TargetEntry {
@@ -181,27 +146,16 @@ private:
   /// the graph being swept stands for a user nested deeper).
   void requeueUsers(const Value *V);
 
-  // The abstract interpretation.
-  const ShapeValue *get(const Value *V);
-  using TransferFn = std::optional<ShapeValue> (ShapeFolder::*)(const Node &);
-  /// Op type -> what the op does to the abstract contents of its operands.
-  static const llvm::StringMap<TransferFn> &getTransferTable();
-  static const Value *operand(const Node &N, unsigned I);
-  std::optional<ShapeValue> transfer(const Node &N);
-  std::optional<ShapeValue> transferShape(const Node &N);
-  std::optional<ShapeValue> transferSize(const Node &N);
-  std::optional<ShapeValue> transferIdentity(const Node &N);
-  std::optional<ShapeValue> transferCast(const Node &N);
-  std::optional<ShapeValue> transferConcat(const Node &N);
-  std::optional<ShapeValue> transferUnsqueeze(const Node &N);
-  std::optional<ShapeValue> transferSqueeze(const Node &N);
-  std::optional<ShapeValue> transferScalarVectorSwitch(const Node &N,
-                                                       bool ToVector);
+  // What the dim analysis knows.
+  /// The value the analysis knows \p V by: \p V, or the value a rewrite's
+  /// new value stands for.
+  const Value *analyzed(const Value *V) const;
+  /// The contents of the integer tensor \p V, if known.
+  const std::vector<DimExpr> *dataOf(const Value *V);
+  /// The dims of \p V, if its rank is known.
+  const std::vector<DimExpr> *dimsOf(const Value *V);
   std::optional<std::vector<int64_t>> constInts(const Value *V);
   std::optional<std::vector<int64_t>> axesOf(const Node &N);
-  std::optional<ShapeValue> transferGather(const Node &N);
-  std::optional<ShapeValue> transferSlice(const Node &N);
-  std::optional<ShapeValue> transferArith(const Node &N);
 
   // Equivalences.
   const Value *canonical(const Value *V) const;
@@ -212,8 +166,10 @@ private:
   bool materialize(Node &N);
   bool simplifyReshape(Node &N);
   bool foldReshapeTarget(Node &N, const Value *Data, bool AllowZero);
-  void explainByAnalysis(const Value *Data, const Value *Target,
-                         bool AllowZero, std::vector<TargetEntry> &Entries);
+  /// Each entry of \p Target in terms of \p Data's dims (empty when the
+  /// analysis does not know the target's contents).
+  std::vector<TargetEntry> explainTarget(const Value *Data,
+                                         const Value *Target, bool AllowZero);
   bool readsOnlyShapeOf(const Value *Target, const Value *Data) const;
   bool writeTargetFromShape(Node &N, llvm::ArrayRef<TargetEntry> Entries);
   /// The dim analysis of the model, built when the first Reshape needs
@@ -248,7 +204,10 @@ private:
   uint64_t Rewrites = 0;
   /// Nodes to re-infer when the sweep reaches them.
   llvm::DenseSet<const Node *> Requeued;
-  llvm::DenseMap<const Value *, ShapeValue> Shapes;
+  /// New values (a Flatten for a Reshape) -> the value they stand for.
+  llvm::DenseMap<const Value *, const Value *> StandsFor;
+  /// Integer contents of constants made by this sweep.
+  llvm::DenseMap<const Value *, std::vector<DimExpr>> NewData;
   /// Values replaced by an equal one (no-op Reshape, cancelled pairs).
   llvm::DenseMap<const Value *, const Value *> Same;
   /// Values that lost uses: their producers may be dead.
@@ -277,36 +236,6 @@ std::optional<std::vector<int64_t>> ShapeFolder::constInts(const Value *V) {
   return std::move(C->Values);
 }
 
-const ShapeValue *ShapeFolder::get(const Value *V) {
-  if (!V)
-    return nullptr;
-  auto It = Shapes.find(V);
-  if (It != Shapes.end())
-    return &It->second;
-  ShapeValue SV;
-  const Type &Ty = V->getType();
-  if (isConstant(*V)) {
-    std::optional<ConstantInts> C = getConstantInts(*V, MaxShapeLength);
-    if (!C)
-      return nullptr;
-    SV.Scalar = C->Scalar;
-    for (int64_t X : C->Values)
-      SV.Elems.push_back(ShapeElem::known(X));
-  } else if (Ty.isTensor() && isShapeElemType(Ty.getElemType()) &&
-             Ty.hasShape() && Ty.getRank() <= 1 &&
-             (Ty.getRank() == 0 ||
-              (Ty.getDims()[0].isKnown() &&
-               Ty.getDims()[0].getValue() <=
-                   static_cast<int64_t>(MaxShapeLength)))) {
-    // A shape tensor of known length whose contents nothing explains.
-    SV.Scalar = Ty.getRank() == 0;
-    SV.Elems.resize(SV.Scalar ? 1 : Ty.getDims()[0].getValue());
-  } else {
-    return nullptr;
-  }
-  return &(Shapes[V] = std::move(SV));
-}
-
 std::optional<std::vector<int64_t>> ShapeFolder::axesOf(const Node &N) {
   if (M.getOpsetVersion(N.getDomain()) < 13)
     return N.getAttrInts("axes");
@@ -315,248 +244,33 @@ std::optional<std::vector<int64_t>> ShapeFolder::axesOf(const Node &N) {
   return constInts(N.getOperand(1));
 }
 
-std::optional<ShapeValue> ShapeFolder::transferGather(const Node &N) {
-  if (N.getNumOperands() != 2 || !N.getOperand(0) || !N.getOperand(1))
-    return std::nullopt;
-  const ShapeValue *Data = get(N.getOperand(0));
-  std::optional<ConstantInts> Indices =
-      getConstantInts(*N.getOperand(1), MaxShapeLength);
-  if (!Data || Data->Scalar || !Indices)
-    return std::nullopt;
-  int64_t Axis = N.getAttrInt("axis", 0);
-  if (Axis != 0 && Axis != -1)
-    return std::nullopt;
-  ShapeValue Out;
-  Out.Scalar = Indices->Scalar;
-  int64_t Len = Data->Elems.size();
-  for (int64_t I : Indices->Values) {
-    if (I < -Len || I >= Len)
-      return std::nullopt;
-    Out.Elems.push_back(Data->Elems[I < 0 ? I + Len : I]);
-  }
-  return Out;
+const Value *ShapeFolder::analyzed(const Value *V) const {
+  for (auto It = StandsFor.find(V); It != StandsFor.end();
+       It = StandsFor.find(V))
+    V = It->second;
+  return V;
 }
 
-std::optional<ShapeValue> ShapeFolder::transferSlice(const Node &N) {
-  if (N.getNumOperands() < 1)
-    return std::nullopt;
-  const ShapeValue *Data = get(N.getOperand(0));
-  if (!Data || Data->Scalar)
-    return std::nullopt;
-  std::optional<std::vector<int64_t>> Starts, Ends, Axes, Steps;
-  if (M.getOpsetVersion(N.getDomain()) < 10) {
-    Starts = N.getAttrInts("starts");
-    Ends = N.getAttrInts("ends");
-    Axes = N.getAttrInts("axes");
-  } else {
-    auto Opt = [&](unsigned I) -> std::optional<std::vector<int64_t>> {
-      if (I >= N.getNumOperands() || !N.getOperand(I))
-        return std::vector<int64_t>();
-      return constInts(N.getOperand(I));
-    };
-    Starts = Opt(1);
-    Ends = Opt(2);
-    Axes = Opt(3);
-    Steps = Opt(4);
-    if (!Axes || !Steps)
-      return std::nullopt;
-    if (Axes->empty())
-      Axes.reset();
-    if (Steps->empty())
-      Steps.reset();
-  }
-  if (!Starts || !Ends || Starts->size() != 1 || Ends->size() != 1 ||
-      (Axes && (Axes->size() != 1 || ((*Axes)[0] != 0 && (*Axes)[0] != -1))) ||
-      (Steps && Steps->size() != 1))
-    return std::nullopt;
-  int64_t Step = Steps ? (*Steps)[0] : 1;
-  std::optional<SliceAxis> Taken = resolveSliceAxis(
-      static_cast<int64_t>(Data->Elems.size()), (*Starts)[0], (*Ends)[0], Step);
-  if (!Taken)
-    return std::nullopt;
-  ShapeValue Out;
-  for (int64_t I = 0; I < Taken->Count; ++I)
-    Out.Elems.push_back(Data->Elems[Taken->at(I)]);
-  return Out;
+const std::vector<DimExpr> *ShapeFolder::dataOf(const Value *V) {
+  if (!V)
+    return nullptr;
+  if (const std::vector<DimExpr> *D = dims().getData(*analyzed(V)))
+    return D;
+  // Constants made by this sweep are not in the analysis.
+  auto It = NewData.find(V);
+  if (It != NewData.end())
+    return &It->second;
+  std::optional<ConstantInts> C = getConstantInts(*V, MaxShapeLength);
+  if (!C)
+    return nullptr;
+  std::vector<DimExpr> D;
+  for (int64_t X : C->Values)
+    D.push_back(DimExpr::constant(X));
+  return &(NewData[V] = std::move(D));
 }
 
-std::optional<ShapeValue> ShapeFolder::transferArith(const Node &N) {
-  if (N.getNumOperands() != 2)
-    return std::nullopt;
-  // A copy: get() may insert into Shapes, which moves its entries.
-  std::optional<ShapeValue> A;
-  if (const ShapeValue *P = get(N.getOperand(0)))
-    A = *P;
-  const ShapeValue *B = get(N.getOperand(1));
-  if (!A || !B)
-    return std::nullopt;
-  size_t LA = A->Elems.size(), LB = B->Elems.size();
-  if (LA != LB && LA != 1 && LB != 1)
-    return std::nullopt;
-  llvm::StringRef Op = N.getOpType();
-  ShapeValue Out;
-  Out.Scalar = A->Scalar && B->Scalar;
-  size_t Len = std::max(LA, LB);
-  for (size_t I = 0; I < Len; ++I) {
-    const ShapeElem &X = A->Elems[LA == 1 ? 0 : I];
-    const ShapeElem &Y = B->Elems[LB == 1 ? 0 : I];
-    // x*1, x+0, x-0, x/1 keep what x is.
-    if (Y.isKnown() && ((Y.C == 1 && (Op == "Mul" || Op == "Div")) ||
-                        (Y.C == 0 && (Op == "Add" || Op == "Sub")))) {
-      Out.Elems.push_back(X);
-      continue;
-    }
-    if (X.isKnown() &&
-        ((X.C == 1 && Op == "Mul") || (X.C == 0 && Op == "Add"))) {
-      Out.Elems.push_back(Y);
-      continue;
-    }
-    if (!X.isKnown() || !Y.isKnown()) {
-      Out.Elems.emplace_back();
-      continue;
-    }
-    int64_t V;
-    // Overflow is no value (the runtime would wrap; a shape never does).
-    bool Overflow = false;
-    if (Op == "Add")
-      Overflow = __builtin_add_overflow(X.C, Y.C, &V);
-    else if (Op == "Sub")
-      Overflow = __builtin_sub_overflow(X.C, Y.C, &V);
-    else if (Op == "Mul")
-      Overflow = __builtin_mul_overflow(X.C, Y.C, &V);
-    else if (Op == "Div" && Y.C != 0 && !(X.C == INT64_MIN && Y.C == -1))
-      V = X.C / Y.C;
-    else if (Op == "Min")
-      V = std::min(X.C, Y.C);
-    else if (Op == "Max")
-      V = std::max(X.C, Y.C);
-    else
-      Overflow = true;
-    if (Overflow) {
-      Out.Elems.emplace_back();
-      continue;
-    }
-    Out.Elems.push_back(ShapeElem::known(V));
-  }
-  return Out;
-}
-
-const Value *ShapeFolder::operand(const Node &N, unsigned I) {
-  return I < N.getNumOperands() ? N.getOperand(I) : nullptr;
-}
-
-const llvm::StringMap<ShapeFolder::TransferFn> &
-ShapeFolder::getTransferTable() {
-  // Built on first use: no static constructor.
-  static const llvm::StringMap<TransferFn> Table = {
-      {"Shape", &ShapeFolder::transferShape},
-      {"Size", &ShapeFolder::transferSize},
-      {"Identity", &ShapeFolder::transferIdentity},
-      {"Cast", &ShapeFolder::transferCast},
-      {"Gather", &ShapeFolder::transferGather},
-      {"Slice", &ShapeFolder::transferSlice},
-      {"Concat", &ShapeFolder::transferConcat},
-      {"Unsqueeze", &ShapeFolder::transferUnsqueeze},
-      {"Squeeze", &ShapeFolder::transferSqueeze},
-      {"Add", &ShapeFolder::transferArith},
-      {"Sub", &ShapeFolder::transferArith},
-      {"Mul", &ShapeFolder::transferArith},
-      {"Div", &ShapeFolder::transferArith},
-      {"Min", &ShapeFolder::transferArith},
-      {"Max", &ShapeFolder::transferArith},
-  };
-  return Table;
-}
-
-std::optional<ShapeValue> ShapeFolder::transfer(const Node &N) {
-  if (!N.isOnnxDomain() || N.getNumResults() == 0 || !N.getResult(0))
-    return std::nullopt;
-  const llvm::StringMap<TransferFn> &Table = getTransferTable();
-  auto It = Table.find(N.getOpType());
-  if (It == Table.end())
-    return std::nullopt;
-  return (this->*It->second)(N);
-}
-
-std::optional<ShapeValue> ShapeFolder::transferShape(const Node &N) {
-  const Value *X = operand(N, 0);
-  if (!X || !X->getType().isTensor() || !X->getType().hasShape())
-    return std::nullopt;
-  int64_t Rank = X->getType().getRank(), Start = 0, End = Rank;
-  if (M.getOpsetVersion(N.getDomain()) >= 15)
-    std::tie(Start, End) = resolveShapeRange(Rank, N.getAttrInt("start", 0),
-                                             N.getAttrInt("end", Rank));
-  ShapeValue Out;
-  for (int64_t I = Start; I < End; ++I)
-    Out.Elems.push_back(ShapeElem::dimOf(X, I));
-  return Out;
-}
-
-std::optional<ShapeValue> ShapeFolder::transferSize(const Node &N) {
-  const Type &T = operand(N, 0) ? operand(N, 0)->getType() : Type();
-  if (!T.isStatic())
-    return std::nullopt;
-  int64_t P = 1;
-  for (const Dim &D : T.getDims())
-    P *= D.getValue();
-  ShapeValue Out;
-  Out.Scalar = true;
-  Out.Elems.push_back(ShapeElem::known(P));
-  return Out;
-}
-
-std::optional<ShapeValue> ShapeFolder::transferIdentity(const Node &N) {
-  const ShapeValue *In = get(operand(N, 0));
-  return In ? std::optional<ShapeValue>(*In) : std::nullopt;
-}
-
-std::optional<ShapeValue> ShapeFolder::transferCast(const Node &N) {
-  const ShapeValue *In = get(operand(N, 0));
-  if (!In || !isShapeElemType(N.getAttrInt("to", 0)))
-    return std::nullopt;
-  return *In;
-}
-
-std::optional<ShapeValue> ShapeFolder::transferConcat(const Node &N) {
-  int64_t Axis = N.getAttrInt("axis", 0);
-  if (Axis != 0 && Axis != -1)
-    return std::nullopt;
-  ShapeValue Out;
-  for (const Value *V : N.getOperands()) {
-    const ShapeValue *In = get(V);
-    if (!In || In->Scalar)
-      return std::nullopt;
-    Out.Elems.insert(Out.Elems.end(), In->Elems.begin(), In->Elems.end());
-  }
-  if (Out.Elems.size() > MaxShapeLength)
-    return std::nullopt;
-  return Out;
-}
-
-std::optional<ShapeValue> ShapeFolder::transferUnsqueeze(const Node &N) {
-  return transferScalarVectorSwitch(N, /*ToVector=*/true);
-}
-
-std::optional<ShapeValue> ShapeFolder::transferSqueeze(const Node &N) {
-  return transferScalarVectorSwitch(N, /*ToVector=*/false);
-}
-
-std::optional<ShapeValue>
-ShapeFolder::transferScalarVectorSwitch(const Node &N, bool ToVector) {
-  const ShapeValue *In = get(operand(N, 0));
-  if (!In)
-    return std::nullopt;
-  std::optional<std::vector<int64_t>> Axes = axesOf(N);
-  // Only the scalar <-> one-element vector forms of shape arithmetic.
-  if (ToVector ? !In->Scalar : (In->Scalar || In->Elems.size() != 1))
-    return std::nullopt;
-  if (Axes && !(Axes->size() == 1 && ((*Axes)[0] == 0 || (*Axes)[0] == -1)))
-    return std::nullopt;
-  if (ToVector && !Axes)
-    return std::nullopt;
-  ShapeValue Out = *In;
-  Out.Scalar = !ToVector;
-  return Out;
+const std::vector<DimExpr> *ShapeFolder::dimsOf(const Value *V) {
+  return V ? dims().getDims(*analyzed(V)) : nullptr;
 }
 
 const Value *ShapeFolder::canonical(const Value *V) const {
@@ -642,22 +356,30 @@ bool ShapeFolder::replaceWith(Value *Old, Value *New) {
 }
 
 bool ShapeFolder::materialize(Node &N) {
-  if (N.getNumResults() != 1 || !N.getResult(0))
+  if (N.is("Constant") || N.getNumResults() != 1 || !N.getResult(0))
     return false;
   Value *V = N.getResult(0);
-  auto It = Shapes.find(V);
-  if (N.is("Constant") || N.getNumResults() != 1 || It == Shapes.end() ||
-      !It->second.allKnown() || V->use_empty() || V->isGraphOutput())
+  if (V->use_empty() || V->isGraphOutput())
     return false;
   const Type &T = V->getType();
   if (!T.isTensor() || !isShapeElemType(T.getElemType()) || !T.hasShape() ||
-      T.getRank() != (It->second.Scalar ? 0u : 1u))
+      T.getRank() > 1)
+    return false;
+  const std::vector<DimExpr> *D = dataOf(V);
+  bool Scalar = T.getRank() == 0;
+  if (!D || D->size() > MaxShapeLength ||
+      D->size() != (Scalar ? 1 : static_cast<size_t>(
+                                     T.getDims()[0].isKnown()
+                                         ? T.getDims()[0].getValue()
+                                         : -1)))
     return false;
   std::vector<int64_t> Values;
-  for (const ShapeElem &E : It->second.Elems)
-    Values.push_back(E.C);
-  Value *C =
-      makeConstant(N, Values, It->second.Scalar, T.getElemType(), V->getName());
+  for (const DimExpr &E : *D) {
+    if (!E.isConstant())
+      return false;
+    Values.push_back(E.getConstant());
+  }
+  Value *C = makeConstant(N, Values, Scalar, T.getElemType(), V->getName());
   if (!C)
     return false;
   if (failed(R.replaceAllUsesWith(V, C))) {
@@ -669,25 +391,6 @@ bool ShapeFolder::materialize(Node &N) {
   requeueUsers(C);
   noteChange();
   return true;
-}
-
-/// The entries of a Reshape target the element lattice explains: known
-/// numbers, and dim J of the data at position J (-> 0 with allowzero=0).
-static std::vector<TargetEntry>
-explainByLattice(const ShapeValue &TV, const Value *Root, bool AllowZero,
-                 const std::function<const Value *(const Value *)> &RootOf) {
-  std::vector<TargetEntry> Entries(TV.Elems.size());
-  for (size_t J = 0; J < TV.Elems.size(); ++J) {
-    const ShapeElem &E = TV.Elems[J];
-    if (E.isKnown()) {
-      Entries[J].K = TargetEntry::Literal;
-      Entries[J].Value = E.C;
-    } else if (E.K == ShapeElem::DimOf && !AllowZero && E.Index == J &&
-               RootOf(E.Of) == Root) {
-      Entries[J].K = TargetEntry::Copy; // exactly what 0 does
-    }
-  }
-  return Entries;
 }
 
 /// \p E as Factor times a product of distinct entries of \p Dims (none of
@@ -723,30 +426,27 @@ static std::optional<TargetEntry> factorOverDims(DimExpr E,
 const DimAnalysis &ShapeFolder::dims() {
   if (!DA) {
     DA = std::make_unique<DimAnalysis>(M);
+    // Only what the ops imply: a declared dim is not enforced at run time.
+    DA->setUniteRecorded(false);
     DA->run();
   }
   return *DA;
 }
 
-void ShapeFolder::explainByAnalysis(const Value *Data, const Value *Target,
-                                    bool AllowZero,
-                                    std::vector<TargetEntry> &Entries) {
+std::vector<TargetEntry> ShapeFolder::explainTarget(const Value *Data,
+                                                    const Value *Target,
+                                                    bool AllowZero) {
   const DimAnalysis &A = dims();
-  const std::vector<DimExpr> *TE = A.getData(*Target);
-  const std::vector<DimExpr> *DD = A.getDims(*Data);
-  if (!TE || !DD)
-    return;
-  if (Entries.empty())
-    Entries.resize(TE->size());
-  if (Entries.size() != TE->size())
-    return;
+  const std::vector<DimExpr> *TE = dataOf(Target);
+  const std::vector<DimExpr> *DD = dimsOf(Data);
+  if (!TE || !DD || TE->size() > MaxShapeLength)
+    return {};
+  std::vector<TargetEntry> Entries(TE->size());
   // Best forms: two dims the model proves equal compare equal.
   std::vector<DimExpr> Dims;
   for (const DimExpr &D : *DD)
     Dims.push_back(A.getBest(D));
   for (size_t J = 0; J < Entries.size(); ++J) {
-    if (Entries[J].K != TargetEntry::Open)
-      continue;
     DimExpr E = A.getBest((*TE)[J]);
     if (E.isConstant()) {
       Entries[J].K = TargetEntry::Literal;
@@ -757,6 +457,7 @@ void ShapeFolder::explainByAnalysis(const Value *Data, const Value *Target,
       Entries[J] = std::move(*F);
     }
   }
+  return Entries;
 }
 
 bool ShapeFolder::readsOnlyShapeOf(const Value *Target,
@@ -780,7 +481,7 @@ bool ShapeFolder::readsOnlyShapeOf(const Value *Target,
         return false;
       continue;
     }
-    if (!getTransferTable().count(Def->getOpType()))
+    if (!isShapeArithmetic(*Def))
       return false;
     for (const Value *O : Def->getOperands())
       if (O)
@@ -830,16 +531,10 @@ bool ShapeFolder::foldReshapeTarget(Node &N, const Value *Data,
   Value *Target = N.getOperand(1);
   if (!getConstantValue(*Target).isNull())
     return false;
-  const ShapeValue *TV = get(Target);
-  if (TV && TV->Scalar)
+  if (Target->getType().isTensor() && Target->getType().hasShape() &&
+      Target->getType().getRank() != 1)
     return false;
-  std::vector<TargetEntry> Entries;
-  if (TV)
-    Entries = explainByLattice(*TV, shapeRoot(Data), AllowZero,
-                               [&](const Value *V) { return shapeRoot(V); });
-  auto IsOpen = [](const TargetEntry &E) { return E.K == TargetEntry::Open; };
-  if (Entries.empty() || llvm::any_of(Entries, IsOpen))
-    explainByAnalysis(Data, Target, AllowZero, Entries);
+  std::vector<TargetEntry> Entries = explainTarget(Data, Target, AllowZero);
   if (Entries.empty())
     return false;
   const Type &DT = Data->getType();
@@ -921,26 +616,23 @@ bool ShapeFolder::eraseNoOpReshape(Node &N, const Value *Data, bool AllowZero) {
              (A.isSymbol() && B.isSymbol() && A.getSymbol() == B.getSymbol());
     }
   }
-  // By the target: every entry copies the input's dim at its position,
-  // except at most one -1, which then is that dim too.
-  const ShapeValue *TV = get(N.getOperand(1));
-  if (!NoOp && TV && !TV->Scalar && DT.hasShape() &&
-      TV->Elems.size() == DT.getRank()) {
+  // By the target: every entry is the input's dim at its position (a
+  // copy, the same expression), except at most one -1, which then is that
+  // dim too.
+  const std::vector<DimExpr> *TE = dataOf(N.getOperand(1));
+  const std::vector<DimExpr> *DD = dimsOf(Data);
+  if (!NoOp && TE && DD && TE->size() == DD->size()) {
+    const DimAnalysis &A = dims();
     NoOp = true;
     int MinusOnes = 0;
-    const Value *Root = shapeRoot(Data);
-    for (size_t J = 0; J < TV->Elems.size() && NoOp; ++J) {
-      const ShapeElem &E = TV->Elems[J];
-      const Dim &D = DT.getDims()[J];
-      if (E.isKnown() && E.C == -1)
+    for (size_t J = 0; J < TE->size() && NoOp; ++J) {
+      DimExpr E = A.getBest((*TE)[J]), D = A.getBest((*DD)[J]);
+      if (E.isConstant() && E.getConstant() == -1)
         NoOp = ++MinusOnes == 1;
-      else if (E.isKnown() && E.C == 0)
-        NoOp = !AllowZero || (D.isKnown() && D.getValue() == 0);
-      else if (E.isKnown())
-        NoOp = D.isKnown() && D.getValue() == E.C;
+      else if (E.isConstant() && E.getConstant() == 0)
+        NoOp = !AllowZero || (D.isConstant() && D.getConstant() == 0);
       else
-        NoOp =
-            E.K == ShapeElem::DimOf && E.Index == J && shapeRoot(E.Of) == Root;
+        NoOp = E == D;
     }
   }
   if (!NoOp)
@@ -1016,6 +708,7 @@ bool ShapeFolder::reshapeToFlatten(Node &N, bool AllowZero) {
     return false;
   }
   TypeDonors.emplace_back(F->getResult(0), Out);
+  StandsFor[F->getResult(0)] = Out;
   Released.push_back(Out);
   requeueUsers(F->getResult(0));
   noteChange();
@@ -1138,8 +831,6 @@ void ShapeFolder::requeueUsers(const Value *V) {
 }
 
 void ShapeFolder::visitNode(Node &N) {
-  if (std::optional<ShapeValue> SV = transfer(N))
-    Shapes[N.getResult(0)] = std::move(*SV);
   if (!N.isOnnxDomain())
     return;
   if (materialize(N))
@@ -1231,9 +922,20 @@ void ShapeFolder::eraseDeadChains() {
 }
 
 bool ShapeFolder::run() {
+  // Types first: every node inferred in order (bodies by their holders'
+  // inference), then the dim analysis reads them once.
+  for (Node &N : M.getGraph().getNodes()) {
+    infer(N);
+    if (InferenceFailed)
+      return false;
+  }
+  dims();
+  // Then the rewrites, in order. A rewrite re-infers the node it changed
+  // and re-queues the users; the analysis' answers stay true (a rewrite
+  // never changes what a value holds), so nothing is analysed twice.
   // Bodies are swept at their holders, after the outer values they read:
   // nodes holding subgraphs are never erased before the end.
-  visitGraph(M.getGraph(), /*InferAll=*/true);
+  visitGraph(M.getGraph(), /*InferAll=*/false);
   eraseDeadChains();
   return Changed;
 }

@@ -134,6 +134,8 @@ public:
   llvm::DenseMap<const Value *, Dims> ValueData;
   /// ValueDims after the first sweep, when asked for (setKeepForwardDims).
   bool KeepForward = false;
+  /// Unite a computed dim with the recorded one (setUniteRecorded).
+  bool UniteRecorded = true;
   llvm::DenseMap<const Value *, Dims> ForwardDims;
   std::vector<std::string> InputSymbols;
   llvm::StringSet<> InputSymbolSet;
@@ -735,7 +737,8 @@ void DimAnalysis::Impl::setResult(Node &N, unsigned I,
       Result.push_back(fromRecorded(*V, K));
       continue;
     }
-    unite(*C, fromRecorded(*V, K, /*Observe=*/false), &N);
+    if (UniteRecorded)
+      unite(*C, fromRecorded(*V, K, /*Observe=*/false), &N);
     Result.push_back(observe(*C));
   }
   ValueDims[V] = std::move(Result);
@@ -1729,6 +1732,8 @@ const std::vector<DimExpr> *DimAnalysis::getDims(const Value &V) const {
 }
 
 void DimAnalysis::setKeepForwardDims(bool Keep) { P->KeepForward = Keep; }
+
+void DimAnalysis::setUniteRecorded(bool Unite) { P->UniteRecorded = Unite; }
 
 const std::vector<DimExpr> *DimAnalysis::getForwardDims(const Value &V) const {
   auto It = P->ForwardDims.find(&V);

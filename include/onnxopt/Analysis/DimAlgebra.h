@@ -148,6 +148,14 @@ public:
   /// down the graph are applied. make-dynamic reads them where a baked
   /// constant downstream proves a new dim equal to its old size.
   void setKeepForwardDims(bool Keep);
+  /// Whether a dim an op computes is united with the dim its result's
+  /// recorded type declares (call before run(); default true). Rewrites
+  /// that must hold at every shape the inputs allow turn it off: ONNX
+  /// Runtime does not enforce a declared dim (an output declared [1,10]
+  /// runs at batch 4 with a warning), so uniting batch with 1 there would
+  /// fold a wrong constant. Dims are still read from the recorded type
+  /// where the op computes none.
+  void setUniteRecorded(bool Unite);
   /// The first sweep's dims of \p V (null unless kept and of known rank).
   const std::vector<DimExpr> *getForwardDims(const Value &V) const;
   /// Integer contents of a shape tensor, if known.
