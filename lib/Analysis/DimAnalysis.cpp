@@ -1436,6 +1436,17 @@ std::optional<Dims> DimAnalysis::Impl::arithmeticData(Node &N) {
     return std::nullopt;
   if (A->size() != B->size() && A->size() != 1 && B->size() != 1)
     return std::nullopt;
+  // Integer division truncates; a float Div of dims cast to float (torch's
+  // `x.size(1) / 2` before a Range) does not: 5 / 2 is 2.5, and a Range to
+  // it has 3 elements, not floor(5/2) = 2.
+  bool IntegerDiv = false;
+  if (Op == "Div" && N.getOperand(0)) {
+    auto E = static_cast<ElementType>(N.getOperand(0)->getType().getElemType());
+    IntegerDiv = E == ElementType::Int64 || E == ElementType::Int32 ||
+                 E == ElementType::Int16 || E == ElementType::Int8 ||
+                 E == ElementType::UInt64 || E == ElementType::UInt32 ||
+                 E == ElementType::UInt16 || E == ElementType::UInt8;
+  }
   size_t Len = std::max(A->size(), B->size());
   Dims R;
   for (size_t I = 0; I < Len; ++I) {
@@ -1447,9 +1458,9 @@ std::optional<Dims> DimAnalysis::Impl::arithmeticData(Node &N) {
       R.push_back(L - Rt);
     else if (Op == "Mul")
       R.push_back(L * Rt);
-    else if (Rt.isConstant() && Rt.getConstant() > 0 &&
+    else if (IntegerDiv && Rt.isConstant() && Rt.getConstant() > 0 &&
              (!L.isConstant() || L.getConstant() >= 0))
-      // Integer division truncates; shape values are not negative.
+      // Truncation is floor here: shape values are not negative.
       R.push_back(L.floorDiv(Rt.getConstant()));
     else
       return std::nullopt;
