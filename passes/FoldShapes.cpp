@@ -180,6 +180,7 @@ private:
   bool reshapeToFlatten(Node &N, bool AllowZero);
   bool cancelSqueezePair(Node &N);
   bool simplifyExpand(Node &N);
+  bool shapeOfConstantOfShape(Node &N);
   bool replaceWith(Value *Old, Value *New);
   void noteChange() {
     Changed = true;
@@ -810,6 +811,25 @@ bool ShapeFolder::simplifyExpand(Node &N) {
   return true;
 }
 
+/// Shape(ConstantOfShape(S)) is S: the masks of torch exports take the
+/// shape of a tensor they just filled.
+bool ShapeFolder::shapeOfConstantOfShape(Node &N) {
+  if (N.getNumOperands() != 1 || !N.getOperand(0) || !N.getResult(0) ||
+      N.hasAttr("start") || N.hasAttr("end"))
+    return false;
+  Node *Def = N.getOperand(0)->getDefiningNode();
+  if (!Def || !Def->isOnnxDomain() || !Def->is("ConstantOfShape") ||
+      Def->getNumOperands() != 1 || !Def->getOperand(0))
+    return false;
+  Value *S = Def->getOperand(0);
+  const Type &T = S->getType();
+  // ConstantOfShape takes int64 only; a rank-1 S is exactly the shape.
+  if (!T.isTensor() || T.getElemType() != static_cast<int32_t>(ElementType::Int64) ||
+      !T.hasShape() || T.getRank() != 1)
+    return false;
+  return replaceWith(N.getResult(0), S);
+}
+
 void ShapeFolder::infer(Node &N) {
   if (failed(SI.inferNode(N)))
     InferenceFailed = true;
@@ -841,6 +861,10 @@ void ShapeFolder::visitNode(Node &N) {
   }
   if (N.is("Expand")) {
     simplifyExpand(N);
+    return;
+  }
+  if (N.is("Shape")) {
+    shapeOfConstantOfShape(N);
     return;
   }
   if (N.is("Squeeze") || N.is("Unsqueeze"))

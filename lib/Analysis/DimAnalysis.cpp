@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <initializer_list>
 #include <set>
 
 using namespace onnxopt;
@@ -115,6 +116,51 @@ std::optional<std::vector<int64_t>> constants(const Dims *D) {
     V.push_back(E.getConstant());
   }
   return V;
+}
+
+/// True if \p E is at least 0 at every non-negative value of its symbols:
+/// at least 0 where they are all 0, and never decreasing as they grow. Not
+/// the symbol domain's default (dims >= 1): a dim may be 0 (an empty KV
+/// cache), and `past - 1` is then -1.
+bool nonNegativeEverywhere(const DimExpr &E) {
+  auto Zero = [](llvm::StringRef) -> std::optional<int64_t> { return 0; };
+  std::optional<int64_t> AtZero = E.evaluate(Zero);
+  return AtZero && *AtZero >= 0 && E.isNondecreasing(Zero);
+}
+
+/// Equal on two elements of shape data: 1, 0, or undecided.
+std::optional<int64_t> equalElements(const DimExpr &A, const DimExpr &B) {
+  if (A == B)
+    return 1;
+  if (A.isConstant() && B.isConstant())
+    return 0;
+  // `s == -1` on a dim expression (torch's Expand target check) is false:
+  // the expression is never negative.
+  if (B.isConstant() && B.getConstant() < 0 && nonNegativeEverywhere(A))
+    return 0;
+  if (A.isConstant() && A.getConstant() < 0 && nonNegativeEverywhere(B))
+    return 0;
+  return std::nullopt;
+}
+
+/// The length numpy broadcasting gives 1-D data of lengths \p Lens, or 0
+/// when they do not broadcast (or one is empty).
+size_t broadcastLength(std::initializer_list<size_t> Lens) {
+  size_t Len = 1;
+  for (size_t L : Lens) {
+    if (L == 0)
+      return 0;
+    if (L == 1 || L == Len)
+      continue;
+    if (Len != 1)
+      return 0;
+    Len = L;
+  }
+  return Len;
+}
+
+const DimExpr &elementAt(const Dims &D, size_t I) {
+  return D[D.size() == 1 ? 0 : I];
 }
 
 } // namespace
@@ -312,6 +358,7 @@ private:
   std::optional<PartialDims> slice(Node &N, const Dims &X);
   std::optional<Dims> sliceData(Node &N, const Dims &D);
   std::optional<Dims> arithmeticData(Node &N);
+  std::optional<Dims> selectionData(Node &N);
   std::optional<std::vector<int64_t>> axesOf(Node &N, unsigned InputIndex);
   std::optional<PartialDims> reduce(Node &N, const Dims &X);
   std::optional<PartialDims> range(Node &N);
@@ -466,21 +513,27 @@ void DimAnalysis::Impl::propagateMax(Node &N) {
     ValueMax[N.getResult(0)] = It->second;
 }
 
-/// Range(start, limit, delta) with a known start and positive step: its
-/// length, when limit >= start is proven, and its greatest element.
+/// Range(start, limit, delta) with a positive step: its length, when
+/// limit >= start is proven, and its greatest element. A start that is an
+/// expression (`arange(past, past + seq)`, the positions after a KV cache)
+/// needs limit - start >= 0 at every value of the symbols, 0 included.
 std::optional<PartialDims> DimAnalysis::Impl::range(Node &N) {
   const Dims *S = data(N, 0), *L = data(N, 1), *D = data(N, 2);
   if (!S || !L || !D || S->size() != 1 || L->size() != 1 || D->size() != 1)
     return std::nullopt;
   const DimExpr &Start = (*S)[0], &Limit = (*L)[0], &Delta = (*D)[0];
-  if (!Delta.isConstant() || Delta.getConstant() <= 0 || !Start.isConstant())
+  if (!Delta.isConstant() || Delta.getConstant() <= 0)
     return std::nullopt;
-  DimConstraint NonEmpty;
-  NonEmpty.K = DimConstraint::AtLeast;
-  NonEmpty.Lhs = Limit;
-  NonEmpty.Rhs = Start;
-  if (decide(NonEmpty, SymbolDomain()) != Verdict::Holds)
+  if (Start.isConstant()) {
+    DimConstraint NonEmpty;
+    NonEmpty.K = DimConstraint::AtLeast;
+    NonEmpty.Lhs = Limit;
+    NonEmpty.Rhs = Start;
+    if (decide(NonEmpty, SymbolDomain()) != Verdict::Holds)
+      return std::nullopt;
+  } else if (Start.hasUnknown() || !nonNegativeEverywhere(Limit - Start)) {
     return std::nullopt;
+  }
   DimExpr Count = (Limit - Start).ceilDiv(Delta.getConstant());
   if (N.getNumResults() && N.getResult(0))
     ValueMax[N.getResult(0)] = Start + Delta * (Count - DimExpr::constant(1));
@@ -876,6 +929,8 @@ void DimAnalysis::Impl::transferBroadcast(Node &N, const Dims *X,
   }
   if (std::optional<Dims> D = arithmeticData(N))
     OutData[0] = std::move(*D);
+  else if (std::optional<Dims> D = selectionData(N))
+    OutData[0] = std::move(*D);
 }
 
 void DimAnalysis::Impl::transferConstant(Node &N, const Dims *X,
@@ -1162,8 +1217,29 @@ void DimAnalysis::Impl::transferSlice(Node &N, const Dims *X, ResultDims &Out,
 void DimAnalysis::Impl::transferConstantOfShape(Node &N, const Dims *X,
                                                 ResultDims &Out,
                                                 ResultData &OutData) {
-  if (const Dims *D = data(N, 0))
-    Out[0] = full(*D);
+  const Dims *D = data(N, 0);
+  if (!D)
+    return;
+  Out[0] = full(*D);
+  // An integer fill of a short 1-D (or scalar) result is shape data:
+  // torch's Expand target check multiplies `ones(len(s))` by -1.
+  std::optional<std::vector<int64_t>> Len = constants(D);
+  if (!Len || Len->size() > 1)
+    return;
+  int64_t Count = Len->empty() ? 1 : Len->front();
+  const Attribute *A = N.getAttr("value");
+  if (Count < 0 || Count > static_cast<int64_t>(kMaxDataLength) || !A ||
+      A->Kind != AttrKind::Tensor || A->Tensors.empty())
+    return;
+  const Tensor &Fill = A->Tensors.front();
+  int32_t Elem = Fill.getElemType();
+  if (Elem != static_cast<int32_t>(ElementType::Int64) &&
+      Elem != static_cast<int32_t>(ElementType::Int32))
+    return;
+  std::optional<std::vector<int64_t>> V = Fill.toInt64s();
+  if (!V || V->size() != 1)
+    return;
+  OutData[0] = Dims(Count, DimExpr::constant(V->front()));
 }
 
 void DimAnalysis::Impl::transferExpand(Node &N, const Dims *X, ResultDims &Out,
@@ -1363,6 +1439,17 @@ std::optional<Dims> DimAnalysis::Impl::arithmeticData(Node &N) {
     return std::nullopt;
   if (A->size() != B->size() && A->size() != 1 && B->size() != 1)
     return std::nullopt;
+  // Integer division truncates; a float Div of dims cast to float (torch's
+  // `x.size(1) / 2` before a Range) does not: 5 / 2 is 2.5, and a Range to
+  // it has 3 elements, not floor(5/2) = 2.
+  bool IntegerDiv = false;
+  if (Op == "Div" && N.getOperand(0)) {
+    auto E = static_cast<ElementType>(N.getOperand(0)->getType().getElemType());
+    IntegerDiv = E == ElementType::Int64 || E == ElementType::Int32 ||
+                 E == ElementType::Int16 || E == ElementType::Int8 ||
+                 E == ElementType::UInt64 || E == ElementType::UInt32 ||
+                 E == ElementType::UInt16 || E == ElementType::UInt8;
+  }
   size_t Len = std::max(A->size(), B->size());
   Dims R;
   for (size_t I = 0; I < Len; ++I) {
@@ -1374,14 +1461,59 @@ std::optional<Dims> DimAnalysis::Impl::arithmeticData(Node &N) {
       R.push_back(L - Rt);
     else if (Op == "Mul")
       R.push_back(L * Rt);
-    else if (Rt.isConstant() && Rt.getConstant() > 0 &&
+    else if (IntegerDiv && Rt.isConstant() && Rt.getConstant() > 0 &&
              (!L.isConstant() || L.getConstant() >= 0))
-      // Integer division truncates; shape values are not negative.
+      // Truncation is floor here: shape values are not negative.
       R.push_back(L.floorDiv(Rt.getConstant()));
     else
       return std::nullopt;
   }
   return R;
+}
+
+/// Equal and Where on shape data, element by element, when every element
+/// is decided: with the ones and the -1 above they carry torch's Expand
+/// target check `Where(Equal(s, -1 * ones), ones, s)` as `s`.
+std::optional<Dims> DimAnalysis::Impl::selectionData(Node &N) {
+  llvm::StringRef Op = N.getOpType();
+  if (Op == "Equal" && N.getNumOperands() == 2) {
+    const Dims *A = data(N, 0), *B = data(N, 1);
+    if (!A || !B)
+      return std::nullopt;
+    size_t Len = broadcastLength({A->size(), B->size()});
+    if (!Len)
+      return std::nullopt;
+    Dims R;
+    for (size_t I = 0; I < Len; ++I) {
+      std::optional<int64_t> E =
+          equalElements(elementAt(*A, I), elementAt(*B, I));
+      if (!E)
+        return std::nullopt;
+      R.push_back(DimExpr::constant(*E));
+    }
+    return R;
+  }
+  if (Op == "Where" && N.getNumOperands() == 3) {
+    const Dims *C = data(N, 0), *X = data(N, 1), *Y = data(N, 2);
+    if (!C || !X || !Y)
+      return std::nullopt;
+    size_t Len = broadcastLength({C->size(), X->size(), Y->size()});
+    if (!Len)
+      return std::nullopt;
+    Dims R;
+    for (size_t I = 0; I < Len; ++I) {
+      const DimExpr &Cond = elementAt(*C, I);
+      const DimExpr &XI = elementAt(*X, I), &YI = elementAt(*Y, I);
+      if (Cond.isConstant())
+        R.push_back(Cond.getConstant() != 0 ? XI : YI);
+      else if (XI == YI)
+        R.push_back(XI); // either way the same element
+      else
+        return std::nullopt;
+    }
+    return R;
+  }
+  return std::nullopt;
 }
 
 std::optional<PartialDims> DimAnalysis::Impl::convLike(Node &N, const Dims &X,

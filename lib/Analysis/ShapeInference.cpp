@@ -412,6 +412,8 @@ private:
   LogicalResult writeResults(Node &N, NodeContext &Ctx);
   /// Our symbolic rules after ONNX's function (SymbolicRefinement.h).
   void refineSymbolically(Node &N, NodeContext &Ctx);
+  /// An If whose condition is known takes the types of the branch it runs.
+  void refineIf(Node &N, NodeContext &Ctx);
   /// Evaluates the shape operands computed from constants only.
   void evaluateShapeOperands(Node &N, NodeContext &Ctx);
   /// Ops whose unknown result dims depend on the data (NonZero, NMS, ...).
@@ -895,7 +897,46 @@ void ShapeInference::Impl::refineSymbolically(Node &N, NodeContext &Ctx) {
       detail::refineRange(Ctx);
     else if (N.is("Expand"))
       detail::refineExpand(Ctx);
+    else if (N.is("If"))
+      refineIf(N, Ctx);
   } catch (const std::exception &) {
+  }
+}
+
+/// ONNX's If merges the types of both branches, and keeps no shape when
+/// their ranks differ. torch writes `squeeze(dim)` of a value whose dim it
+/// could not see as `If(Equal(Shape(x)[dim], 1), Squeeze, Identity)`: the
+/// branches differ in rank by design, but the condition usually follows
+/// from dims that are numbers (a rotary table `[1, 1, L, d]` sliced on L).
+/// When the condition is a constant or propagated shape data holding a
+/// number, the node runs that branch at every value of the symbols, so its
+/// results have that branch's output types (inferred in place just before,
+/// by ONNX's function).
+void ShapeInference::Impl::refineIf(Node &N, NodeContext &Ctx) {
+  const Value *Cond = N.getNumOperands() == 1 ? N.getOperand(0) : nullptr;
+  if (!Cond)
+    return;
+  std::optional<int64_t> Taken;
+  if (Tensor T = getConstantValue(*Cond)) {
+    std::optional<std::vector<int64_t>> V = T.toInt64s();
+    if (V && V->size() == 1)
+      Taken = V->front();
+  } else if (const onnx::TensorShapeProto *P = getData(Cond)) {
+    if (P->dim_size() == 1 && P->dim(0).has_dim_value())
+      Taken = P->dim(0).dim_value();
+  }
+  if (!Taken)
+    return;
+  const Attribute *A = N.getAttr(*Taken ? "then_branch" : "else_branch");
+  if (!A || A->Kind != AttrKind::Graph || A->Graphs.empty())
+    return;
+  const Graph &Branch = *A->Graphs.front();
+  if (Branch.getNumOutputs() != N.getNumResults())
+    return;
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    const Type &T = Branch.getOutput(I)->getType();
+    if (!T.isNone())
+      typeToProto(T, *Ctx.getOutputType(I));
   }
 }
 
