@@ -14,7 +14,8 @@
 // unlisted ones take --default-dim, default 1); --shape sets a whole input.
 // Float inputs are N(0,1), integer ones uniform in [0,10) (--int-range
 // name=LO:HI), bool fair coins. With --data, an input_K.pb of an ONNX test
-// data set whose dims match the chosen shape is used instead of random data.
+// data set whose dims match the chosen shape is used instead of random data;
+// at another shape an integer input repeats the test data's values.
 //
 // Exit status: 0 the model loads and runs (and matches --ref), 1 it fails to
 // load or run (the ORT message is printed), or its outputs differ from --ref,
@@ -319,6 +320,10 @@ function resolveDims(declared, dims, defaultDim) {
   });
 }
 
+function isInteger(type) {
+  return /^u?int(8|16|32|64)$/.test(type);
+}
+
 function sameDims(a, b) {
   return a.length === b.length && a.every((d, i) => d === b[i]);
 }
@@ -337,6 +342,17 @@ function makeFeeds(session, shapes, opts) {
                (data[k] && !data[k].name ? data[k] : null);
     if (ex && ex.type === meta.type && sameDims(ex.dims, dims)) {
       feeds[meta.name] = new (ort().Tensor)(ex.type, ex.data, ex.dims);
+      return;
+    }
+    // At another shape, integer inputs (indices into a table, token ids)
+    // repeat the test data's values: those are valid for the model,
+    // random ones may not be (an Embedding of 4 rows given 8).
+    if (ex && ex.type === meta.type && isInteger(ex.type) && ex.data.length &&
+        !(opts.intRanges || {})[meta.name]) {
+      const n = dims.reduce((a, b) => a * b, 1);
+      const out = new ex.data.constructor(n);
+      for (let i = 0; i < n; ++i) out[i] = ex.data[i % ex.data.length];
+      feeds[meta.name] = new (ort().Tensor)(ex.type, out, dims);
       return;
     }
     const rng = makeRng(hashString(`${opts.seed || 1}/${meta.name}/${dims.join('x')}`));
