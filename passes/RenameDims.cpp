@@ -151,13 +151,10 @@ private:
                << "the stored ranges of the symbols merged into '" << It->first
                << "' do not overlap";
     }
-    for (DimRelation R : Relations) {
-      R.Lhs = NewName(R.Lhs);
-      if (R.K == DimRelation::Equal) {
-        R.Rhs = NewName(R.Rhs);
-        if (R.Lhs == R.Rhs)
-          continue; // the merge made it hold by construction
-      }
+    for (const DimRelation &Old : Relations) {
+      DimRelation R = Old.renamed(NewName);
+      if (R.K == DimRelation::Equal && R.Lhs == R.Rhs)
+        continue; // the merge made it hold by construction
       if (!llvm::is_contained(NewRelations, R))
         NewRelations.push_back(R);
     }

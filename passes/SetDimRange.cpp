@@ -13,12 +13,14 @@
 // aspect lock of deployment guides: `relations=W=H,H%32=0` (W always
 // equals H, H is a multiple of 32). They are kept next to the ranges
 // (format v2), the conditions below are decided with them, and
-// freeze-dims and emit-shape-profile check them.
+// freeze-dims and emit-shape-profile check them. `relations=past+seq<=64`
+// bounds a sum of symbols (coefficients >= 1), which no range can say.
 //
 // With derive=true the bounds the model itself implies are stored too: a
 // learned position table of 128 rows gathered by arange(seq_len) gives
-// `seq_len:1:128` (a bound without a maximum is reported, not stored). A
-// range given in ranges= is narrowed to the derived one.
+// `seq_len:1:128` (a bound without a maximum is reported, not stored); a
+// table read at past..past+seq gives the relation `past+seq<=64`. A range
+// given in ranges= is narrowed to the derived one.
 //
 // Refused, with nothing changed: a malformed entry; min < 0, min > max or
 // opt outside [min, max]; a symbol given twice; a symbol the model does not
@@ -87,7 +89,7 @@ private:
   LogicalResult checkAgainstAlgebra(Model &M, const DimRangeMap &Given,
                                     DiagnosticEngine &Diags);
   void deriveRanges(const DimAnalysis &DA, DimRangeMap &Result,
-                    DiagnosticEngine &Diags);
+                    DimRelations &Derived, DiagnosticEngine &Diags);
   LogicalResult checkConstraints(const DimAnalysis &DA,
                                  const DimRangeMap &Result,
                                  const DimRelations &Rels,
@@ -103,12 +105,13 @@ private:
                      required()};
   ListOption<std::string> Relations{
       *this, "relations",
-      "relations between symbols: A=B (always equal) or A%k=0 (a multiple "
-      "of k)",
+      "relations between symbols: A=B (always equal), A%k=0 (a multiple "
+      "of k) or A+B<=n (a bound on a sum)",
       required().also(checkedBy(checkRelationEntry))};
   Option<bool> Derive{*this, "derive",
                       "also store the ranges the model implies (a table's "
-                      "rows bound an index dim)",
+                      "rows bound an index dim; a bound on a sum of "
+                      "symbols is stored as a relation)",
                       false, required()};
 };
 
@@ -170,8 +173,18 @@ LogicalResult SetDimRangePass::checkAgainstAlgebra(Model &M,
 /// Bounds of one symbol that the conditions imply, intersected with what
 /// is given or stored.
 void SetDimRangePass::deriveRanges(const DimAnalysis &DA, DimRangeMap &Result,
+                                   DimRelations &Derived,
                                    DiagnosticEngine &Diags) {
   for (const DimConstraint &C : getInputConstraints(DA)) {
+    // A bound on a sum (past+seq <= 64, a position table read at
+    // past..past+seq) is no range of one symbol: it becomes a relation.
+    if (std::optional<DimRelation> R = asSumBound(C)) {
+      emitRemark(Diags) << "the model needs " << C.condition() << " ("
+                        << describe(*C.N) << "); stored as the relation "
+                        << printDimRelation(*R);
+      Derived.push_back(*R);
+      continue;
+    }
     std::optional<SymbolBound> B = impliedBound(C, SymbolDomain(Result));
     if (!B)
       continue;
@@ -249,11 +262,11 @@ LogicalResult SetDimRangePass::collectRelations(Model &M, DimRelations &Rels,
     DimRelation R;
     if (!parseDimRelation(Entry, R, Error))
       return emitError(Diags) << "relation '" << Entry << "': " << Error;
-    for (const std::string *S : {&R.Lhs, &R.Rhs}) {
-      if (S->empty() || Symbols.count(*S))
+    for (const std::string &S : R.symbols()) {
+      if (Symbols.count(S))
         continue;
       return emitError(Diags)
-             << "relation '" << Entry << "': unknown symbol '" << *S
+             << "relation '" << Entry << "': unknown symbol '" << S
              << "'; the model's symbols are: " << joinSorted(Symbols);
     }
     Rels.push_back(R);
@@ -266,6 +279,23 @@ static LogicalResult checkRelationsAgainstRanges(const DimRelations &Rels,
                                                  const DimRangeMap &Ranges,
                                                  DiagnosticEngine &Diags) {
   for (const DimRelation &R : Rels) {
+    if (R.K == DimRelation::AtMost) {
+      // The least sum the ranges allow (a symbol without one counts 0).
+      int64_t Least = 0;
+      std::string At;
+      for (const auto &[Sym, Coef] : R.Terms) {
+        auto It = Ranges.find(Sym);
+        if (It == Ranges.end())
+          continue;
+        Least += Coef * It->second.Min;
+        At += (At.empty() ? "" : ", ") + Sym + ":" + printDimRange(It->second);
+      }
+      if (Least > R.Bound)
+        return emitError(Diags)
+               << "relation '" << printDimRelation(R) << "': no value in "
+               << At << " keeps it (the least sum is " << Least << ")";
+      continue;
+    }
     auto L = Ranges.find(R.Lhs);
     if (L == Ranges.end())
       continue;
@@ -312,11 +342,14 @@ LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
   DimAnalysis DA(M);
   DA.run();
   Saved.restore();
+  DimRelations Derived;
   if (Derive)
-    deriveRanges(DA, Result, Diags);
+    deriveRanges(DA, Result, Derived, Diags);
   DimRelations Rels;
-  if (failed(collectRelations(M, Rels, Diags)) ||
-      failed(checkRelationsAgainstRanges(Rels, Result, Diags)) ||
+  if (failed(collectRelations(M, Rels, Diags)))
+    return failure();
+  Rels.insert(Rels.end(), Derived.begin(), Derived.end());
+  if (failed(checkRelationsAgainstRanges(Rels, Result, Diags)) ||
       failed(checkConstraints(DA, Result, Rels, Diags)))
     return failure();
   DimRelations StoredRels;

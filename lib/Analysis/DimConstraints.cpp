@@ -100,8 +100,18 @@ SymbolDomain::SymbolDomain(DimRangeMap R, DimRelations Relations)
     B.first = std::max(B.first, It->second.Min);
     B.second = B.second ? std::min(*B.second, It->second.Max) : It->second.Max;
   };
+  for (const DimRelation &Rel : Relations) {
+    if (Rel.K != DimRelation::AtMost)
+      continue;
+    DimExpr Sum = DimExpr::constant(0);
+    for (const auto &[Sym, Coef] : Rel.Terms)
+      Sum = Sum + DimExpr::constant(Coef) * DimExpr::symbol(Sym);
+    SumBounds.emplace_back(Sum, Rel.Bound);
+  }
   std::set<std::string> Names;
   for (const DimRelation &Rel : Relations) {
+    if (Rel.K == DimRelation::AtMost)
+      continue;
     Names.insert(Rel.Lhs);
     if (Rel.K == DimRelation::Equal)
       Names.insert(Rel.Rhs);
@@ -138,6 +148,13 @@ SymbolDomain::SymbolDomain(DimRangeMap R, DimRelations Relations)
     if (Target != DimExpr::symbol(N))
       Rewrite[N] = Target;
   }
+}
+
+bool SymbolDomain::assertsAtMost(const DimExpr &E, int64_t Bound) const {
+  for (const auto &[Sum, B] : SumBounds)
+    if (B <= Bound && normalize(Sum) == E)
+      return true;
+  return false;
 }
 
 DimExpr SymbolDomain::normalize(const DimExpr &E) const {
@@ -277,14 +294,56 @@ Verdict onnxopt::decide(const DimConstraint &Given, const SymbolDomain &D) {
     return decideBroadcast(C.Lhs, C.Rhs, D);
   case DimConstraint::AtLeast:
     return decideNonNegative(C.Lhs - C.Rhs, D);
-  case DimConstraint::AtMost:
+  case DimConstraint::AtMost: {
+    // A stored bound on the same sum settles it (past+seq <= 64).
+    if (std::optional<DimRelation> R = asSumBound(C)) {
+      DimExpr Sum = DimExpr::constant(0);
+      for (const auto &[Sym, Coef] : R->Terms)
+        Sum = Sum + DimExpr::constant(Coef) * DimExpr::symbol(Sym);
+      if (D.assertsAtMost(Sum, R->Bound))
+        return Verdict::Holds;
+    }
     return decideNonNegative(C.Rhs - C.Lhs, D);
+  }
   case DimConstraint::Divisible:
     return decideDivisible(C.Lhs, C.Rhs);
   case DimConstraint::DataDependent:
     return Verdict::Depends;
   }
   return Verdict::Depends;
+}
+
+std::optional<DimRelation> onnxopt::asSumBound(const DimConstraint &C) {
+  if (C.K != DimConstraint::AtMost || !C.Rhs.isConstant() ||
+      C.Lhs.hasUnknown())
+    return std::nullopt;
+  std::vector<std::string> Syms = C.symbols();
+  if (Syms.size() < 2)
+    return std::nullopt;
+  // Coefficients from values (each symbol 1, the others 0); the sum they
+  // make must then be the expression itself (no products, no divisions).
+  auto At = [&](const std::string &One) {
+    return C.Lhs.evaluate([&](llvm::StringRef S) -> std::optional<int64_t> {
+      return S == One ? 1 : 0;
+    });
+  };
+  std::optional<int64_t> Base = At("");
+  if (!Base)
+    return std::nullopt;
+  DimRelation R;
+  R.K = DimRelation::AtMost;
+  DimExpr Sum = DimExpr::constant(*Base);
+  for (const std::string &S : Syms) {
+    std::optional<int64_t> V = At(S);
+    if (!V || *V - *Base < 1)
+      return std::nullopt;
+    R.Terms.emplace_back(S, *V - *Base);
+    Sum = Sum + DimExpr::constant(*V - *Base) * DimExpr::symbol(S);
+  }
+  if (Sum != C.Lhs)
+    return std::nullopt;
+  R.Bound = C.Rhs.getConstant() - *Base;
+  return R;
 }
 
 std::optional<bool> onnxopt::holdsAt(const DimConstraint &C,

@@ -64,44 +64,130 @@ std::string onnxopt::printDimRange(const DimRange &R) {
 }
 
 static bool isSymbolName(llvm::StringRef S) {
-  return !S.empty() && S.find_first_of(";=%: ") == llvm::StringRef::npos;
+  return !S.empty() && S.find_first_of(";=%: +<*") == llvm::StringRef::npos;
+}
+
+std::vector<std::string> DimRelation::symbols() const {
+  std::vector<std::string> S;
+  if (K == AtMost) {
+    for (const auto &[Sym, Coef] : Terms)
+      S.push_back(Sym);
+    return S;
+  }
+  S.push_back(Lhs);
+  if (K == Equal)
+    S.push_back(Rhs);
+  llvm::sort(S);
+  return S;
+}
+
+DimRelation DimRelation::renamed(
+    const std::function<std::string(const std::string &)> &NewName) const {
+  DimRelation R = *this;
+  if (K != AtMost) {
+    R.Lhs = NewName(Lhs);
+    if (K == Equal)
+      R.Rhs = NewName(Rhs);
+    return R;
+  }
+  std::map<std::string, int64_t> Merged;
+  for (const auto &[Sym, Coef] : Terms)
+    Merged[NewName(Sym)] += Coef;
+  R.Terms.assign(Merged.begin(), Merged.end());
+  return R;
 }
 
 bool DimRelation::holds(const std::map<std::string, int64_t> &Values) const {
-  auto L = Values.find(Lhs);
-  if (L == Values.end())
+  if (!isDecidedBy(Values))
     return false;
+  if (K == AtMost) {
+    int64_t Sum = 0;
+    for (const auto &[Sym, Coef] : Terms) {
+      int64_t Term;
+      if (__builtin_mul_overflow(Coef, Values.at(Sym), &Term) ||
+          __builtin_add_overflow(Sum, Term, &Sum))
+        return false;
+    }
+    return Sum <= Bound;
+  }
+  int64_t L = Values.at(Lhs);
   if (K == Multiple)
-    return Divisor > 0 && L->second % Divisor == 0;
-  auto R = Values.find(Rhs);
-  return R != Values.end() && L->second == R->second;
+    return Divisor > 0 && L % Divisor == 0;
+  return L == Values.at(Rhs);
 }
 
 bool DimRelation::isDecidedBy(
     const std::map<std::string, int64_t> &Values) const {
-  return Values.count(Lhs) && (K == Multiple || Values.count(Rhs));
+  for (const std::string &S : symbols())
+    if (!Values.count(S))
+      return false;
+  return true;
 }
 
 std::string
 onnxopt::printDimRelationAt(const DimRelation &R,
                             const std::map<std::string, int64_t> &Values) {
-  auto ValueOf = [&](const std::string &S) {
-    auto It = Values.find(S);
-    return S + "=" + (It == Values.end() ? "?" : std::to_string(It->second));
-  };
-  std::string Text = printDimRelation(R) + " (" + ValueOf(R.Lhs);
+  std::string Text = printDimRelation(R) + " (";
+  bool First = true;
+  // The relation's own order: Lhs then Rhs, or the terms.
+  std::vector<std::string> Order =
+      R.K == DimRelation::AtMost ? R.symbols()
+                                 : std::vector<std::string>{R.Lhs};
   if (R.K == DimRelation::Equal)
-    Text += ", " + ValueOf(R.Rhs);
+    Order.push_back(R.Rhs);
+  for (const std::string &S : Order) {
+    auto It = Values.find(S);
+    Text += (First ? "" : ", ") + S + "=" +
+            (It == Values.end() ? "?" : std::to_string(It->second));
+    First = false;
+  }
   return Text + ")";
+}
+
+/// `past+seq<=64`, `2*H+W<=100`.
+static bool parseBound(llvm::StringRef Text, DimRelation &R,
+                       std::string &Error) {
+  auto [Sum, Limit] = Text.split("<=");
+  std::map<std::string, int64_t> Terms;
+  llvm::SmallVector<llvm::StringRef, 4> Parts;
+  Sum.split(Parts, '+');
+  for (llvm::StringRef Part : Parts) {
+    Part = Part.trim();
+    int64_t Coef = 1;
+    if (Part.contains('*')) {
+      auto [C, Sym] = Part.split('*');
+      if (C.trim().getAsInteger(10, Coef) || Coef < 1)
+        return false;
+      Part = Sym.trim();
+    }
+    if (!isSymbolName(Part) || Part.contains('<') || Part.contains('*'))
+      return false;
+    Terms[Part.str()] += Coef;
+  }
+  if (Limit.trim().getAsInteger(10, R.Bound) || Terms.empty())
+    return false;
+  R.K = DimRelation::AtMost;
+  R.Terms.assign(Terms.begin(), Terms.end());
+  (void)Error;
+  return true;
 }
 
 bool onnxopt::parseDimRelation(llvm::StringRef Text, DimRelation &Out,
                                std::string &Error) {
   Text = Text.trim();
+  DimRelation R;
+  if (Text.contains("<=")) {
+    if (!parseBound(Text, R, Error)) {
+      Error = "expected 'A+B<=n' (terms 'symbol' or 'k*symbol', k >= 1), "
+              "got '" + Text.str() + "'";
+      return false;
+    }
+    Out = R;
+    return true;
+  }
   auto [Left, Right] = Text.split('=');
   Left = Left.trim();
   Right = Right.trim();
-  DimRelation R;
   if (Left.contains('%')) {
     auto [Sym, Div] = Left.split('%');
     int64_t D;
@@ -115,8 +201,8 @@ bool onnxopt::parseDimRelation(llvm::StringRef Text, DimRelation &Out,
     R.Divisor = D;
   } else {
     if (!isSymbolName(Left) || !isSymbolName(Right) || Left == Right) {
-      Error = "expected 'A=B' (two symbols) or 'A%k=0', got '" + Text.str() +
-              "'";
+      Error = "expected 'A=B' (two symbols), 'A%k=0' or 'A+B<=n', got '" +
+              Text.str() + "'";
       return false;
     }
     R.K = DimRelation::Equal;
@@ -128,6 +214,13 @@ bool onnxopt::parseDimRelation(llvm::StringRef Text, DimRelation &Out,
 }
 
 std::string onnxopt::printDimRelation(const DimRelation &R) {
+  if (R.K == DimRelation::AtMost) {
+    std::string S;
+    for (const auto &[Sym, Coef] : R.Terms)
+      S += (S.empty() ? "" : "+") +
+           (Coef == 1 ? Sym : std::to_string(Coef) + "*" + Sym);
+    return S + "<=" + std::to_string(R.Bound);
+  }
   if (R.K == DimRelation::Multiple)
     return R.Lhs + "%" + std::to_string(R.Divisor) + "=0";
   return R.Lhs + "=" + R.Rhs;

@@ -49,6 +49,28 @@ TEST(DimRangesTest, StoredFormRoundTrips) {
   EXPECT_FALSE(parseDimRanges("v1;N:1:2", Back, Err));
 }
 
+TEST(DimRangesTest, SumBoundRelations) {
+  DimRelation R;
+  std::string Err;
+  ASSERT_TRUE(parseDimRelation(" seq + 2*past <= 64 ", R, Err)) << Err;
+  EXPECT_EQ(R.K, DimRelation::AtMost);
+  EXPECT_EQ(printDimRelation(R), "2*past+seq<=64");
+  EXPECT_EQ(R.symbols(), (std::vector<std::string>{"past", "seq"}));
+  EXPECT_TRUE(R.holds({{"past", 30}, {"seq", 4}}));
+  EXPECT_FALSE(R.holds({{"past", 30}, {"seq", 5}}));
+  EXPECT_FALSE(R.isDecidedBy({{"past", 30}}));
+  EXPECT_FALSE(R.holds({{"past", INT64_MAX}, {"seq", 1}})); // no overflow
+  // Renaming may merge two terms.
+  DimRelation M = R.renamed([](const std::string &S) {
+    return S == "seq" ? std::string("past") : S;
+  });
+  EXPECT_EQ(printDimRelation(M), "3*past<=64");
+  for (const char *Bad : {"a+b<64", "a+<=4", "0*a+b<=4", "a+b<=x", "<=4"})
+    EXPECT_FALSE(parseDimRelation(Bad, R, Err)) << Bad;
+  DimRangeMap Back;
+  EXPECT_TRUE(parseDimRanges("v2;rel:past+seq<=64", Back, Err)) << Err;
+}
+
 TEST(DimRangesTest, SetKeepsOtherMetadataAndRemoves) {
   auto M = parse(R"(<ir_version: 8, opset_import: ["" : 17],
       producer_name: "test", metadata_props: ["a" : "1"]>

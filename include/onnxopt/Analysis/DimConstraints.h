@@ -68,10 +68,15 @@ public:
   std::optional<int64_t> max(llvm::StringRef Symbol) const;
   /// \p E with the relations applied.
   DimExpr normalize(const DimExpr &E) const;
-  bool hasRelations() const { return !Rewrite.empty(); }
+  bool hasRelations() const { return !Rewrite.empty() || !SumBounds.empty(); }
+  /// True if a relation asserts \p E <= \p Bound (E a sum of symbols it
+  /// bounds by at most Bound).
+  bool assertsAtMost(const DimExpr &E, int64_t Bound) const;
 
 private:
   DimRangeMap Ranges;
+  /// The AtMost relations: sum of terms, bound.
+  std::vector<std::pair<DimExpr, int64_t>> SumBounds;
   /// Symbol -> what it is rewritten to.
   std::map<std::string, DimExpr> Rewrite;
 };
@@ -91,6 +96,12 @@ using SymbolValues = std::function<std::optional<int64_t>(llvm::StringRef)>;
 /// \p C at the given values; std::nullopt when a symbol has no value (or
 /// the expression has an unknown).
 std::optional<bool> holdsAt(const DimConstraint &C, const SymbolValues &V);
+
+/// \p C as a relation on a sum of several symbols (`past+seq<=64`), when it
+/// is an upper bound whose left side is a sum of symbols with positive
+/// coefficients (plus a constant) and whose right side is a number: the
+/// bounds no range of one symbol can store. std::nullopt otherwise.
+std::optional<DimRelation> asSumBound(const DimConstraint &C);
 
 /// The interval one symbol must lie in for \p C to hold, when \p C mentions
 /// only that symbol and is monotone in it (`seq_len <= 128`,

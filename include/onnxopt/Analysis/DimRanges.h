@@ -12,8 +12,9 @@
 // entries `symbol=min:max[:opt]` sorted by symbol, separated by ';'. Dims
 // may also carry relations the user asserts (set-dim-range{relations=...}),
 // the aspect lock of deployment guides: `W=H` (always equal) and `H%32=0`
-// (a multiple). A model with relations stores version 2, with the
-// relations after the ranges:
+// (a multiple), or that the model implies: `past+seq<=64` (a bound on a
+// sum). A model with relations stores version 2, with the relations after
+// the ranges:
 //
 //   v2;H=256:1024;W=256:1024;rel:W=H;rel:H%32=0
 //
@@ -26,6 +27,7 @@
 #include "onnxopt/Support/LogicalResult.h"
 #include "llvm/ADT/StringRef.h"
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,21 +57,32 @@ struct DimRange {
 
 using DimRangeMap = std::map<std::string, DimRange>;
 
-/// A relation between symbols the user asserts: Lhs = Rhs (two symbols) or
-/// Lhs a multiple of Divisor.
+/// A relation between symbols the user asserts or the model implies:
+/// Lhs = Rhs (two symbols), Lhs a multiple of Divisor, or a bound on a sum
+/// of several symbols, sum(coefficient * symbol) <= Bound (`past+seq<=64`:
+/// a position table of 64 rows read at past..past+seq), which no range of
+/// one symbol can say.
 struct DimRelation {
-  enum Kind { Equal, Multiple };
+  enum Kind { Equal, Multiple, AtMost };
   Kind K = Equal;
   std::string Lhs, Rhs;
   int64_t Divisor = 1;
-
+  /// AtMost: (symbol, coefficient >= 1), sorted by symbol, and the bound.
+  std::vector<std::pair<std::string, int64_t>> Terms;
+  int64_t Bound = 0;
   bool operator==(const DimRelation &O) const {
-    return K == O.K && Lhs == O.Lhs && Rhs == O.Rhs && Divisor == O.Divisor;
+    return K == O.K && Lhs == O.Lhs && Rhs == O.Rhs && Divisor == O.Divisor &&
+           Terms == O.Terms && Bound == O.Bound;
   }
   bool operator<(const DimRelation &O) const {
-    return std::tie(K, Lhs, Rhs, Divisor) <
-           std::tie(O.K, O.Lhs, O.Rhs, O.Divisor);
+    return std::tie(K, Lhs, Rhs, Divisor, Terms, Bound) <
+           std::tie(O.K, O.Lhs, O.Rhs, O.Divisor, O.Terms, O.Bound);
   }
+  /// The symbols the relation names, sorted.
+  std::vector<std::string> symbols() const;
+  /// The relation with symbols renamed (two may become one).
+  DimRelation renamed(
+      const std::function<std::string(const std::string &)> &NewName) const;
   /// True if the relation holds at the values (false if one is missing).
   bool holds(const std::map<std::string, int64_t> &Values) const;
   /// True if \p Values give every symbol the relation names.
@@ -77,7 +90,7 @@ struct DimRelation {
 };
 using DimRelations = std::vector<DimRelation>;
 
-/// `W=H` or `H%32=0`.
+/// `W=H`, `H%32=0` or `past+seq<=64` (`2*H+W<=100`: coefficients >= 1).
 bool parseDimRelation(llvm::StringRef Text, DimRelation &Out,
                       std::string &Error);
 std::string printDimRelation(const DimRelation &R);
