@@ -35,6 +35,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <set>
+#include <unordered_map>
 
 using namespace onnxopt;
 
@@ -178,6 +179,11 @@ public:
   Model &M;
   llvm::DenseMap<const Value *, Dims> ValueDims;
   llvm::DenseMap<const Value *, Dims> ValueData;
+  /// Contents of constants, made when first read. Node-based: a transfer
+  /// function holds pointers from data() while it reads another operand,
+  /// and an insertion here must not move them (ValueData is only written
+  /// after a node's transfer).
+  std::unordered_map<const Value *, Dims> ConstantData;
   /// ValueDims after the first sweep, when asked for (setKeepForwardDims).
   bool KeepForward = false;
   /// Unite a computed dim with the recorded one (setUniteRecorded).
@@ -653,6 +659,7 @@ void DimAnalysis::Impl::run() {
     ValueMax.clear();
     ValueDims.clear();
     ValueData.clear();
+    ConstantData.clear();
     std::fill(Observed.begin(), Observed.end(), 0);
     ObservedAbsent.clear();
     ObservedChanged = false;
@@ -741,7 +748,7 @@ const Dims *DimAnalysis::Impl::constantData(const Value &V) {
   Dims D;
   for (int64_t X : C->Values)
     D.push_back(DimExpr::constant(X));
-  return &(ValueData[&V] = std::move(D));
+  return &(ConstantData[&V] = std::move(D));
 }
 
 const Dims *DimAnalysis::Impl::data(const Node &N, unsigned I) {
@@ -751,6 +758,9 @@ const Dims *DimAnalysis::Impl::data(const Node &N, unsigned I) {
   auto It = ValueData.find(V);
   if (It != ValueData.end())
     return &It->second;
+  auto C = ConstantData.find(V);
+  if (C != ConstantData.end())
+    return &C->second;
   return constantData(*V);
 }
 
@@ -1874,7 +1884,10 @@ const std::vector<DimExpr> *DimAnalysis::getForwardDims(const Value &V) const {
 
 const std::vector<DimExpr> *DimAnalysis::getData(const Value &V) const {
   auto It = P->ValueData.find(&V);
-  return It == P->ValueData.end() ? nullptr : &It->second;
+  if (It != P->ValueData.end())
+    return &It->second;
+  auto C = P->ConstantData.find(&V);
+  return C == P->ConstantData.end() ? nullptr : &C->second;
 }
 
 DimExpr DimAnalysis::getBest(const DimExpr &E) const { return P->best(E); }
