@@ -187,6 +187,9 @@ private:
     ++Rewrites;
   }
   void setOperand(Node &N, unsigned I, Value *V);
+  /// setOperand for a folded shape operand: \p New takes the old operand's
+  /// name if the old computation dies.
+  void replaceShapeOperand(Node &N, unsigned I, Value *New);
   /// A new constant (an initializer; a Constant node before \p Before in
   /// models before IR 4), or null when the model cannot hold one.
   Value *makeConstant(Node &Before, llvm::ArrayRef<int64_t> Values, bool Scalar,
@@ -339,6 +342,15 @@ void ShapeFolder::setOperand(Node &N, unsigned I, Value *V) {
   // The rewrites that follow, and the users, see the type the new operand
   // gives.
   reinfer(N);
+}
+
+void ShapeFolder::replaceShapeOperand(Node &N, unsigned I, Value *New) {
+  Value *Old = N.getOperand(I);
+  // If the old operand's computation dies, the new value takes its name.
+  if (const Node *Def = Old->getDefiningNode())
+    if (Def->getNumResults() == 1)
+      Renames.push_back({New, Old->getName().str(), Def});
+  setOperand(N, I, New);
 }
 
 bool ShapeFolder::replaceWith(Value *Old, Value *New) {
@@ -520,10 +532,7 @@ bool ShapeFolder::writeTargetFromShape(Node &N,
   Value *New = B.finish(Target->getName());
   for (Node *C : B.getCreatedNodes())
     infer(*C);
-  if (const Node *Def = Target->getDefiningNode())
-    if (Def->getNumResults() == 1)
-      Renames.push_back({New, Target->getName().str(), Def});
-  setOperand(N, 1, New);
+  replaceShapeOperand(N, 1, New);
   return true;
 }
 
@@ -595,11 +604,7 @@ bool ShapeFolder::foldReshapeTarget(Node &N, const Value *Data,
                    static_cast<int32_t>(ElementType::Int64), Target->getName());
   if (!C)
     return false;
-  // If the old target's computation dies, the constant takes its name.
-  if (const Node *Def = Target->getDefiningNode())
-    if (Def->getNumResults() == 1)
-      Renames.push_back({C, Target->getName().str(), Def});
-  setOperand(N, 1, C);
+  replaceShapeOperand(N, 1, C);
   return true;
 }
 
@@ -804,10 +809,7 @@ bool ShapeFolder::simplifyExpand(Node &N) {
                           Shape->getName());
   if (!C)
     return false;
-  if (const Node *Def = Shape->getDefiningNode())
-    if (Def->getNumResults() == 1)
-      Renames.push_back({C, Shape->getName().str(), Def});
-  setOperand(N, 1, C);
+  replaceShapeOperand(N, 1, C);
   return true;
 }
 
