@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/Analysis/InferenceProtos.h"
 #include "ContribOps.h"
 #include "ModernOps.h"
 #include "SymbolicRefinement.h"
@@ -62,8 +63,9 @@ void typeToProto(const Type &T, onnx::TypeProto &P) {
 }
 Type typeFromProto(const onnx::TypeProto &P) { return detail::importType(P); }
 
-/// The type of a tensor initializer, for constants that carry no type.
-void tensorToTypeProto(const Tensor &T, onnx::TypeProto &P) {
+} // namespace
+
+void onnxopt::detail::tensorToTypeProto(const Tensor &T, onnx::TypeProto &P) {
   onnx::TypeProto_Tensor &TT = *P.mutable_tensor_type();
   TT.set_elem_type(T.getElemType());
   onnx::TensorShapeProto &S = *TT.mutable_shape();
@@ -74,6 +76,8 @@ void tensorToTypeProto(const Tensor &T, onnx::TypeProto &P) {
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
+
+namespace {
 
 void tensorForAttribute(const Tensor &T, onnx::TensorProto &P) {
   if (T.getByteSize() <= kMaxCopiedAttributeBytes) {
@@ -86,10 +90,10 @@ void tensorForAttribute(const Tensor &T, onnx::TensorProto &P) {
   *P.mutable_dims() = Src.dims();
 }
 
-/// Converts an attribute for an inference function. Graph attributes keep
-/// only their name and type: inference reaches subgraphs through
-/// getGraphAttributeInferencer.
-void attributeToProto(const Attribute &A, onnx::AttributeProto &P) {
+} // namespace
+
+void onnxopt::detail::attributeToProto(const Attribute &A,
+                                       onnx::AttributeProto &P) {
   if (!A.Residual.empty())
     P.ParseFromString(A.Residual);
   P.set_name(A.Name);
@@ -126,6 +130,8 @@ void attributeToProto(const Attribute &A, onnx::AttributeProto &P) {
     break;
   }
 }
+
+namespace {
 
 /// A copy of \p T whose bytes are in raw_data (external tensors are read
 /// from their mapping), for inference functions that parse the contents.
@@ -494,7 +500,7 @@ public:
     if (!A)
       return nullptr;
     auto P = std::make_unique<onnx::AttributeProto>();
-    attributeToProto(*A, *P);
+    detail::attributeToProto(*A, *P);
     Attributes.emplace_back(Name, std::move(P));
     return Attributes.back().second.get();
   }
@@ -510,7 +516,7 @@ public:
           typeToProto(V->getType(), InputTypes[I]);
           InputTypeState[I] = 1;
         } else if (const Tensor *T = getStoredConstant(*V)) {
-          tensorToTypeProto(*T, InputTypes[I]);
+          detail::tensorToTypeProto(*T, InputTypes[I]);
           InputTypeState[I] = 1;
         }
       }

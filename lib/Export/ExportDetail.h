@@ -8,6 +8,7 @@
 #ifndef ONNXOPT_LIB_EXPORT_EXPORTDETAIL_H
 #define ONNXOPT_LIB_EXPORT_EXPORTDETAIL_H
 
+#include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/Support/Diagnostics.h"
@@ -134,10 +135,22 @@ private:
 };
 
 /// Runs the checker and strict shape inference (or, for versions newer than
-/// ONNX 1.12, our own verification) on \p P, which is changed while they
-/// run and, with \p Restore, put back afterwards (Verify.cpp).
-LogicalResult verifyInPlace(onnx::ModelProto &P, bool Restore,
-                            DiagnosticEngine &Diags);
+/// ONNX 1.12, our own verification) on \p P, exported from \p M (null when
+/// there is no IR: ONNX's functions then), which is changed while they run
+/// and, with \p Restore, put back afterwards (Verify.cpp).
+LogicalResult verifyInPlace(const Model *M, onnx::ModelProto &P, bool Restore,
+                            VerifyWith With, DiagnosticEngine &Diags);
+
+/// Where strict inference from the IR failed.
+struct StrictInferenceFailure {
+  const Node *N = nullptr;
+  std::string Msg;
+};
+
+/// What ONNX 1.12's InferShapes(check_type, strict) decides about the model
+/// exported from \p M, computed from the IR (StrictInference.cpp).
+LogicalResult verifyStrictInference(const Model &M,
+                                    StrictInferenceFailure &Failure);
 
 } // namespace detail
 } // namespace onnxopt

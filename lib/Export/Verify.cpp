@@ -23,6 +23,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <unordered_map>
 
 using namespace onnxopt;
 using namespace onnxopt::detail;
@@ -57,7 +59,9 @@ namespace {
 ///   three lists are saved and swapped back.
 class VerificationScope {
 public:
-  VerificationScope(onnx::ModelProto &P, bool Restore) : Restore(Restore) {
+  /// \p SaveInfos: strict inference will run on \p P and append to it.
+  VerificationScope(onnx::ModelProto &P, bool Restore, bool SaveInfos = true)
+      : Restore(Restore), SaveInfos(SaveInfos) {
     for (onnx::FunctionProto &F : *P.mutable_functions())
       for (onnx::NodeProto &N : *F.mutable_node())
         visit(N, /*Inferred=*/false);
@@ -99,7 +103,7 @@ private:
   }
 
   void visit(onnx::GraphProto &G, bool Inferred) {
-    if (Inferred && Restore)
+    if (Inferred && Restore && SaveInfos)
       Infos.push_back({&G, G.input(), G.output(), G.value_info()});
     for (onnx::TensorProto &T : *G.mutable_initializer())
       visit(T);
@@ -124,7 +128,7 @@ private:
     }
   }
 
-  bool Restore;
+  bool Restore, SaveInfos;
   std::vector<std::pair<onnx::TensorProto *, onnx::TensorProto>> Tensors;
   std::vector<SavedInfos> Infos;
 };
@@ -201,38 +205,99 @@ static std::string unsupportedVersions(const onnx::ModelProto &P) {
   return Why;
 }
 
-/// Runs the checker and strict shape inference on \p P, which is changed
-/// while they run and, with \p Restore, put back afterwards.
-LogicalResult onnxopt::detail::verifyInPlace(onnx::ModelProto &P, bool Restore,
-                                             DiagnosticEngine &Diags) {
-  std::string TooNew = unsupportedVersions(P);
-  VerificationScope Scope(P, Restore);
-  if (!TooNew.empty()) {
-    // ONNX 1.12 cannot check this model: the analysis layer's verifier
-    // (per-node schema check from the op table, strict inference) instead,
-    // on a thin copy in our IR.
-    std::string Checked;
-    {
-      onnx::ModelProto Copy;
-      copyForVerification(P, Copy);
-      ImportOptions Skeleton;
-      Skeleton.PlaceholderPayloads = true;
-      std::unique_ptr<Model> M =
-          importModel(std::move(Copy), "", Diags, Skeleton);
-      ModernVerifyReport Report;
-      if (!M || failed(verifyModernModel(*M, Diags, Report)))
-        return failure();
-      Checked = Report.describe();
-    }
-    emitWarning(Diags) << "the onnx checker and strict shape inference were "
-                          "skipped: "
-                       << TooNew
-                       << " is newer than ONNX 1.12 supports (ir_version <= "
-                       << onnx::IR_VERSION << ", ai.onnx opset <= 17, "
-                       << "ai.onnx.ml opset <= 3)"
-                       << (Checked.empty() ? "" : "; ") << Checked;
-    return success();
+/// ONNX 1.12 cannot check \p P: the analysis layer's verifier (per-node
+/// schema check from the op table, strict inference) instead, on a thin copy
+/// in our IR, with a warning saying so.
+static LogicalResult verifyTooNew(onnx::ModelProto &P, llvm::StringRef TooNew,
+                                  DiagnosticEngine &Diags) {
+  std::string Checked;
+  {
+    onnx::ModelProto Copy;
+    copyForVerification(P, Copy);
+    ImportOptions Skeleton;
+    Skeleton.PlaceholderPayloads = true;
+    std::unique_ptr<Model> M = importModel(std::move(Copy), "", Diags, Skeleton);
+    ModernVerifyReport Report;
+    if (!M || failed(verifyModernModel(*M, Diags, Report)))
+      return failure();
+    Checked = Report.describe();
   }
+  emitWarning(Diags) << "the onnx checker and strict shape inference were "
+                        "skipped: "
+                     << TooNew << " is newer than ONNX 1.12 supports (ir_version <= "
+                     << onnx::IR_VERSION << ", ai.onnx opset <= 17, "
+                     << "ai.onnx.ml opset <= 3)"
+                     << (Checked.empty() ? "" : "; ") << Checked;
+  return success();
+}
+
+/// The checker's verdict on \p P ("" = valid), from what check_model does
+/// that the IR has not already proved: check_model itself on the model
+/// without its main graph's nodes (versions, opsets, metadata, functions,
+/// initializers, inputs and outputs), then check_node on each node. The
+/// graph-level checks check_model adds around its nodes (topological order,
+/// single assignment, names in scope) are the IR verifier's, which ran
+/// before; the lexical scope is kept only where a node holds a graph, whose
+/// check reads it.
+static std::string checkSkeleton(onnx::ModelProto &P) {
+  onnx::GraphProto &G = *P.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> Nodes;
+  Nodes.Swap(G.mutable_node());
+  std::string Error;
+  try {
+    onnx::checker::check_model(P);
+  } catch (const std::exception &E) {
+    Error = E.what();
+  } catch (...) {
+    Error = "unknown exception";
+  }
+  G.mutable_node()->Swap(&Nodes);
+  if (!Error.empty())
+    return Error;
+
+  onnx::checker::CheckerContext Ctx;
+  Ctx.set_ir_version(static_cast<int>(P.ir_version()));
+  std::unordered_map<std::string, int> Opsets;
+  for (const onnx::OperatorSetIdProto &O : P.opset_import())
+    Opsets[O.domain()] = static_cast<int>(O.version());
+  Ctx.set_opset_imports(std::move(Opsets));
+  bool Scoped = std::any_of(G.node().begin(), G.node().end(),
+                            [](const onnx::NodeProto &N) {
+                              for (const onnx::AttributeProto &A : N.attribute())
+                                if (A.has_g() || A.graphs_size())
+                                  return true;
+                              return false;
+                            });
+  onnx::checker::LexicalScopeContext Lex;
+  if (Scoped) {
+    for (const onnx::ValueInfoProto &VI : G.input())
+      Lex.add(VI.name());
+    for (const onnx::TensorProto &T : G.initializer())
+      Lex.add(T.name());
+    for (const onnx::SparseTensorProto &T : G.sparse_initializer())
+      Lex.add(T.values().name());
+  }
+  for (const onnx::NodeProto &N : G.node()) {
+    try {
+      onnx::checker::check_node(N, Ctx, Lex);
+    } catch (const std::exception &E) {
+      return std::string(E.what()) + "\n==> Context: Bad node spec for node. "
+                                     "Name: " +
+             N.name() + " OpType: " + N.op_type();
+    } catch (...) {
+      return "unknown exception in node '" + N.name() + "'";
+    }
+    if (Scoped)
+      for (const std::string &Out : N.output())
+        if (!Out.empty())
+          Lex.add(Out);
+  }
+  return "";
+}
+
+/// ONNX's checker and whole-model strict inference on the proto.
+static LogicalResult verifyWithOnnx(onnx::ModelProto &P,
+                                    DiagnosticEngine &Diags) {
   try {
     onnx::checker::check_model(P);
   } catch (const std::exception &E) {
@@ -255,9 +320,75 @@ LogicalResult onnxopt::detail::verifyInPlace(onnx::ModelProto &P, bool Restore,
   return success();
 }
 
+/// The same verdict from the IR \p M that \p P was exported from: the
+/// checker's part on a second thread (checkSkeleton), strict inference from
+/// the IR on this one (StrictInference.cpp). A checker error is reported
+/// first, as verifyWithOnnx would.
+static LogicalResult verifyFromIR(const Model &M, onnx::ModelProto &P,
+                                  DiagnosticEngine &Diags) {
+  std::string CheckerError;
+  std::thread Checker([&] { CheckerError = checkSkeleton(P); });
+  StrictInferenceFailure Failure;
+  bool Inferred = succeeded(verifyStrictInference(M, Failure));
+  Checker.join();
+  if (!CheckerError.empty())
+    return emitError(Diags)
+           << "onnx checker: " << llvm::StringRef(CheckerError).trim();
+  if (Inferred)
+    return success();
+  InFlightDiagnostic D = Failure.N ? emitError(Diags, *Failure.N)
+                                   : emitError(Diags);
+  return D << "strict shape inference: "
+           << llvm::StringRef(Failure.Msg).split('\n').first.rtrim();
+}
+
+LogicalResult onnxopt::detail::verifyInPlace(const Model *M,
+                                             onnx::ModelProto &P, bool Restore,
+                                             VerifyWith With,
+                                             DiagnosticEngine &Diags) {
+  std::string TooNew = unsupportedVersions(P);
+  if (!M)
+    With = VerifyWith::Onnx;
+  bool OnProto = With != VerifyWith::IR || !TooNew.empty();
+  VerificationScope Scope(P, Restore, /*SaveInfos=*/OnProto);
+  if (!TooNew.empty())
+    return verifyTooNew(P, TooNew, Diags);
+  switch (With) {
+  case VerifyWith::IR:
+    return verifyFromIR(*M, P, Diags);
+  case VerifyWith::Onnx:
+    return verifyWithOnnx(P, Diags);
+  case VerifyWith::Both:
+    break;
+  }
+  // Both verdicts; a disagreement is a bug of ours, reported as an error.
+  DiagnosticEngine Quiet;
+  Quiet.setHandler([](const Diagnostic &) {});
+  bool FromIR = succeeded(verifyFromIR(*M, P, Quiet));
+  bool FromOnnx = succeeded(verifyWithOnnx(P, Diags));
+  if (FromIR != FromOnnx) {
+    emitError(Diags) << "verification from the IR says the model is "
+                     << (FromIR ? "valid" : "invalid")
+                     << " but ONNX's checker and inference say it is "
+                     << (FromOnnx ? "valid" : "invalid")
+                     << " (a bug in onnx-opt: please report it)";
+    return failure();
+  }
+  return success(FromOnnx);
+}
+
 LogicalResult onnxopt::verifyProto(const onnx::ModelProto &P,
                                    DiagnosticEngine &Diags) {
   onnx::ModelProto Copy;
   copyForVerification(P, Copy);
-  return verifyInPlace(Copy, /*Restore=*/false, Diags);
+  return verifyInPlace(nullptr, Copy, /*Restore=*/false, VerifyWith::Onnx,
+                       Diags);
+}
+
+LogicalResult onnxopt::verifyExport(const Model &M, VerifyWith With,
+                                    DiagnosticEngine &Diags) {
+  std::unique_ptr<onnx::ModelProto> P = exportModel(M);
+  onnx::ModelProto Copy;
+  copyForVerification(*P, Copy);
+  return verifyInPlace(&M, Copy, /*Restore=*/false, With, Diags);
 }

@@ -550,7 +550,8 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
                                  "output; write to a file";
     // The skeleton's large payloads are placeholders already: it is verified
     // itself, not a copy.
-    if (Opts.Verify && failed(verifyInPlace(Skeleton, /*Restore=*/true, Diags)))
+    if (Opts.Verify && failed(verifyInPlace(&M, Skeleton, /*Restore=*/true,
+                                          Opts.With, Diags)))
       return failure();
   }
   if (!Binary)

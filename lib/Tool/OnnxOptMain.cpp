@@ -80,6 +80,8 @@ struct CommandLine {
   std::vector<PipelinePiece> PipelinePieces;
   bool ListPasses = false, Help = false, Version = false;
   bool Verify = true, VerifyEach = true;
+  /// --verify=ir|onnx|both: how saving checks the output.
+  VerifyWith With = VerifyWith::IR;
   bool PrintIrAfterAll = false;
   std::vector<std::string> PrintIrAfter;
   bool Timing = false, Summary = false;
@@ -106,6 +108,7 @@ const char *const ToolFlags[] = {"help",
                                  "verify-each",
                                  "no-verify-each",
                                  "no-verify",
+                                 "verify",
                                  "print-ir-after-all",
                                  "print-ir-after",
                                  "timing",
@@ -146,6 +149,12 @@ static void printHelp(llvm::raw_ostream &OS) {
      << "  --no-verify-each         verify only the input and the output\n"
      << "  --no-verify              skip all verification (IR, checker, "
         "shape inference)\n"
+     << "  --verify=ir|onnx|both    how the output's checker and strict "
+        "inference verdict\n"
+     << "                           is reached: from the IR (default), by "
+        "ONNX's functions\n"
+     << "                           on the proto, or both (an error if they "
+        "disagree)\n"
      << "  --print-ir-after-all     print the model after every pass to "
         "stderr\n"
      << "  --print-ir-after=<pass>  print the model after the named pass(es)\n"
@@ -309,6 +318,20 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       CL.VerifyEach = true;
     } else if (Name == "no-verify-each") {
       CL.VerifyEach = false;
+    } else if (Name == "verify") {
+      std::string V;
+      if (!NextValue(Name, Inline, V))
+        return false;
+      if (V == "ir")
+        CL.With = VerifyWith::IR;
+      else if (V == "onnx")
+        CL.With = VerifyWith::Onnx;
+      else if (V == "both")
+        CL.With = VerifyWith::Both;
+      else {
+        Error = "unknown verification '" + V + "' (expected ir, onnx or both)";
+        return false;
+      }
     } else if (Name == "no-verify") {
       CL.Verify = false;
       CL.VerifyEach = false;
@@ -484,6 +507,7 @@ static int writeFrozenFamily(const CommandLine &CL, const Model &M,
     std::string Path = InDir(Stem + "_" + shapeSetTag(Set) + ".onnx");
     ExportOptions EO;
     EO.Verify = CL.Verify;
+    EO.With = CL.With;
     EO.ExternalThreshold = CL.ExternalThreshold;
     if (!Member || failed(Freeze.run(*Member, Diags)) ||
         failed(saveModel(*Member, Path, FileFormat::Binary, Diags, EO))) {
@@ -617,7 +641,8 @@ private:
 /// the input has it; such an input gets no leniency at all, and ONNX's
 /// checker is never called on it (it crashes on some of them).
 std::vector<std::string> inputVerifierErrors(llvm::StringRef Path,
-                                             const ImportOptions &Opts) {
+                                             const ImportOptions &Opts,
+                                             VerifyWith With) {
   std::vector<std::string> Errors;
   DiagnosticEngine Quiet;
   Quiet.setHandler([&](const Diagnostic &D) {
@@ -628,7 +653,8 @@ std::vector<std::string> inputVerifierErrors(llvm::StringRef Path,
   if (!In || failed(validateModelNodes(*In, Quiet)))
     return {};
   Errors.clear();
-  (void)verifyProto(*exportModel(*In), Quiet);
+  // The same verification as the output's, so that messages compare.
+  (void)verifyExport(*In, With, Quiet);
   llvm::erase_if(Errors, [](const std::string &E) {
     llvm::StringRef S(E);
     return !S.startswith("onnx checker: ") &&
@@ -662,7 +688,7 @@ LogicalResult saveResult(const Model &M, const CommandLine &CL,
     return R;
   }
   std::vector<std::string> InputErrors =
-      inputVerifierErrors(CL.Input, importOptions(CL));
+      inputVerifierErrors(CL.Input, importOptions(CL), EO.With);
   bool AllInherited = !InputErrors.empty();
   for (const Diagnostic &D : Held)
     if (D.Sev == Severity::Error && !llvm::is_contained(InputErrors, D.Message))
@@ -882,6 +908,7 @@ static int runTool(const CommandLine &CL) {
 
   ExportOptions EO;
   EO.Verify = CL.Verify;
+  EO.With = CL.With;
   // The pass manager verified the IR (with topological order) after the
   // last pass; the input check alone did not require order.
   // Without passes, an input that was verified and found in order is the
@@ -894,7 +921,7 @@ static int runTool(const CommandLine &CL) {
     Diags.setFileName(CL.Output);
   if (ElideAbove) {
     // What saveModel checks, then the elided text.
-    if (CL.Verify && failed(verifyProto(*exportModel(*M), Diags)))
+    if (CL.Verify && failed(verifyExport(*M, CL.With, Diags)))
       return 1;
     TextPrintOptions TPO;
     TPO.ElideTensorsAbove = ElideAbove;

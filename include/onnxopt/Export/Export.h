@@ -17,6 +17,11 @@ namespace onnxopt {
 
 class Model;
 
+/// How saving checks what it writes (`--verify=`): the same verdict as
+/// ONNX's checker and strict shape inference, computed from the IR (IR), by
+/// those functions on the proto (Onnx), or both, an error when they differ.
+enum class VerifyWith { IR, Onnx, Both };
+
 struct ExportOptions {
   /// Run the IR verifier, onnx::checker and strict shape inference on the
   /// proto before writing.
@@ -24,6 +29,7 @@ struct ExportOptions {
   /// With Verify: also run the IR verifier. A caller that just verified the
   /// IR (the pass manager after its last pass) may skip it.
   bool VerifyIR = true;
+  VerifyWith With = VerifyWith::IR;
   /// Tensors of at least this many bytes go to external data when the
   /// model would exceed protobuf's 2 GB limit, or when ForceExternal is set.
   uint64_t ExternalThreshold = 1024;
@@ -41,6 +47,10 @@ std::unique_ptr<onnx::ModelProto> exportModel(const Model &M);
 /// (Analysis/ModernVerify.h) instead, with a warning saying what was and
 /// was not checked.
 LogicalResult verifyProto(const onnx::ModelProto &P, DiagnosticEngine &Diags);
+
+/// What saveModel checks before writing \p M, without writing it.
+LogicalResult verifyExport(const Model &M, VerifyWith With,
+                           DiagnosticEngine &Diags);
 
 /// Writes \p M to \p Path ("-" = stdout) in \p Format. Binary output is
 /// written to a temporary file and renamed into place; external data is

@@ -1,0 +1,652 @@
+//===- StrictInference.cpp - ONNX's strict shape inference, from the IR ---===//
+//
+// What onnx::shape_inference::InferShapes(check_type, strict) decides about
+// the exported model, computed from the IR without building or searching the
+// proto: types are looked up by Value, not by name, and nothing is appended
+// to the model. ONNX 1.12's rules, as measured against its InferShapes:
+//
+// - the declared types (inputs, outputs, value_info, initializers) are the
+//   starting point; each node's inferred types are checked against and merged
+//   into its results' types, unknown dims getting fresh `unk__N` symbols;
+// - a node's inference function sees the contents of the initializers and of
+//   the `value` Constants of its own graph, nothing else (no value_ints, no
+//   propagated data);
+// - an error thrown by an inference function fails the model unless a node
+//   without a schema came earlier in the same graph (ONNX keeps quiet then);
+//   a type-constraint violation, a merge conflict, a domain without opset
+//   import and any other exception always fail it;
+// - a body inferred for its holder fails the holder's inference.
+//
+// Exported graphs repeat the same few node signatures thousands of times, so
+// the inference function and the type-constraint check run once per
+// signature: the op's schema, its attributes, its input types with dim
+// symbols renamed in order of appearance, and the contents of the inputs the
+// function actually read. The functions are pure in those (they compare dim
+// symbols only for equality), so a repeated signature has the same outcome.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExportDetail.h"
+#include "onnxopt/Analysis/InferenceProtos.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/ProtoTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <deque>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+
+using namespace onnxopt;
+using namespace onnxopt::detail;
+
+namespace {
+
+/// Thrown (as ONNX would) when a body inferred for its holder fails.
+[[noreturn]] void failBody(const std::string &Why) {
+  fail_type_inference("in a body: ", Why);
+}
+
+struct Failure {
+  const Node *N = nullptr;
+  std::string Msg;
+};
+
+/// One node signature's outcome: what the inference function returned.
+struct MemoEntry {
+  const Node *Rep = nullptr;
+  /// (operand, serialized contents or "\x01" for none) the function read.
+  std::vector<std::pair<unsigned, std::string>> DataReads;
+  /// Inferred result types, in the signature's renamed symbols.
+  std::vector<onnx::TypeProto> Results;
+};
+
+class Engine;
+
+/// Presents one node (with its operands' types, symbols renamed) to its
+/// schema's inference function.
+class StrictContext final : public onnx::InferenceContext {
+public:
+  StrictContext(Engine &E, const Node &N,
+                const std::vector<const onnx::TypeProto *> &InputTypes)
+      : E(E), N(N), InputTypes(InputTypes), Results(N.getNumResults()) {}
+
+  const onnx::AttributeProto *
+  getAttribute(const std::string &Name) const override;
+  size_t getNumInputs() const override { return N.getNumOperands(); }
+  const onnx::TypeProto *getInputType(size_t I) const override {
+    checkInput(I);
+    return InputTypes[I];
+  }
+  const onnx::TensorProto *getInputData(size_t I) const override;
+  size_t getNumOutputs() const override { return N.getNumResults(); }
+  onnx::TypeProto *getOutputType(size_t I) override {
+    if (I >= Results.size())
+      fail_type_inference("output ", I, " is out of bounds");
+    return &Results[I];
+  }
+  onnx::GraphInferencer *
+  getGraphAttributeInferencer(const std::string &Name) override;
+  const onnx::SparseTensorProto *getInputSparseData(size_t) const override {
+    return nullptr;
+  }
+  const onnx::TensorShapeProto *getSymbolicInput(size_t) const override {
+    return nullptr;
+  }
+
+  std::vector<onnx::TypeProto> &results() { return Results; }
+  const std::vector<std::pair<unsigned, std::string>> &dataReads() const {
+    return DataReads;
+  }
+
+private:
+  Engine &E;
+  const Node &N;
+  const std::vector<const onnx::TypeProto *> &InputTypes;
+  std::vector<onnx::TypeProto> Results;
+  mutable std::vector<std::pair<std::string, std::unique_ptr<onnx::AttributeProto>>>
+      Attributes;
+  mutable std::vector<std::pair<unsigned, std::string>> DataReads;
+  std::vector<std::pair<std::string, std::unique_ptr<onnx::GraphInferencer>>>
+      Inferencers;
+
+  void checkInput(size_t I) const {
+    if (I >= N.getNumOperands())
+      fail_type_inference("input ", I, " is out of bounds");
+  }
+};
+
+/// Infers a body in place of ONNX's GraphInferencerImpl.
+class BodyInferencer final : public onnx::GraphInferencer {
+public:
+  BodyInferencer(Engine &E, const Graph &G) : E(E), G(G) {}
+  std::vector<const onnx::TypeProto *>
+  doInferencing(const std::vector<const onnx::TypeProto *> &InputTypes,
+                const std::vector<const onnx::TensorProto *> &) override;
+
+private:
+  Engine &E;
+  const Graph &G;
+};
+
+class Engine {
+public:
+  explicit Engine(const Model &M) : M(M) {
+    collectFreshSymbolClashes();
+    loadLocalFunctions();
+  }
+
+  std::optional<Failure> inferGraph(const Graph &G) {
+    bool SeenUnsupported = false;
+    for (const Node &N : G.getNodes())
+      if (std::optional<Failure> F = inferNode(N, SeenUnsupported))
+        return F;
+    return std::nullopt;
+  }
+
+  /// The type \p V has now (declared, then merged with what was inferred),
+  /// or null.
+  onnx::TypeProto *typeOf(const Value *V) {
+    auto [It, New] = Types.try_emplace(V, nullptr);
+    if (!New)
+      return It->second;
+    if (!V->getType().isNone()) {
+      It->second = &Storage.emplace_back();
+      exportType(V->getType(), *It->second);
+    } else if (V->hasInitializer()) {
+      It->second = &Storage.emplace_back();
+      tensorToTypeProto(V->getInitializer(), *It->second);
+    }
+    return It->second;
+  }
+
+  void setType(const Value *V, const onnx::TypeProto &T) {
+    onnx::TypeProto *&Slot = Types[V];
+    if (!Slot)
+      Slot = &Storage.emplace_back();
+    *Slot = T;
+  }
+
+  /// The contents ONNX would give \p N's inference function for \p V: the
+  /// initializers and `value` Constants of the node's own graph. Large
+  /// payloads read as the skeleton's one-byte placeholders, as on the proto.
+  const onnx::TensorProto *dataOf(const Node &N, const Value *V) {
+    if (!V || V->getOwningGraph() != N.getParentGraph())
+      return nullptr;
+    const Tensor *T = nullptr;
+    if (V->hasInitializer()) {
+      T = &V->getInitializer();
+    } else if (const Node *Def = V->getDefiningNode();
+               Def && Def->is("Constant") && Def->getNumResults() == 1) {
+      for (const Attribute &A : Def->getAttrs())
+        if (A.Name == "value" && A.Kind == AttrKind::Tensor &&
+            !A.Tensors.empty())
+          T = &A.Tensors.front();
+    }
+    if (!T)
+      return nullptr;
+    auto [It, New] = Data.try_emplace(T, nullptr);
+    if (New) {
+      It->second = std::make_unique<onnx::TensorProto>();
+      if (T->isExternal() || shouldStream(*T)) {
+        copyTensorMetadata(T->getStoredProto(), *It->second);
+        It->second->clear_external_data();
+        It->second->clear_data_location();
+        setPlaceholderPayload(*It->second);
+      } else {
+        copyWholeTensor(*T, *It->second);
+      }
+    }
+    return It->second.get();
+  }
+
+  const Model &M;
+
+private:
+  std::optional<Failure> inferNode(const Node &N, bool &SeenUnsupported);
+  std::optional<Failure> runInference(const Node &N,
+                                      const onnx::OpSchema *Schema,
+                                      const onnx::FunctionProto *Local,
+                                      std::vector<onnx::TypeProto> &Out,
+                                      bool SeenUnsupported);
+  const onnx::OpSchema *schemaOf(const Node &N, int64_t Version);
+  std::optional<Failure> mergeResults(const Node &N,
+                                      std::vector<onnx::TypeProto> &Inferred);
+  void materialize(onnx::TypeProto &T);
+  void collectFreshSymbolClashes();
+  void loadLocalFunctions();
+
+  llvm::DenseMap<const Value *, onnx::TypeProto *> Types;
+  std::deque<onnx::TypeProto> Storage;
+  llvm::DenseMap<const Tensor *, std::unique_ptr<onnx::TensorProto>> Data;
+  llvm::StringMap<const onnx::OpSchema *> Schemas;
+  std::unordered_map<std::string, std::vector<MemoEntry>> Memo;
+  llvm::StringSet<> TakenFresh;
+  unsigned NextFresh = 0;
+  std::unique_ptr<onnx::ModelProto> FunctionHolder;
+  onnx::shape_inference::ModelLocalFunctionsMap Functions;
+};
+
+//===----------------------------------------------------------------------===//
+// The context
+//===----------------------------------------------------------------------===//
+
+const onnx::AttributeProto *
+StrictContext::getAttribute(const std::string &Name) const {
+  for (const auto &Entry : Attributes)
+    if (Entry.first == Name)
+      return Entry.second.get();
+  const Attribute *A = N.getAttr(Name);
+  if (!A)
+    return nullptr;
+  auto P = std::make_unique<onnx::AttributeProto>();
+  attributeToProto(*A, *P);
+  Attributes.emplace_back(Name, std::move(P));
+  return Attributes.back().second.get();
+}
+
+const onnx::TensorProto *StrictContext::getInputData(size_t I) const {
+  checkInput(I);
+  const onnx::TensorProto *P = E.dataOf(N, N.getOperand(I));
+  DataReads.emplace_back(unsigned(I),
+                         P ? P->SerializeAsString() : std::string("\x01"));
+  return P;
+}
+
+onnx::GraphInferencer *
+StrictContext::getGraphAttributeInferencer(const std::string &Name) {
+  for (auto &Entry : Inferencers)
+    if (Entry.first == Name)
+      return Entry.second.get();
+  const Attribute *A = N.getAttr(Name);
+  if (!A || A->Kind != AttrKind::Graph || A->Graphs.empty())
+    fail_type_inference("attribute ", Name, " does not contain a graph");
+  Inferencers.emplace_back(
+      Name, std::make_unique<BodyInferencer>(E, *A->Graphs.front()));
+  return Inferencers.back().second.get();
+}
+
+std::vector<const onnx::TypeProto *> BodyInferencer::doInferencing(
+    const std::vector<const onnx::TypeProto *> &InputTypes,
+    const std::vector<const onnx::TensorProto *> &) {
+  if (InputTypes.size() != G.getNumInputs())
+    fail_type_inference("Graph has ", G.getNumInputs(), " inputs but ",
+                        InputTypes.size(), " were provided");
+  for (unsigned I = 0; I < InputTypes.size(); ++I) {
+    if (!InputTypes[I])
+      continue;
+    onnx::TypeProto Merged;
+    if (const onnx::TypeProto *T = E.typeOf(G.getInput(I)))
+      Merged = *T;
+    // ONNX merges without checking here (a conflict keeps the declared
+    // dims); the holder's function reports what matters.
+    onnx::shape_inference::mergeShapesAndTypes(*InputTypes[I], &Merged);
+    E.setType(G.getInput(I), Merged);
+  }
+  if (std::optional<Failure> F = E.inferGraph(G))
+    failBody(F->Msg);
+  std::vector<const onnx::TypeProto *> Out;
+  for (const Value *V : G.getOutputs()) {
+    static const onnx::TypeProto None;
+    const onnx::TypeProto *T = E.typeOf(V);
+    Out.push_back(T ? T : &None);
+  }
+  return Out;
+}
+
+//===----------------------------------------------------------------------===//
+// Signatures
+//===----------------------------------------------------------------------===//
+
+/// Renames the dim symbols of \p T to `?K` in order of first appearance
+/// across one node's inputs (\p Names maps the originals).
+void renameSymbols(onnx::TypeProto &T, llvm::StringMap<std::string> &Names) {
+  auto Shape = [&](onnx::TensorShapeProto *S) {
+    for (onnx::TensorShapeProto_Dimension &D : *S->mutable_dim()) {
+      if (!D.has_dim_param())
+        continue;
+      auto [It, New] = Names.try_emplace(D.dim_param(), "");
+      if (New)
+        It->second = "?" + std::to_string(Names.size() - 1);
+      D.set_dim_param(It->second);
+    }
+  };
+  switch (T.value_case()) {
+  case onnx::TypeProto::kTensorType:
+    if (T.tensor_type().has_shape())
+      Shape(T.mutable_tensor_type()->mutable_shape());
+    break;
+  case onnx::TypeProto::kSparseTensorType:
+    if (T.sparse_tensor_type().has_shape())
+      Shape(T.mutable_sparse_tensor_type()->mutable_shape());
+    break;
+  case onnx::TypeProto::kSequenceType:
+    renameSymbols(*T.mutable_sequence_type()->mutable_elem_type(), Names);
+    break;
+  case onnx::TypeProto::kOptionalType:
+    renameSymbols(*T.mutable_optional_type()->mutable_elem_type(), Names);
+    break;
+  case onnx::TypeProto::kMapType:
+    renameSymbols(*T.mutable_map_type()->mutable_value_type(), Names);
+    break;
+  default:
+    break;
+  }
+}
+
+/// Undoes renameSymbols on an inferred type: `?K` back to the original.
+void restoreSymbols(onnx::TypeProto &T,
+                    const std::vector<std::string> &Originals) {
+  auto Shape = [&](onnx::TensorShapeProto *S) {
+    for (onnx::TensorShapeProto_Dimension &D : *S->mutable_dim()) {
+      if (!D.has_dim_param() || D.dim_param().size() < 2 ||
+          D.dim_param()[0] != '?')
+        continue;
+      unsigned K = 0;
+      if (llvm::StringRef(D.dim_param()).drop_front().getAsInteger(10, K) ||
+          K >= Originals.size())
+        continue;
+      D.set_dim_param(Originals[K]);
+    }
+  };
+  switch (T.value_case()) {
+  case onnx::TypeProto::kTensorType:
+    if (T.tensor_type().has_shape())
+      Shape(T.mutable_tensor_type()->mutable_shape());
+    break;
+  case onnx::TypeProto::kSparseTensorType:
+    if (T.sparse_tensor_type().has_shape())
+      Shape(T.mutable_sparse_tensor_type()->mutable_shape());
+    break;
+  case onnx::TypeProto::kSequenceType:
+    restoreSymbols(*T.mutable_sequence_type()->mutable_elem_type(), Originals);
+    break;
+  case onnx::TypeProto::kOptionalType:
+    restoreSymbols(*T.mutable_optional_type()->mutable_elem_type(), Originals);
+    break;
+  case onnx::TypeProto::kMapType:
+    restoreSymbols(*T.mutable_map_type()->mutable_value_type(), Originals);
+    break;
+  default:
+    break;
+  }
+}
+
+bool sameAttributes(const Node &A, const Node &B) {
+  if (A.getAttrs().size() != B.getAttrs().size())
+    return false;
+  for (const Attribute &X : A.getAttrs()) {
+    const Attribute *Y = B.getAttr(X.Name);
+    if (!Y || !X.equals(*Y))
+      return false;
+  }
+  return true;
+}
+
+bool holdsGraph(const Node &N) {
+  for (const Attribute &A : N.getAttrs())
+    if (A.isGraph())
+      return true;
+  return false;
+}
+
+/// ONNX's prefix for an error of node \p N, so that messages read (and
+/// compare) as its InferShapes' do.
+std::string onnxNodeContext(const Node &N) {
+  std::string S = "[ShapeInferenceError] (op_type:" + N.getOpType().str();
+  if (!N.getName().empty())
+    S += ", node name: " + N.getName().str();
+  return S + "): ";
+}
+
+//===----------------------------------------------------------------------===//
+// The engine
+//===----------------------------------------------------------------------===//
+
+void Engine::collectFreshSymbolClashes() {
+  // ONNX's fresh symbols skip every dim_param the model already has; only
+  // the ones that look like its own can clash.
+  auto AddType = [&](const Type &T, auto &Self) -> void {
+    if (T.hasShape())
+      for (const Dim &D : T.getDims())
+        if (D.isSymbol() && llvm::StringRef(D.getSymbol()).startswith("unk__"))
+          TakenFresh.insert(D.getSymbol());
+    if (T.getKind() == Type::Kind::Sequence ||
+        T.getKind() == Type::Kind::Optional || T.getKind() == Type::Kind::Map)
+      Self(T.getElementType(), Self);
+  };
+  std::function<void(const Graph &)> Visit = [&](const Graph &G) {
+    for (const auto &V : G.getInputs())
+      AddType(V->getType(), AddType);
+    for (const Node &N : G.getNodes()) {
+      for (unsigned I = 0; I < N.getNumResults(); ++I)
+        if (const Value *R = N.getResult(I))
+          AddType(R->getType(), AddType);
+      for (const Attribute &A : N.getAttrs())
+        for (const auto &Sub : A.Graphs)
+          Visit(*Sub);
+    }
+  };
+  Visit(M.getGraph());
+}
+
+void Engine::loadLocalFunctions() {
+  if (M.Residual.empty())
+    return;
+  FunctionHolder = std::make_unique<onnx::ModelProto>();
+  if (!FunctionHolder->ParseFromString(M.Residual))
+    return;
+  for (const onnx::FunctionProto &F : FunctionHolder->functions())
+    Functions[F.domain() + ":" + F.name()] = &F;
+}
+
+void Engine::materialize(onnx::TypeProto &T) {
+  auto Shape = [&](onnx::TensorShapeProto *S) {
+    for (onnx::TensorShapeProto_Dimension &D : *S->mutable_dim()) {
+      if (D.has_dim_value() || D.has_dim_param())
+        continue;
+      std::string Name;
+      do
+        Name = "unk__" + std::to_string(NextFresh++);
+      while (TakenFresh.count(Name));
+      D.set_dim_param(Name);
+    }
+  };
+  switch (T.value_case()) {
+  case onnx::TypeProto::kTensorType:
+    if (T.tensor_type().has_shape())
+      Shape(T.mutable_tensor_type()->mutable_shape());
+    break;
+  case onnx::TypeProto::kSparseTensorType:
+    if (T.sparse_tensor_type().has_shape())
+      Shape(T.mutable_sparse_tensor_type()->mutable_shape());
+    break;
+  case onnx::TypeProto::kSequenceType:
+    materialize(*T.mutable_sequence_type()->mutable_elem_type());
+    break;
+  case onnx::TypeProto::kOptionalType:
+    materialize(*T.mutable_optional_type()->mutable_elem_type());
+    break;
+  case onnx::TypeProto::kMapType:
+    materialize(*T.mutable_map_type()->mutable_value_type());
+    break;
+  default:
+    break;
+  }
+}
+
+const onnx::OpSchema *Engine::schemaOf(const Node &N, int64_t Version) {
+  std::string Key = N.getDomain().str() + '\0' + N.getOpType().str() + '\0' +
+                    std::to_string(Version);
+  auto [It, New] = Schemas.try_emplace(Key, nullptr);
+  if (New && Version <= INT32_MAX) {
+    std::string Domain = N.isOnnxDomain() ? "" : N.getDomain().str();
+    It->second = onnx::OpSchemaRegistry::Schema(N.getOpType().str(),
+                                                int(Version), Domain);
+  }
+  return It->second;
+}
+
+std::optional<Failure> Engine::inferNode(const Node &N, bool &SeenUnsupported) {
+  int64_t Version = M.getOpsetVersion(N.getDomain());
+  if (Version <= 0)
+    return Failure{&N, "Cannot infer type and shape for node: no opset "
+                       "import for domain '" +
+                           N.getDomain().str() + "'"};
+  const onnx::OpSchema *Schema = schemaOf(N, Version);
+  const onnx::FunctionProto *Local = nullptr;
+  if (!Schema) {
+    auto It = Functions.find(N.getDomain().str() + ":" + N.getOpType().str());
+    if (It == Functions.end()) {
+      // ONNX skips the node and stays quiet about errors after it.
+      SeenUnsupported = true;
+      return std::nullopt;
+    }
+    Local = It->second;
+  }
+  std::vector<onnx::TypeProto> Inferred;
+  if (std::optional<Failure> F =
+          runInference(N, Schema, Local, Inferred, SeenUnsupported))
+    return F;
+  return mergeResults(N, Inferred);
+}
+
+std::optional<Failure>
+Engine::runInference(const Node &N, const onnx::OpSchema *Schema,
+                     const onnx::FunctionProto *Local,
+                     std::vector<onnx::TypeProto> &Out, bool SeenUnsupported) {
+  // The signature: schema, operand types with symbols renamed, attributes
+  // (compared against a representative node).
+  bool Memoizable = !Local && !holdsGraph(N) && Schema &&
+                    Schema->has_type_and_shape_inference_function();
+  llvm::StringMap<std::string> Names;
+  std::vector<onnx::TypeProto> Renamed(N.getNumOperands());
+  std::vector<const onnx::TypeProto *> InputTypes(N.getNumOperands(), nullptr);
+  std::string Key;
+  if (Memoizable) {
+    Key.append(reinterpret_cast<const char *>(&Schema), sizeof(Schema));
+    Key += std::to_string(N.getNumResults()) + ':';
+  }
+  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+    const Value *V = N.getOperand(I);
+    const onnx::TypeProto *T = V ? typeOf(V) : nullptr;
+    if (T) {
+      Renamed[I] = *T;
+      renameSymbols(Renamed[I], Names);
+      InputTypes[I] = &Renamed[I];
+    }
+    if (Memoizable) {
+      std::string Bytes = T ? Renamed[I].SerializeAsString() : "";
+      Key += std::to_string(T ? Bytes.size() : size_t(-1)) + ':' + Bytes;
+    }
+  }
+  std::vector<std::string> Originals(Names.size());
+  for (const auto &Entry : Names) {
+    unsigned K = 0;
+    llvm::StringRef(Entry.second).drop_front().getAsInteger(10, K);
+    Originals[K] = Entry.first().str();
+  }
+  auto Restore = [&](std::vector<onnx::TypeProto> Results) {
+    for (onnx::TypeProto &T : Results)
+      restoreSymbols(T, Originals);
+    Out = std::move(Results);
+  };
+
+  std::vector<MemoEntry> *Bucket = nullptr;
+  if (Memoizable) {
+    Bucket = &Memo[Key];
+    for (const MemoEntry &E : *Bucket) {
+      if (!sameAttributes(*E.Rep, N))
+        continue;
+      bool Same = true;
+      for (const auto &[I, Bytes] : E.DataReads) {
+        const onnx::TensorProto *P = dataOf(N, N.getOperand(I));
+        if ((P ? P->SerializeAsString() : std::string("\x01")) != Bytes) {
+          Same = false;
+          break;
+        }
+      }
+      if (Same) {
+        Restore(E.Results);
+        return std::nullopt;
+      }
+    }
+  }
+
+  StrictContext Ctx(*this, N, InputTypes);
+  try {
+    if (Local) {
+      std::unordered_map<std::string, int> Opsets;
+      for (const onnx::OperatorSetIdProto &O : Local->opset_import())
+        Opsets[O.domain()] = static_cast<int>(O.version());
+      onnx::shape_inference::InferShapeForFunctionNode(
+          *Local, Opsets, onnx::OpSchemaRegistry::Instance(), Ctx, {},
+          Functions);
+    } else if (Schema->has_type_and_shape_inference_function()) {
+      Schema->GetTypeAndShapeInferenceFunction()(Ctx);
+    } else if (Schema->HasFunction()) {
+      onnx::shape_inference::InferShapeForFunctionNode(
+          *Schema->GetFunction(), onnx::OpSchemaRegistry::Instance(), Ctx, {},
+          Functions);
+    }
+  } catch (const onnx::InferenceError &Ex) {
+    if (SeenUnsupported)
+      return std::nullopt; // ONNX drops the error and the node's types
+    return Failure{&N, onnxNodeContext(N) + Ex.what()};
+  } catch (const std::exception &Ex) {
+    return Failure{&N, onnxNodeContext(N) + Ex.what()};
+  }
+  if (Schema) {
+    try {
+      Schema->CheckInputOutputType(Ctx);
+    } catch (const std::exception &Ex) {
+      return Failure{&N, onnxNodeContext(N) + Ex.what()};
+    }
+  }
+  if (Bucket)
+    Bucket->push_back(MemoEntry{&N, Ctx.dataReads(), Ctx.results()});
+  Restore(std::move(Ctx.results()));
+  return std::nullopt;
+}
+
+std::optional<Failure>
+Engine::mergeResults(const Node &N, std::vector<onnx::TypeProto> &Inferred) {
+  // Empty when ONNX dropped the node's error (and its types).
+  for (unsigned I = 0; I < Inferred.size() && I < N.getNumResults(); ++I) {
+    const Value *V = N.getResult(I);
+    onnx::TypeProto &T = Inferred[I];
+    if (!V || T.value_case() == onnx::TypeProto::VALUE_NOT_SET)
+      continue;
+    materialize(T);
+    onnx::TypeProto *Existing = typeOf(V);
+    if (!Existing) {
+      setType(V, T);
+      continue;
+    }
+    try {
+      onnx::shape_inference::checkShapesAndTypes(T, *Existing);
+      onnx::shape_inference::mergeShapesAndTypes(T, Existing);
+    } catch (const std::exception &Ex) {
+      return Failure{&N, onnxNodeContext(N) + Ex.what()};
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+LogicalResult
+onnxopt::detail::verifyStrictInference(const Model &M,
+                                       StrictInferenceFailure &Out) {
+  Engine E(M);
+  std::optional<Failure> F = E.inferGraph(M.getGraph());
+  if (!F)
+    return success();
+  Out.N = F->N;
+  Out.Msg = std::move(F->Msg);
+  return failure();
+}
