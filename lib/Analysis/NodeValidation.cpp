@@ -10,6 +10,7 @@
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/IR/IR.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include <onnx/defs/data_type_utils.h>
 #include <onnx/defs/schema.h>
@@ -277,12 +278,22 @@ LogicalResult onnxopt::validateNode(const Node &N, const onnx::OpSchema *Schema,
 LogicalResult onnxopt::validateModelNodes(const Model &M,
                                           DiagnosticEngine &Diags) {
   bool Ok = true;
+  // Exported graphs use a few dozen ops thousands of times: each schema is
+  // looked up once (the registry's lookup builds and hashes strings).
+  llvm::StringMap<const onnx::OpSchema *> Schemas;
+  auto SchemaOf = [&](const Node &N) {
+    std::string Key = N.getDomain().str() + '\0' + N.getOpType().str();
+    auto [It, New] = Schemas.try_emplace(Key, nullptr);
+    if (New)
+      It->second = findNodeSchema(M, N);
+    return It->second;
+  };
   std::vector<const Graph *> Work{&M.getGraph()};
   while (!Work.empty()) {
     const Graph *G = Work.back();
     Work.pop_back();
     for (const Node &N : G->getNodes()) {
-      Ok &= succeeded(validateNode(N, findNodeSchema(M, N), Diags));
+      Ok &= succeeded(validateNode(N, SchemaOf(N), Diags));
       for (const Attribute &A : N.getAttrs())
         for (const std::unique_ptr<Graph> &Sub : A.Graphs)
           Work.push_back(Sub.get());

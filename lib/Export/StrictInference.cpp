@@ -28,9 +28,11 @@
 
 #include "ExportDetail.h"
 #include "onnxopt/Analysis/InferenceProtos.h"
+#include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include <onnx/defs/schema.h>
@@ -62,7 +64,7 @@ struct MemoEntry {
   /// (operand, serialized contents or "\x01" for none) the function read.
   std::vector<std::pair<unsigned, std::string>> DataReads;
   /// Inferred result types, in the signature's renamed symbols.
-  std::vector<onnx::TypeProto> Results;
+  std::vector<Type> Results;
 };
 
 class Engine;
@@ -98,7 +100,7 @@ public:
     return nullptr;
   }
 
-  std::vector<onnx::TypeProto> &results() { return Results; }
+  const std::vector<onnx::TypeProto> &results() const { return Results; }
   const std::vector<std::pair<unsigned, std::string>> &dataReads() const {
     return DataReads;
   }
@@ -131,7 +133,27 @@ public:
 private:
   Engine &E;
   const Graph &G;
+  std::vector<onnx::TypeProto> OutputTypes;
 };
+
+/// Calls \p F on every dim of \p T (element types included).
+template <typename F> void forEachDim(Type &T, F &&Fn) {
+  switch (T.getKind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    if (T.hasShape())
+      for (Dim &D : T.getMutableDims())
+        Fn(D);
+    break;
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+  case Type::Kind::Map:
+    forEachDim(T.getMutableElementType(), Fn);
+    break;
+  default:
+    break;
+  }
+}
 
 class Engine {
 public:
@@ -149,27 +171,21 @@ public:
   }
 
   /// The type \p V has now (declared, then merged with what was inferred),
-  /// or null.
-  onnx::TypeProto *typeOf(const Value *V) {
-    auto [It, New] = Types.try_emplace(V, nullptr);
-    if (!New)
-      return It->second;
-    if (!V->getType().isNone()) {
-      It->second = &Storage.emplace_back();
-      exportType(V->getType(), *It->second);
-    } else if (V->hasInitializer()) {
-      It->second = &Storage.emplace_back();
-      tensorToTypeProto(V->getInitializer(), *It->second);
-    }
-    return It->second;
+  /// or null. Valid until the next setType.
+  const Type *typeOf(const Value *V) {
+    auto It = Overrides.find(V);
+    if (It != Overrides.end())
+      return &It->second;
+    if (!V->getType().isNone())
+      return &V->getType();
+    if (!V->hasInitializer())
+      return nullptr;
+    onnx::TypeProto P;
+    tensorToTypeProto(V->getInitializer(), P);
+    return &Overrides.emplace(V, importType(P)).first->second;
   }
 
-  void setType(const Value *V, const onnx::TypeProto &T) {
-    onnx::TypeProto *&Slot = Types[V];
-    if (!Slot)
-      Slot = &Storage.emplace_back();
-    *Slot = T;
-  }
+  void setType(const Value *V, Type T) { Overrides[V] = std::move(T); }
 
   /// The contents ONNX would give \p N's inference function for \p V: the
   /// initializers and `value` Constants of the node's own graph. Large
@@ -204,6 +220,11 @@ public:
     return It->second.get();
   }
 
+  /// Checks \p Inferred (fresh symbols given to its unknown dims) against
+  /// the type \p V has and merges it in, as ONNX's updateType does; "" or
+  /// the contradiction.
+  std::string merge(const Value *V, Type Inferred);
+
   const Model &M;
 
 private:
@@ -211,19 +232,21 @@ private:
   std::optional<Failure> runInference(const Node &N,
                                       const onnx::OpSchema *Schema,
                                       const onnx::FunctionProto *Local,
-                                      std::vector<onnx::TypeProto> &Out,
+                                      std::vector<Type> &Out,
                                       bool SeenUnsupported);
   const onnx::OpSchema *schemaOf(const Node &N, int64_t Version);
-  std::optional<Failure> mergeResults(const Node &N,
-                                      std::vector<onnx::TypeProto> &Inferred);
-  void materialize(onnx::TypeProto &T);
+  void materialize(Type &T);
   void collectFreshSymbolClashes();
   void loadLocalFunctions();
 
-  llvm::DenseMap<const Value *, onnx::TypeProto *> Types;
-  std::deque<onnx::TypeProto> Storage;
+  /// Types that differ from the IR's: merged with what was inferred, or of
+  /// initializers that carry none. Node-based: typeOf's pointers survive
+  /// insertions.
+  std::unordered_map<const Value *, Type> Overrides;
   llvm::DenseMap<const Tensor *, std::unique_ptr<onnx::TensorProto>> Data;
-  llvm::StringMap<const onnx::OpSchema *> Schemas;
+  llvm::StringMap<
+      llvm::SmallVector<std::pair<std::string, const onnx::OpSchema *>, 1>>
+      Schemas;
   std::unordered_map<std::string, std::vector<MemoEntry>> Memo;
   llvm::StringSet<> TakenFresh;
   unsigned NextFresh = 0;
@@ -279,21 +302,20 @@ std::vector<const onnx::TypeProto *> BodyInferencer::doInferencing(
   for (unsigned I = 0; I < InputTypes.size(); ++I) {
     if (!InputTypes[I])
       continue;
-    onnx::TypeProto Merged;
-    if (const onnx::TypeProto *T = E.typeOf(G.getInput(I)))
-      Merged = *T;
-    // ONNX merges without checking here (a conflict keeps the declared
-    // dims); the holder's function reports what matters.
-    onnx::shape_inference::mergeShapesAndTypes(*InputTypes[I], &Merged);
-    E.setType(G.getInput(I), Merged);
+    // ONNX merges what the holder passes into the body's input types, and
+    // a contradiction there fails the holder.
+    std::string Why = E.merge(G.getInput(I), importType(*InputTypes[I]));
+    if (!Why.empty())
+      fail_type_inference("input ", I, " of the body: ", Why);
   }
   if (std::optional<Failure> F = E.inferGraph(G))
     failBody(F->Msg);
+  OutputTypes.assign(G.getNumOutputs(), onnx::TypeProto());
   std::vector<const onnx::TypeProto *> Out;
-  for (const Value *V : G.getOutputs()) {
-    static const onnx::TypeProto None;
-    const onnx::TypeProto *T = E.typeOf(V);
-    Out.push_back(T ? T : &None);
+  for (unsigned I = 0; I < G.getNumOutputs(); ++I) {
+    if (const Type *T = E.typeOf(G.getOutput(I)))
+      exportType(*T, OutputTypes[I]);
+    Out.push_back(&OutputTypes[I]);
   }
   return Out;
 }
@@ -302,78 +324,75 @@ std::vector<const onnx::TypeProto *> BodyInferencer::doInferencing(
 // Signatures
 //===----------------------------------------------------------------------===//
 
-/// Renames the dim symbols of \p T to `?K` in order of first appearance
-/// across one node's inputs (\p Names maps the originals).
-void renameSymbols(onnx::TypeProto &T, llvm::StringMap<std::string> &Names) {
-  auto Shape = [&](onnx::TensorShapeProto *S) {
-    for (onnx::TensorShapeProto_Dimension &D : *S->mutable_dim()) {
-      if (!D.has_dim_param())
-        continue;
-      auto [It, New] = Names.try_emplace(D.dim_param(), "");
-      if (New)
-        It->second = "?" + std::to_string(Names.size() - 1);
-      D.set_dim_param(It->second);
-    }
+/// Appends \p T to a signature, its dim symbols numbered in order of first
+/// appearance across the node's operands (\p Names).
+void encodeType(const Type &T, llvm::StringMap<unsigned> &Names,
+                std::string &Key) {
+  auto Int = [&](int64_t X) {
+    Key.append(reinterpret_cast<const char *>(&X), sizeof(X));
   };
-  switch (T.value_case()) {
-  case onnx::TypeProto::kTensorType:
-    if (T.tensor_type().has_shape())
-      Shape(T.mutable_tensor_type()->mutable_shape());
-    break;
-  case onnx::TypeProto::kSparseTensorType:
-    if (T.sparse_tensor_type().has_shape())
-      Shape(T.mutable_sparse_tensor_type()->mutable_shape());
-    break;
-  case onnx::TypeProto::kSequenceType:
-    renameSymbols(*T.mutable_sequence_type()->mutable_elem_type(), Names);
-    break;
-  case onnx::TypeProto::kOptionalType:
-    renameSymbols(*T.mutable_optional_type()->mutable_elem_type(), Names);
-    break;
-  case onnx::TypeProto::kMapType:
-    renameSymbols(*T.mutable_map_type()->mutable_value_type(), Names);
-    break;
+  Key += char('A' + int(T.getKind()));
+  Int(T.getElemType());
+  switch (T.getKind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    if (!T.hasShape()) {
+      Key += 'n';
+      return;
+    }
+    Int(int64_t(T.getRank()));
+    for (const Dim &D : T.getDims()) {
+      if (D.isKnown()) {
+        Key += 'v';
+        Int(D.getValue());
+      } else if (D.isSymbol()) {
+        Key += 's';
+        Int(Names.try_emplace(D.getSymbol(), Names.size()).first->second);
+      } else {
+        Key += 'u';
+      }
+    }
+    return;
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+  case Type::Kind::Map:
+    encodeType(T.getElementType(), Names, Key);
+    return;
   default:
-    break;
+    // Opaque and other rare kinds: the printed type, symbols included.
+    Key += T.str();
+    return;
   }
 }
 
-/// Undoes renameSymbols on an inferred type: `?K` back to the original.
-void restoreSymbols(onnx::TypeProto &T,
-                    const std::vector<std::string> &Originals) {
-  auto Shape = [&](onnx::TensorShapeProto *S) {
-    for (onnx::TensorShapeProto_Dimension &D : *S->mutable_dim()) {
-      if (!D.has_dim_param() || D.dim_param().size() < 2 ||
-          D.dim_param()[0] != '?')
-        continue;
-      unsigned K = 0;
-      if (llvm::StringRef(D.dim_param()).drop_front().getAsInteger(10, K) ||
-          K >= Originals.size())
-        continue;
-      D.set_dim_param(Originals[K]);
-    }
-  };
-  switch (T.value_case()) {
-  case onnx::TypeProto::kTensorType:
-    if (T.tensor_type().has_shape())
-      Shape(T.mutable_tensor_type()->mutable_shape());
-    break;
-  case onnx::TypeProto::kSparseTensorType:
-    if (T.sparse_tensor_type().has_shape())
-      Shape(T.mutable_sparse_tensor_type()->mutable_shape());
-    break;
-  case onnx::TypeProto::kSequenceType:
-    restoreSymbols(*T.mutable_sequence_type()->mutable_elem_type(), Originals);
-    break;
-  case onnx::TypeProto::kOptionalType:
-    restoreSymbols(*T.mutable_optional_type()->mutable_elem_type(), Originals);
-    break;
-  case onnx::TypeProto::kMapType:
-    restoreSymbols(*T.mutable_map_type()->mutable_value_type(), Originals);
-    break;
-  default:
-    break;
-  }
+/// \p T with its symbols renamed `?K` as numbered by encodeType.
+Type renamed(const Type &T, const llvm::StringMap<unsigned> &Names) {
+  Type R = T;
+  forEachDim(R, [&](Dim &D) {
+    if (!D.isSymbol())
+      return;
+    auto It = Names.find(D.getSymbol());
+    if (It == Names.end())
+      return;
+    std::string Denotation = D.getDenotation().str();
+    D = Dim::symbol("?" + std::to_string(It->second));
+    D.setDenotation(Denotation);
+  });
+  return R;
+}
+
+/// Undoes renamed() on an inferred type.
+void restoreSymbols(Type &T, const std::vector<std::string> &Originals) {
+  forEachDim(T, [&](Dim &D) {
+    unsigned K = 0;
+    if (!D.isSymbol() || !D.getSymbol().startswith("?") ||
+        D.getSymbol().drop_front().getAsInteger(10, K) ||
+        K >= Originals.size())
+      return;
+    std::string Denotation = D.getDenotation().str();
+    D = Dim::symbol(Originals[K]);
+    D.setDenotation(Denotation);
+  });
 }
 
 bool sameAttributes(const Node &A, const Node &B) {
@@ -444,51 +463,58 @@ void Engine::loadLocalFunctions() {
     Functions[F.domain() + ":" + F.name()] = &F;
 }
 
-void Engine::materialize(onnx::TypeProto &T) {
-  auto Shape = [&](onnx::TensorShapeProto *S) {
-    for (onnx::TensorShapeProto_Dimension &D : *S->mutable_dim()) {
-      if (D.has_dim_value() || D.has_dim_param())
-        continue;
-      std::string Name;
-      do
-        Name = "unk__" + std::to_string(NextFresh++);
-      while (TakenFresh.count(Name));
-      D.set_dim_param(Name);
-    }
-  };
-  switch (T.value_case()) {
-  case onnx::TypeProto::kTensorType:
-    if (T.tensor_type().has_shape())
-      Shape(T.mutable_tensor_type()->mutable_shape());
-    break;
-  case onnx::TypeProto::kSparseTensorType:
-    if (T.sparse_tensor_type().has_shape())
-      Shape(T.mutable_sparse_tensor_type()->mutable_shape());
-    break;
-  case onnx::TypeProto::kSequenceType:
-    materialize(*T.mutable_sequence_type()->mutable_elem_type());
-    break;
-  case onnx::TypeProto::kOptionalType:
-    materialize(*T.mutable_optional_type()->mutable_elem_type());
-    break;
-  case onnx::TypeProto::kMapType:
-    materialize(*T.mutable_map_type()->mutable_value_type());
-    break;
-  default:
-    break;
+void Engine::materialize(Type &T) {
+  forEachDim(T, [&](Dim &D) {
+    if (!D.isUnknown())
+      return;
+    std::string Name;
+    do
+      Name = "unk__" + std::to_string(NextFresh++);
+    while (TakenFresh.count(Name));
+    std::string Denotation = D.getDenotation().str();
+    D = Dim::symbol(Name);
+    D.setDenotation(Denotation);
+  });
+}
+
+std::string Engine::merge(const Value *V, Type Inferred) {
+  if (Inferred.isNone())
+    return "";
+  materialize(Inferred);
+  const Type *Existing = typeOf(V);
+  if (!Existing) {
+    setType(V, std::move(Inferred));
+    return "";
   }
+  if (Inferred == *Existing)
+    return "";
+  // ONNX's checkShapesAndTypes and mergeShapesAndTypes: known information
+  // fills the unknown, a known inferred dim replaces a symbol, and element
+  // types, ranks and known dims must agree.
+  Type Merged = *Existing;
+  std::string Why;
+  if (!mergeInferredType(Merged, Inferred, Why))
+    return "inferred type " + Inferred.str() + " of '" + V->getName().str() +
+           "' contradicts its type " + Existing->str() + " (" + Why + ")";
+  if (Merged != *Existing)
+    setType(V, std::move(Merged));
+  return "";
 }
 
 const onnx::OpSchema *Engine::schemaOf(const Node &N, int64_t Version) {
-  std::string Key = N.getDomain().str() + '\0' + N.getOpType().str() + '\0' +
-                    std::to_string(Version);
-  auto [It, New] = Schemas.try_emplace(Key, nullptr);
-  if (New && Version <= INT32_MAX) {
-    std::string Domain = N.isOnnxDomain() ? "" : N.getDomain().str();
-    It->second = onnx::OpSchemaRegistry::Schema(N.getOpType().str(),
-                                                int(Version), Domain);
-  }
-  return It->second;
+  // Keyed by op type, then domain (the version is the domain's): no string
+  // is built per node.
+  auto &Domains = Schemas[N.getOpType()];
+  for (const auto &[Domain, Schema] : Domains)
+    if (Domain == N.getDomain())
+      return Schema;
+  const onnx::OpSchema *Schema = nullptr;
+  if (Version <= INT32_MAX)
+    Schema = onnx::OpSchemaRegistry::Schema(
+        N.getOpType().str(), int(Version),
+        N.isOnnxDomain() ? "" : N.getDomain().str());
+  Domains.emplace_back(N.getDomain().str(), Schema);
+  return Schema;
 }
 
 std::optional<Failure> Engine::inferNode(const Node &N, bool &SeenUnsupported) {
@@ -508,50 +534,47 @@ std::optional<Failure> Engine::inferNode(const Node &N, bool &SeenUnsupported) {
     }
     Local = It->second;
   }
-  std::vector<onnx::TypeProto> Inferred;
+  std::vector<Type> Inferred;
   if (std::optional<Failure> F =
           runInference(N, Schema, Local, Inferred, SeenUnsupported))
     return F;
-  return mergeResults(N, Inferred);
+  // Empty when ONNX dropped the node's error (and its types).
+  for (unsigned I = 0; I < Inferred.size() && I < N.getNumResults(); ++I)
+    if (const Value *V = N.getResult(I)) {
+      std::string Why = merge(V, std::move(Inferred[I]));
+      if (!Why.empty())
+        return Failure{&N, onnxNodeContext(N) + Why};
+    }
+  return std::nullopt;
 }
 
 std::optional<Failure>
 Engine::runInference(const Node &N, const onnx::OpSchema *Schema,
-                     const onnx::FunctionProto *Local,
-                     std::vector<onnx::TypeProto> &Out, bool SeenUnsupported) {
-  // The signature: schema, operand types with symbols renamed, attributes
-  // (compared against a representative node).
+                     const onnx::FunctionProto *Local, std::vector<Type> &Out,
+                     bool SeenUnsupported) {
+  // The signature: schema, operand types with symbols numbered, attributes
+  // (compared against a representative node), data read (checked per entry).
   bool Memoizable = !Local && !holdsGraph(N) && Schema &&
                     Schema->has_type_and_shape_inference_function();
-  llvm::StringMap<std::string> Names;
-  std::vector<onnx::TypeProto> Renamed(N.getNumOperands());
-  std::vector<const onnx::TypeProto *> InputTypes(N.getNumOperands(), nullptr);
+  llvm::StringMap<unsigned> Names;
+  std::vector<const Type *> Operands(N.getNumOperands(), nullptr);
   std::string Key;
   if (Memoizable) {
     Key.append(reinterpret_cast<const char *>(&Schema), sizeof(Schema));
-    Key += std::to_string(N.getNumResults()) + ':';
+    Key += char(N.getNumResults());
   }
   for (unsigned I = 0; I < N.getNumOperands(); ++I) {
     const Value *V = N.getOperand(I);
-    const onnx::TypeProto *T = V ? typeOf(V) : nullptr;
-    if (T) {
-      Renamed[I] = *T;
-      renameSymbols(Renamed[I], Names);
-      InputTypes[I] = &Renamed[I];
-    }
-    if (Memoizable) {
-      std::string Bytes = T ? Renamed[I].SerializeAsString() : "";
-      Key += std::to_string(T ? Bytes.size() : size_t(-1)) + ':' + Bytes;
-    }
+    Operands[I] = V ? typeOf(V) : nullptr;
+    Key += Operands[I] ? '+' : '-';
+    if (Operands[I])
+      encodeType(*Operands[I], Names, Key);
   }
   std::vector<std::string> Originals(Names.size());
-  for (const auto &Entry : Names) {
-    unsigned K = 0;
-    llvm::StringRef(Entry.second).drop_front().getAsInteger(10, K);
-    Originals[K] = Entry.first().str();
-  }
-  auto Restore = [&](std::vector<onnx::TypeProto> Results) {
-    for (onnx::TypeProto &T : Results)
+  for (const auto &Entry : Names)
+    Originals[Entry.second] = Entry.first().str();
+  auto Restore = [&](std::vector<Type> Results) {
+    for (Type &T : Results)
       restoreSymbols(T, Originals);
     Out = std::move(Results);
   };
@@ -577,6 +600,14 @@ Engine::runInference(const Node &N, const onnx::OpSchema *Schema,
     }
   }
 
+  // A new signature: ONNX's functions on the renamed types.
+  std::vector<onnx::TypeProto> Protos(N.getNumOperands());
+  std::vector<const onnx::TypeProto *> InputTypes(N.getNumOperands(), nullptr);
+  for (unsigned I = 0; I < N.getNumOperands(); ++I)
+    if (Operands[I]) {
+      exportType(renamed(*Operands[I], Names), Protos[I]);
+      InputTypes[I] = &Protos[I];
+    }
   StrictContext Ctx(*this, N, InputTypes);
   try {
     if (Local) {
@@ -607,33 +638,14 @@ Engine::runInference(const Node &N, const onnx::OpSchema *Schema,
       return Failure{&N, onnxNodeContext(N) + Ex.what()};
     }
   }
+  std::vector<Type> Results;
+  for (const onnx::TypeProto &P : Ctx.results())
+    Results.push_back(P.value_case() == onnx::TypeProto::VALUE_NOT_SET
+                          ? Type()
+                          : importType(P));
   if (Bucket)
-    Bucket->push_back(MemoEntry{&N, Ctx.dataReads(), Ctx.results()});
-  Restore(std::move(Ctx.results()));
-  return std::nullopt;
-}
-
-std::optional<Failure>
-Engine::mergeResults(const Node &N, std::vector<onnx::TypeProto> &Inferred) {
-  // Empty when ONNX dropped the node's error (and its types).
-  for (unsigned I = 0; I < Inferred.size() && I < N.getNumResults(); ++I) {
-    const Value *V = N.getResult(I);
-    onnx::TypeProto &T = Inferred[I];
-    if (!V || T.value_case() == onnx::TypeProto::VALUE_NOT_SET)
-      continue;
-    materialize(T);
-    onnx::TypeProto *Existing = typeOf(V);
-    if (!Existing) {
-      setType(V, T);
-      continue;
-    }
-    try {
-      onnx::shape_inference::checkShapesAndTypes(T, *Existing);
-      onnx::shape_inference::mergeShapesAndTypes(T, Existing);
-    } catch (const std::exception &Ex) {
-      return Failure{&N, onnxNodeContext(N) + Ex.what()};
-    }
-  }
+    Bucket->push_back(MemoEntry{&N, Ctx.dataReads(), Results});
+  Restore(std::move(Results));
   return std::nullopt;
 }
 
