@@ -223,14 +223,22 @@ private:
       return llvm::hash_combine(
           T.getElemType(), llvm::hash_combine_range(Dims.begin(), Dims.end()));
     };
+    // Each constant's hash once (getDims copies the dims). The list does
+    // not change before eraseUnusedConstants.
+    llvm::ArrayRef<std::unique_ptr<Value>> Constants = G.getConstants();
+    std::vector<uint64_t> ShapeHashes;
+    ShapeHashes.reserve(Constants.size());
     llvm::DenseMap<uint64_t, unsigned> ShapeCount;
-    for (const std::unique_ptr<Value> &C : G.getConstants())
-      ++ShapeCount[ShapeHash(*C)];
+    for (const std::unique_ptr<Value> &C : Constants) {
+      ShapeHashes.push_back(ShapeHash(*C));
+      ++ShapeCount[ShapeHashes.back()];
+    }
 
     llvm::DenseMap<uint64_t, llvm::SmallVector<Value *, 1>> Reps;
     llvm::SmallVector<Value *, 8> Merged;
-    for (const std::unique_ptr<Value> &C : G.getConstants()) {
-      uint64_t SH = ShapeHash(*C);
+    for (size_t I = 0; I < Constants.size(); ++I) {
+      const std::unique_ptr<Value> &C = Constants[I];
+      uint64_t SH = ShapeHashes[I];
       if (ShapeCount[SH] < 2)
         continue;
       const Tensor &T = C->getInitializer();

@@ -51,6 +51,11 @@
 // Bodies of If/Loop/Scan are swept when their holder is reached; a body
 // that changed has its holder re-inferred. Linear in the model. Types
 // recorded in the model are left as they were.
+// In a pipeline, after infer-shapes (and unify-dims) with no change since,
+// the types are already what inference gives: the sweep takes the cached
+// inference engine instead of inferring every node again, and unify-dims'
+// dim analysis when recorded dims added nothing to it (see
+// DimAnalysis::unitedRecordedDims).
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantEval.h"
@@ -110,12 +115,100 @@ struct TargetEntry {
   std::vector<unsigned> Of;
 };
 
+/// The types the pass changes, each saved before its first change, so that
+/// the model is left with the types it had. Inference is what changes them
+/// (a rewrite re-infers its node and the users), so saving a node's types
+/// before inferring it is enough; after infer-shapes that is a few values
+/// per rewrite instead of a copy of every type of the model. Values that
+/// the pass makes keep the types inference gives them: the rewriter tells
+/// which nodes are new.
+class TypeUndo : public RewriteListener {
+public:
+  /// Saves the results of \p N and, as inferring a holder infers its bodies
+  /// in place, the inputs and results of every graph nested in it.
+  void saveNode(Node &N) {
+    if (Created.count(&N))
+      return;
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      if (Value *V = N.getResult(I))
+        save(V);
+    for (Graph *Sub : N.getSubgraphs()) {
+      for (const std::unique_ptr<Value> &In : Sub->getInputs())
+        save(In.get());
+      for (Node &Inner : Sub->getNodes())
+        saveNode(Inner);
+    }
+  }
+  /// \p New took the place of \p Old (a graph output keeps its declared
+  /// type under its new producer): \p New gets \p Old's original type.
+  void transfer(Value *New, const Value *Old) {
+    if (!isTracked(Old))
+      return;
+    auto It = Index.find(Old);
+    Type T = It != Index.end() ? Saved[It->second].second : Old->getType();
+    auto NewIt = Index.find(New);
+    if (NewIt != Index.end()) {
+      Saved[NewIt->second] = {New, std::move(T)};
+      return;
+    }
+    Index[New] = Saved.size();
+    Saved.emplace_back(New, std::move(T));
+  }
+  /// \p V was erased: nothing is restored for it.
+  void forget(const Value *V) {
+    auto It = Index.find(V);
+    if (It == Index.end())
+      return;
+    Saved[It->second].first = nullptr;
+    Index.erase(It);
+  }
+  void restore() {
+    for (auto &[V, T] : Saved)
+      if (V)
+        V->setType(std::move(T));
+    Saved.clear();
+    Index.clear();
+  }
+
+  void notifyNodeInserted(Node *N) override { Created.insert(N); }
+
+private:
+  /// Values the model had before the pass (what TypeSnapshot would save).
+  bool isTracked(const Value *V) const {
+    if (const Node *Def = V->getDefiningNode())
+      return !Created.count(Def);
+    return V->isGraphInput();
+  }
+  void save(Value *V) {
+    if (Index.count(V) || !isTracked(V))
+      return;
+    Index[V] = Saved.size();
+    Saved.emplace_back(V, V->getType());
+  }
+
+  std::vector<std::pair<Value *, Type>> Saved;
+  llvm::DenseMap<const Value *, size_t> Index;
+  llvm::DenseSet<const Node *> Created;
+};
+
+/// What a sweep can take from the pipeline instead of computing it.
+struct SharedAnalyses {
+  /// The types recorded in the model are what \p SI's engine inferred, and
+  /// it holds what data propagation found: the sweep need not infer first.
+  bool TypesInferred = false;
+  /// A dim analysis of the model as it is that, for the folder, answers as
+  /// one with setUniteRecorded(false) would; null to build one.
+  const DimAnalysis *Dims = nullptr;
+};
+
 /// One sweep of inference, analysis and rewriting over the whole model.
 class ShapeFolder {
 public:
+  /// \p Undo, if given, saves the types the sweep changes.
   ShapeFolder(Model &M, DiagnosticEngine &Diags, ShapeInference &SI,
-              FoldShapesOptions Opts)
-      : M(M), R(M, Diags), SI(SI), Opts(Opts) {}
+              FoldShapesOptions Opts, TypeUndo *Undo, SharedAnalyses Shared)
+      : M(M), R(M, Diags, Undo), SI(SI), Opts(Opts), Undo(Undo),
+        Shared(Shared) {}
 
   /// Returns true if the model changed.
   bool run();
@@ -124,11 +217,6 @@ public:
   /// Values erased by this round (their types are not to be restored).
   const llvm::DenseSet<const Value *> &getErasedValues() const {
     return ErasedValues;
-  }
-  /// (new, old): new values that stand for old ones and take their
-  /// recorded types.
-  llvm::ArrayRef<std::pair<Value *, Value *>> getTypeDonors() const {
-    return TypeDonors;
   }
 
 private:
@@ -202,6 +290,8 @@ private:
   Rewriter R;
   ShapeInference &SI;
   FoldShapesOptions Opts;
+  TypeUndo *Undo;
+  SharedAnalyses Shared;
   bool Changed = false;
   bool InferenceFailed = false;
   /// Rewrites so far: a body whose sweep changed it re-infers its holder.
@@ -224,7 +314,6 @@ private:
   };
   std::vector<Rename> Renames;
   llvm::DenseSet<const Value *> ErasedValues;
-  std::vector<std::pair<Value *, Value *>> TypeDonors;
   std::unique_ptr<DimAnalysis> DA;
 };
 
@@ -359,8 +448,8 @@ bool ShapeFolder::replaceWith(Value *Old, Value *New) {
       failed(R.replaceAllUsesWith(Old, New)))
     return false;
   // A graph output keeps its declared type under its new producer.
-  if (WasOutput)
-    TypeDonors.emplace_back(New, Old);
+  if (WasOutput && Undo)
+    Undo->transfer(New, Old);
   Released.push_back(Old);
   Same[Old] = New;
   requeueUsers(New);
@@ -437,6 +526,8 @@ static std::optional<TargetEntry> factorOverDims(DimExpr E,
 }
 
 const DimAnalysis &ShapeFolder::dims() {
+  if (Shared.Dims)
+    return *Shared.Dims;
   if (!DA) {
     DA = std::make_unique<DimAnalysis>(M);
     // Only what the ops imply: a declared dim is not enforced at run time.
@@ -713,7 +804,8 @@ bool ShapeFolder::reshapeToFlatten(Node &N, bool AllowZero) {
     R.eraseNode(F);
     return false;
   }
-  TypeDonors.emplace_back(F->getResult(0), Out);
+  if (Undo)
+    Undo->transfer(F->getResult(0), Out);
   StandsFor[F->getResult(0)] = Out;
   Released.push_back(Out);
   requeueUsers(F->getResult(0));
@@ -833,6 +925,8 @@ bool ShapeFolder::shapeOfConstantOfShape(Node &N) {
 }
 
 void ShapeFolder::infer(Node &N) {
+  if (Undo)
+    Undo->saveNode(N);
   if (failed(SI.inferNode(N)))
     InferenceFailed = true;
 }
@@ -949,12 +1043,14 @@ void ShapeFolder::eraseDeadChains() {
 
 bool ShapeFolder::run() {
   // Types first: every node inferred in order (bodies by their holders'
-  // inference), then the dim analysis reads them once.
-  for (Node &N : M.getGraph().getNodes()) {
-    infer(N);
-    if (InferenceFailed)
-      return false;
-  }
+  // inference), unless the pipeline's inference just did it; then the dim
+  // analysis reads them once.
+  if (!Shared.TypesInferred)
+    for (Node &N : M.getGraph().getNodes()) {
+      infer(N);
+      if (InferenceFailed)
+        return false;
+    }
   dims();
   // Then the rewrites, in order. A rewrite re-infers the node it changed
   // and re-queues the users; the analysis' answers stay true (a rewrite
@@ -985,20 +1081,36 @@ public:
     DeduplicatingDiagnostics Quiet(Ctx.getDiags());
 
     // Types are inferred for the analysis and restored afterwards.
-    TypeSnapshot Saved(M);
+    TypeUndo Undo;
+    TypeUndo *Saved = KeepInferredTypes ? nullptr : &Undo;
 
     // One sweep reaches the fixed point; further sweeps (max-rounds > 1)
     // only check that, and a change there is reported as a bug.
     LogicalResult Result = success();
     for (int64_t Sweep = 0; Sweep < MaxRounds; ++Sweep) {
-      ShapeInference SI(M, Quiet.get());
-      ShapeFolder Folder(M, Ctx.getDiags(), SI, Opts);
+      // The first sweep takes the pipeline's inference when it is cached
+      // (after infer-shapes, or unify-dims, with nothing changed since):
+      // the model's types are then what inference gives, and inferring
+      // every node again would only repeat it. Later sweeps run after a
+      // change and infer afresh.
+      ShapeInfo *Cached = Sweep == 0 ? findCachedInference(Ctx) : nullptr;
+      std::unique_ptr<ShapeInference> Own;
+      if (!Cached)
+        Own = std::make_unique<ShapeInference>(M, Quiet.get());
+      ShapeInference &SI = Cached ? Cached->getEngine() : *Own;
+      SharedAnalyses Shared;
+      Shared.TypesInferred = Cached != nullptr;
+      if (Cached)
+        Shared.Dims = findReusableDims(Ctx);
+      ShapeFolder Folder(M, Ctx.getDiags(), SI, Opts, Saved, Shared);
       bool Changed = Folder.run();
-      SI.emitRemarks();
-      for (auto [New, Old] : Folder.getTypeDonors())
-        Saved.transfer(New, Old);
-      for (const Value *V : Folder.getErasedValues())
-        Saved.forget(V);
+      // Remarks about nodes without a schema would repeat infer-shapes'
+      // (Quiet drops them; the shared engine's are not asked for).
+      if (Own)
+        Own->emitRemarks();
+      if (Saved)
+        for (const Value *V : Folder.getErasedValues())
+          Saved->forget(V);
       if (Folder.inferenceFailed()) {
         Result = emitError(Ctx.getDiags())
                  << "shape inference found a contradiction";
@@ -1013,13 +1125,32 @@ public:
             << " still changed the model (one sweep should reach the "
                "fixed point)";
     }
-    if (KeepInferredTypes)
-      return Result;
-    Saved.restore();
+    if (Saved)
+      Saved->restore();
     return Result;
   }
 
 private:
+  /// The pipeline's inference, when it is cached and succeeded. A change
+  /// to the model since would have invalidated it, so the recorded types
+  /// are its results.
+  static ShapeInfo *findCachedInference(PassContext &Ctx) {
+    ShapeInfo *SI = Ctx.getAnalysisManager().getCachedAnalysis<ShapeInfo>();
+    return SI && succeeded(SI->getResult()) ? SI : nullptr;
+  }
+
+  /// The pipeline's dim analysis (unify-dims'), when it is cached and
+  /// answers as the folder's own would. The folder must not unite recorded
+  /// dims with computed ones (a declared dim proves nothing at run time),
+  /// so an analysis where such a union changed a class is not taken.
+  static const DimAnalysis *findReusableDims(PassContext &Ctx) {
+    DimAnalysis *DA = Ctx.getAnalysisManager().getCachedAnalysis<DimAnalysis>();
+    if (!DA)
+      return nullptr;
+    DA->run(); // nothing when it ran already
+    return DA->unitedRecordedDims() ? nullptr : DA;
+  }
+
   Option<bool> AssumeNonzeroDims{
       *this, "assume-nonzero-dims",
       "treat symbolic dims as nonzero when turning a Reshape entry into -1",

@@ -188,6 +188,8 @@ public:
   bool KeepForward = false;
   /// Unite a computed dim with the recorded one (setUniteRecorded).
   bool UniteRecorded = true;
+  /// One of those unions merged two classes or found a conflict.
+  bool RecordedUnited = false;
   llvm::DenseMap<const Value *, Dims> ForwardDims;
   std::vector<std::string> InputSymbols;
   llvm::StringSet<> InputSymbolSet;
@@ -232,7 +234,8 @@ public:
     return It->second;
   }
   unsigned idOf(const DimExpr &E);
-  void unite(const DimExpr &A, const DimExpr &B, const Node *Because);
+  /// Returns false when \p A and \p B were one class already.
+  bool unite(const DimExpr &A, const DimExpr &B, const Node *Because);
   bool better(const DimExpr &A, const DimExpr &B) const;
   DimExpr best(const DimExpr &E) const {
     std::optional<unsigned> Id = lookup(E);
@@ -581,13 +584,13 @@ bool DimAnalysis::Impl::better(const DimExpr &A, const DimExpr &B) const {
   return A.key() < B.key();
 }
 
-void DimAnalysis::Impl::unite(const DimExpr &A, const DimExpr &B,
+bool DimAnalysis::Impl::unite(const DimExpr &A, const DimExpr &B,
                               const Node *Because) {
   if (A == B)
-    return;
+    return false;
   unsigned RA = find(idOf(A)), RB = find(idOf(B));
   if (RA == RB)
-    return;
+    return false;
   // Two different numbers: the model (a declared type) or an op model here
   // is wrong; never merge them.
   const DimExpr &CA = Best[RA], &CB = Best[RB];
@@ -601,7 +604,7 @@ void DimAnalysis::Impl::unite(const DimExpr &A, const DimExpr &B,
       Conflicts.push_back(std::move(Msg));
     Conflicted.insert(RA);
     Conflicted.insert(RB);
-    return;
+    return true;
   }
   // Keep the smaller id as root so that the result does not depend on
   // the order of unions more than necessary.
@@ -624,6 +627,7 @@ void DimAnalysis::Impl::unite(const DimExpr &A, const DimExpr &B,
     Best[RA] = Best[RB];
   Edges.push_back(Edge{idOf(A), idOf(B), Because});
   ++UnionsThisSweep;
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -800,8 +804,8 @@ void DimAnalysis::Impl::setResult(Node &N, unsigned I,
       Result.push_back(fromRecorded(*V, K));
       continue;
     }
-    if (UniteRecorded)
-      unite(*C, fromRecorded(*V, K, /*Observe=*/false), &N);
+    if (UniteRecorded && unite(*C, fromRecorded(*V, K, /*Observe=*/false), &N))
+      RecordedUnited = true;
     Result.push_back(observe(*C));
   }
   ValueDims[V] = std::move(Result);
@@ -1876,6 +1880,8 @@ const std::vector<DimExpr> *DimAnalysis::getDims(const Value &V) const {
 void DimAnalysis::setKeepForwardDims(bool Keep) { P->KeepForward = Keep; }
 
 void DimAnalysis::setUniteRecorded(bool Unite) { P->UniteRecorded = Unite; }
+
+bool DimAnalysis::unitedRecordedDims() const { return P->RecordedUnited; }
 
 const std::vector<DimExpr> *DimAnalysis::getForwardDims(const Value &V) const {
   auto It = P->ForwardDims.find(&V);

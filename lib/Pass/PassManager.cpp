@@ -55,6 +55,11 @@ LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags,
   // Rows recorded before the run (e.g. loading) stay in the table.
   double VerifyMs = 0;
   bool Verified = false;
+  // The IR is as the verifier last passed it. A pass that changed nothing
+  // leaves it so, and verifying it again would repeat the same walk (MLIR
+  // skips the verifier after a pass that preserved every analysis). The
+  // first pass is always verified: the input may not have been.
+  bool VerifiedAsIs = false;
   // Verification time goes last, as one row, however the run ends.
   auto Finish = [&](LogicalResult R) {
     if (Opts.Timing && Verified)
@@ -82,6 +87,7 @@ LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags,
       return Finish(failure());
     }
     if (Ctx.Changed) {
+      VerifiedAsIs = false;
       AM.invalidate(Ctx.Preserved);
       if (Changed)
         *Changed = true;
@@ -98,7 +104,7 @@ LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags,
       IrOS.flush();
     }
 
-    if (Opts.VerifyEach) {
+    if (Opts.VerifyEach && !VerifiedAsIs) {
       auto VerifyStart = std::chrono::steady_clock::now();
       LogicalResult VR = verifyModel(M, Diags);
       VerifyMs += millisecondsSince(VerifyStart);
@@ -107,6 +113,7 @@ LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags,
         emitError(Diags) << "verification failed after pass '" << Arg << "'";
         return Finish(failure());
       }
+      VerifiedAsIs = true;
     }
   }
   return Finish(success());

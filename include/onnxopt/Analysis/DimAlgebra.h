@@ -156,6 +156,13 @@ public:
   /// fold a wrong constant. Dims are still read from the recorded type
   /// where the op computes none.
   void setUniteRecorded(bool Unite);
+  /// True if uniting computed dims with recorded ones changed anything: a
+  /// recorded dim merged two classes or contradicted a computed number.
+  /// When false, every union came from what the ops imply, so the dims,
+  /// data and best forms are those setUniteRecorded(false) gives on the
+  /// same types (the ids of unknown dims aside, which are only ever equal
+  /// to themselves): fold-shapes reuses such an analysis.
+  bool unitedRecordedDims() const;
   /// The first sweep's dims of \p V (null unless kept and of known rank).
   const std::vector<DimExpr> *getForwardDims(const Value &V) const;
   /// Integer contents of a shape tensor, if known.

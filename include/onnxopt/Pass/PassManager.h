@@ -13,7 +13,8 @@
 namespace onnxopt {
 
 struct PassManagerOptions {
-  /// Run the IR verifier after every pass.
+  /// Run the IR verifier after every pass (that changed the model, once the
+  /// IR has been verified).
   bool VerifyEach = true;
   bool PrintIrAfterAll = false;
   /// Pass arguments after which to print the IR.
