@@ -40,7 +40,7 @@ std::string Graph::getPath() const {
 
 Value *Graph::addInput(llvm::StringRef InputName, Type T) {
   std::unique_ptr<Value> V(
-      new Value(InputName.str(), Value::Origin::GraphInput, this));
+      new Value(InputName, Value::Origin::GraphInput, this));
   V->setType(std::move(T));
   Inputs.push_back(std::move(V));
   return Inputs.back().get();
@@ -59,7 +59,7 @@ void Graph::eraseInput(Value *V) {
 
 Value *Graph::addConstant(llvm::StringRef ConstName, Tensor T) {
   std::unique_ptr<Value> V(
-      new Value(ConstName.str(), Value::Origin::Initializer, this));
+      new Value(ConstName, Value::Origin::Initializer, this));
   V->setInitializer(std::move(T));
   Constants.push_back(std::move(V));
   return Constants.back().get();
@@ -117,7 +117,7 @@ Node *Graph::createNode(llvm::StringRef OpType, llvm::StringRef Domain,
                         llvm::ArrayRef<Value *> Operands,
                         llvm::ArrayRef<std::string> ResultNames,
                         Node *InsertBefore) {
-  Node *N = new Node(OpType.str(), Domain.str(), NodeName.str(), this);
+  Node *N = new Node(OpType, Domain, NodeName, this);
   for (Value *V : Operands)
     N->addOperand(V);
   for (const std::string &R : ResultNames)

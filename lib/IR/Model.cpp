@@ -18,7 +18,11 @@ int64_t Model::getOpsetVersion(llvm::StringRef Domain) const {
 }
 
 bool Model::reserveName(llvm::StringRef Name) {
-  return UsedNames.insert(Name).second;
+  bool &Reserved = Names.try_emplace(Name, false).first->second;
+  if (Reserved)
+    return false;
+  Reserved = true;
+  return true;
 }
 
 std::string Model::makeUniqueName(llvm::StringRef Hint) {

@@ -1,9 +1,21 @@
 //===- Node.cpp - Operator nodes ------------------------------------------===//
 #include "onnxopt/IR/Node.h"
 #include "onnxopt/IR/Graph.h"
+#include "onnxopt/IR/Model.h"
 #include <cassert>
 
 using namespace onnxopt;
+
+Node::Node(llvm::StringRef OpType, llvm::StringRef Domain,
+           llvm::StringRef NodeName, Graph *G)
+    : OpType(internString(OpType)), Domain(internString(Domain)), Parent(G) {
+  setName(NodeName);
+}
+
+void Node::setName(llvm::StringRef N) {
+  // A rename leaves the old text in the arena: nodes are renamed rarely.
+  Name = N.empty() ? llvm::StringRef() : Parent->getModel().saveString(N);
+}
 
 Node::~Node() {
   // Results must be unused by now (Graph::eraseNode checks); operands are
@@ -42,7 +54,7 @@ Value *Node::addResult(llvm::StringRef ResultName) {
     return nullptr;
   }
   std::unique_ptr<Value> V(
-      new Value(ResultName.str(), Value::Origin::NodeResult, Parent));
+      new Value(ResultName, Value::Origin::NodeResult, Parent));
   V->Def = this;
   V->ResultIndex = Results.size();
   Results.push_back(std::move(V));

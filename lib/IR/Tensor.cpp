@@ -205,7 +205,11 @@ std::shared_ptr<TensorProto> makeProto(llvm::StringRef Name, int32_t ElemType,
 
 Tensor::Tensor(std::shared_ptr<const TensorProto> Proto,
                std::optional<ExternalLocation> Ext)
-    : Proto(std::move(Proto)), Ext(std::move(Ext)) {}
+    : Proto(std::move(Proto)) {
+  if (Ext)
+    this->Ext =
+        std::make_shared<const std::optional<ExternalLocation>>(std::move(Ext));
+}
 
 Tensor Tensor::fromMappedRawData(std::shared_ptr<TensorProto> Proto,
                                  std::shared_ptr<MappedFile> File,
@@ -221,6 +225,7 @@ Tensor Tensor::fromMappedRawData(std::shared_ptr<TensorProto> Proto,
 }
 
 const TensorProto &Tensor::getProto() const {
+  const ExternalLocation *Ext = ext();
   if (Ext && Ext->InModelFile && !Proto->has_raw_data()) {
     // fromMappedRawData took the proto as mutable, so filling in the bytes
     // it stands for is legal; every handle sharing it sees them.
@@ -276,7 +281,9 @@ Tensor Tensor::withName(llvm::StringRef Name) const {
   P->set_name(Name.str());
   if (hasMappedRawData())
     P->clear_raw_data(); // the copy shares the mapping instead
-  return Tensor(std::move(P), Ext);
+  Tensor T(std::move(P));
+  T.Ext = Ext;
+  return T;
 }
 
 int32_t Tensor::getElemType() const { return Proto ? Proto->data_type() : 0; }
@@ -302,7 +309,7 @@ int64_t Tensor::getNumElements() const {
 uint64_t Tensor::getByteSize() const {
   if (!Proto)
     return 0;
-  if (Ext)
+  if (const ExternalLocation *Ext = ext())
     return Ext->Length;
   if (Proto->has_raw_data())
     return Proto->raw_data().size();
@@ -336,7 +343,7 @@ std::optional<llvm::StringRef> Tensor::getRawBytes(std::string &Storage) const {
   int32_t ET = Proto->data_type();
   if (ET == TensorProto::STRING)
     return std::nullopt;
-  if (Ext) {
+  if (const ExternalLocation *Ext = ext()) {
     const char *Base = Ext->File ? Ext->File->data() : nullptr;
     if (!Base)
       return llvm::StringRef();

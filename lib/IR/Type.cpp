@@ -3,7 +3,47 @@
 #include "onnxopt/IR/ElementType.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Allocator.h"
+#include <mutex>
+
 using namespace onnxopt;
+
+const InternedString *onnxopt::internString(llvm::StringRef S) {
+  // Never freed before exit: interned texts outlive every model, so a Dim
+  // or Node may be copied out of one model and outlive it. The lock keeps
+  // the pool usable by a program that processes models on several threads.
+  static std::mutex Lock;
+  static llvm::StringSet<llvm::BumpPtrAllocator> Pool;
+  std::lock_guard<std::mutex> Guard(Lock);
+  return &*Pool.insert(S).first;
+}
+
+Type::Type(const Type &O)
+    : K(O.K), ElemType(O.ElemType), Shape(O.Shape),
+      Extra(O.Extra ? std::make_unique<Rare>(*O.Extra) : nullptr) {}
+
+Type &Type::operator=(const Type &O) {
+  if (this != &O)
+    *this = Type(O);
+  return *this;
+}
+
+const Type::Rare &Type::rare() const {
+  static const Rare Empty;
+  return Extra ? *Extra : Empty;
+}
+
+Type::Rare &Type::getOrCreateRare() {
+  if (!Extra)
+    Extra = std::make_unique<Rare>();
+  return *Extra;
+}
+
+void Type::setDenotation(llvm::StringRef D) {
+  if (!D.empty() || Extra)
+    getOrCreateRare().Denotation = D.str();
+}
 
 Type Type::tensor(int32_t ElemType, std::optional<std::vector<Dim>> Shape) {
   Type T;
@@ -23,14 +63,14 @@ Type Type::sparseTensor(int32_t ElemType,
 Type Type::sequence(Type Elem) {
   Type T;
   T.K = Kind::Sequence;
-  T.Inner.push_back(std::move(Elem));
+  T.getOrCreateRare().Elem = std::move(Elem);
   return T;
 }
 
 Type Type::optional(Type Elem) {
   Type T;
   T.K = Kind::Optional;
-  T.Inner.push_back(std::move(Elem));
+  T.getOrCreateRare().Elem = std::move(Elem);
   return T;
 }
 
@@ -38,15 +78,16 @@ Type Type::map(int32_t KeyType, Type ValueType) {
   Type T;
   T.K = Kind::Map;
   T.ElemType = KeyType;
-  T.Inner.push_back(std::move(ValueType));
+  T.getOrCreateRare().Elem = std::move(ValueType);
   return T;
 }
 
 Type Type::opaque(llvm::StringRef Domain, llvm::StringRef Name) {
   Type T;
   T.K = Kind::Opaque;
-  T.OpaqueDomain = Domain.str();
-  T.OpaqueName = Name.str();
+  Rare &R = T.getOrCreateRare();
+  R.OpaqueDomain = Domain.str();
+  R.OpaqueName = Name.str();
   return T;
 }
 
@@ -60,9 +101,15 @@ bool Type::isStatic() const {
 }
 
 bool Type::operator==(const Type &O) const {
-  return K == O.K && ElemType == O.ElemType && Shape == O.Shape &&
-         Inner == O.Inner && OpaqueDomain == O.OpaqueDomain &&
-         OpaqueName == O.OpaqueName && Denotation == O.Denotation;
+  if (K != O.K || ElemType != O.ElemType || Shape != O.Shape)
+    return false;
+  // A missing Rare equals one whose fields are all empty (and ends the
+  // recursion through Elem: the empty Rare's Elem has none).
+  if (!Extra && !O.Extra)
+    return true;
+  const Rare &A = rare(), &B = O.rare();
+  return A.Elem == B.Elem && A.OpaqueDomain == B.OpaqueDomain &&
+         A.OpaqueName == B.OpaqueName && A.Denotation == B.Denotation;
 }
 
 // ONNX text spells a scalar `float` and an unknown rank `float[]`.
@@ -124,7 +171,7 @@ void Type::print(llvm::raw_ostream &OS) const {
     OS << ')';
     return;
   case Kind::Opaque:
-    OS << "opaque(" << OpaqueDomain << ", " << OpaqueName << ')';
+    OS << "opaque(" << getOpaqueDomain() << ", " << getOpaqueName() << ')';
     return;
   }
 }

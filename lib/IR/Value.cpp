@@ -1,10 +1,32 @@
 //===- Value.cpp - SSA values and their uses ------------------------------===//
 #include "onnxopt/IR/Value.h"
 #include "onnxopt/IR/Graph.h"
+#include "onnxopt/IR/Model.h"
 #include "onnxopt/IR/Node.h"
 #include <cassert>
 
 using namespace onnxopt;
+
+Value::Value(llvm::StringRef Name, Origin O, Graph *Owner)
+    : Name(Owner->getModel().internName(Name)), Owner(Owner), Orig(O) {}
+
+void Value::setName(llvm::StringRef N) {
+  Name = Owner->getModel().internName(N);
+}
+
+const Tensor &Value::getInitializer() const {
+  static const Tensor None;
+  return Init ? *Init : None;
+}
+
+void Value::setInitializer(Tensor T) {
+  // Assigned in place when there is one, so that a reference to it stays a
+  // reference to this value's initializer.
+  if (Init)
+    *Init = std::move(T);
+  else if (!T.isNull())
+    Init = std::make_unique<Tensor>(std::move(T));
+}
 
 void Value::removeUseAt(unsigned Slot) {
   assert(Slot < Uses.size() && "use slot out of range");

@@ -9,6 +9,7 @@
 #define ONNXOPT_IR_ATTRIBUTE_H
 
 #include "onnxopt/IR/Tensor.h"
+#include "onnxopt/Support/ColdString.h"
 #include "llvm/ADT/StringRef.h"
 #include <memory>
 #include <string>
@@ -66,8 +67,8 @@ public:
   std::vector<std::unique_ptr<onnxopt::Graph>> Graphs;
   /// Serialized AttributeProto holding everything not modeled above
   /// (doc_string, ref_attr_name, sparse_tensor(s), tp/type_protos, unknown
-  /// fields). Empty when there is nothing to carry.
-  std::string Residual;
+  /// fields). Empty when there is nothing to carry (nearly always).
+  ColdString Residual;
 
   bool isGraph() const {
     return Kind == AttrKind::Graph || Kind == AttrKind::Graphs;

@@ -3,8 +3,10 @@
 #define ONNXOPT_IR_MODEL_H
 
 #include "onnxopt/IR/Graph.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/StringSaver.h"
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,8 +45,13 @@ public:
   /// Reserves \p Name; returns false if it was already taken.
   bool reserveName(llvm::StringRef Name);
   bool isNameTaken(llvm::StringRef Name) const {
-    return UsedNames.count(Name);
+    auto It = Names.find(Name);
+    return It != Names.end() && It->second;
   }
+
+  /// A copy of \p S that lives as long as the model (node names: one
+  /// allocation-free copy each instead of a std::string).
+  llvm::StringRef saveString(llvm::StringRef S) { return Saver.save(S); }
 
   /// The directory external-data locations are relative to ("" = cwd).
   std::string BaseDir;
@@ -54,10 +61,24 @@ public:
   std::string Residual;
 
 private:
+  friend class Value;
+  /// The entry of \p Name in Names, added (not reserved) if new. Values
+  /// hold it as their name, so a name is stored once for the value and for
+  /// the uniquing.
+  const llvm::StringMapEntry<bool> *internName(llvm::StringRef Name) {
+    return &*Names.try_emplace(Name, false).first;
+  }
+
   int64_t IrVersion = 8;
   std::vector<OpsetImport> Opsets;
+  /// Every name a value of the model has had or that was reserved; the flag
+  /// says reserved. Entries are never removed (the set of taken names only
+  /// grows), so values may point at them. Declared before MainGraph, which
+  /// holds those values.
+  llvm::StringMap<bool, llvm::BumpPtrAllocator> Names;
+  llvm::BumpPtrAllocator StringArena;
+  llvm::StringSaver Saver{StringArena};
   std::unique_ptr<Graph> MainGraph;
-  llvm::StringSet<> UsedNames;
   uint64_t NextSuffix = 1;
 };
 

@@ -4,7 +4,9 @@
 
 #include "onnxopt/IR/Attribute.h"
 #include "onnxopt/IR/Value.h"
+#include "onnxopt/Support/ColdString.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/ilist_node.h"
 #include <memory>
@@ -18,21 +20,30 @@ class Graph;
 /// An operator invocation. Operands may be null (an omitted optional input,
 /// written "" in ONNX); results may be null (an omitted optional output).
 /// Nodes live in their graph's list in topological order.
+///
+/// Kept small (168 bytes, no heap part for up to two operands and one
+/// result): op type and domain are interned, the name is stored in the
+/// model's arena.
 class Node : public llvm::ilist_node<Node> {
 public:
   ~Node();
 
-  llvm::StringRef getOpType() const { return OpType; }
+  llvm::StringRef getOpType() const { return OpType->getKey(); }
   /// The domain, "" for the default ONNX domain ("ai.onnx" is normalized
   /// only for lookups; the original spelling is kept for export).
-  llvm::StringRef getDomain() const { return Domain; }
-  void setDomain(llvm::StringRef D) { Domain = D.str(); }
-  bool isOnnxDomain() const { return Domain.empty() || Domain == "ai.onnx"; }
+  llvm::StringRef getDomain() const { return Domain->getKey(); }
+  void setDomain(llvm::StringRef D) { Domain = internString(D); }
+  bool isOnnxDomain() const {
+    llvm::StringRef D = getDomain();
+    return D.empty() || D == "ai.onnx";
+  }
   /// True for an op of the default domain with the given type.
-  bool is(llvm::StringRef Op) const { return isOnnxDomain() && OpType == Op; }
+  bool is(llvm::StringRef Op) const {
+    return isOnnxDomain() && getOpType() == Op;
+  }
 
   llvm::StringRef getName() const { return Name; }
-  void setName(llvm::StringRef N) { Name = N.str(); }
+  void setName(llvm::StringRef N);
 
   Graph *getParentGraph() const { return Parent; }
 
@@ -74,21 +85,22 @@ public:
 
   /// Serialized NodeProto minus the modeled fields (doc_string, unknown
   /// fields).
-  std::string Residual;
+  ColdString Residual;
 
 private:
   friend class Graph;
   friend class Value;
-  Node(std::string OpType, std::string Domain, std::string Name, Graph *G)
-      : OpType(std::move(OpType)), Domain(std::move(Domain)),
-        Name(std::move(Name)), Parent(G) {}
+  Node(llvm::StringRef OpType, llvm::StringRef Domain, llvm::StringRef Name,
+       Graph *G);
 
-  std::string OpType, Domain, Name;
+  const InternedString *OpType, *Domain;
+  /// In the model's arena (Model::saveString).
+  llvm::StringRef Name;
   Graph *Parent;
-  std::vector<Value *> Operands;
+  llvm::SmallVector<Value *, 2> Operands;
   /// For each operand, the slot of its Use in the operand's use list.
-  std::vector<unsigned> OperandUseSlots;
-  std::vector<std::unique_ptr<Value>> Results;
+  llvm::SmallVector<unsigned, 2> OperandUseSlots;
+  llvm::SmallVector<std::unique_ptr<Value>, 1> Results;
   std::vector<Attribute> Attrs;
 };
 

@@ -103,11 +103,13 @@ public:
   int64_t getNumElements() const;
 
   /// data_location is EXTERNAL: the bytes are in an external-data file.
-  bool isExternal() const { return Ext && !Ext->InModelFile; }
+  bool isExternal() const { return Ext && !(*Ext)->InModelFile; }
   /// Inline raw_data whose bytes stayed in the mapped model file.
-  bool hasMappedRawData() const { return Ext && Ext->InModelFile; }
+  bool hasMappedRawData() const { return Ext && (*Ext)->InModelFile; }
   /// Where the bytes are mapped: external data or mapped raw_data.
-  const std::optional<ExternalLocation> &getExternal() const { return Ext; }
+  const std::optional<ExternalLocation> &getExternal() const {
+    return Ext ? *Ext : noLocation();
+  }
 
   /// Size of the payload in bytes (raw_data, typed fields or mapped).
   uint64_t getByteSize() const;
@@ -129,8 +131,17 @@ public:
   uint64_t contentHash() const;
 
 private:
+  static const std::optional<ExternalLocation> &noLocation() {
+    static const std::optional<ExternalLocation> None;
+    return None;
+  }
+  const ExternalLocation *ext() const { return Ext ? &**Ext : nullptr; }
+
   std::shared_ptr<const onnx::TensorProto> Proto;
-  std::optional<ExternalLocation> Ext;
+  /// Null for the tensors whose bytes are in the proto, else an engaged
+  /// optional (the type getExternal returns) shared by all copies of the
+  /// handle: a Tensor is 32 bytes, and copying one copies no string.
+  std::shared_ptr<const std::optional<ExternalLocation>> Ext;
 };
 
 } // namespace onnxopt

@@ -9,8 +9,12 @@
 #define ONNXOPT_IR_TYPE_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/None.h"
+#include "llvm/ADT/PointerIntPair.h"
+#include "llvm/ADT/StringMapEntry.h"
 #include "llvm/ADT/StringRef.h"
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +25,16 @@ class raw_ostream;
 
 namespace onnxopt {
 
-/// One dimension of a tensor shape.
+/// A string kept once per process: equal texts share one entry, which stays
+/// valid until exit. For the texts that repeat across hundreds of thousands
+/// of objects but have few distinct values (dim symbols and denotations, op
+/// types and domains): a pointer instead of a std::string each.
+using InternedString = llvm::StringMapEntry<llvm::NoneType>;
+/// The entry of \p S in the process-wide pool (added if new; thread-safe).
+const InternedString *internString(llvm::StringRef S);
+
+/// One dimension of a tensor shape. 16 bytes and no heap part: a tensor
+/// type is about its dims, and after shape inference every value has one.
 class Dim {
 public:
   enum class Kind : uint8_t { Unknown, Known, Symbol };
@@ -30,39 +43,61 @@ public:
   static Dim unknown() { return Dim(); }
   static Dim known(int64_t V) {
     Dim D;
-    D.K = Kind::Known;
+    D.DenotationAndKind.setInt(Kind::Known);
     D.Val = V;
     return D;
   }
   static Dim symbol(llvm::StringRef Name) {
     Dim D;
-    D.K = Kind::Symbol;
-    D.Sym = Name.str();
+    D.DenotationAndKind.setInt(Kind::Symbol);
+    D.Sym = internString(Name);
     return D;
   }
 
-  Kind getKind() const { return K; }
-  bool isKnown() const { return K == Kind::Known; }
-  bool isSymbol() const { return K == Kind::Symbol; }
-  bool isUnknown() const { return K == Kind::Unknown; }
-  int64_t getValue() const { return Val; }
-  llvm::StringRef getSymbol() const { return Sym; }
+  Kind getKind() const { return DenotationAndKind.getInt(); }
+  bool isKnown() const { return getKind() == Kind::Known; }
+  bool isSymbol() const { return getKind() == Kind::Symbol; }
+  bool isUnknown() const { return getKind() == Kind::Unknown; }
+  /// The value of a known dim; 0 for the others.
+  int64_t getValue() const { return isKnown() ? Val : 0; }
+  /// The symbol of a symbolic dim; "" for the others. The text lives as
+  /// long as the process.
+  llvm::StringRef getSymbol() const {
+    return isSymbol() ? Sym->getKey() : llvm::StringRef();
+  }
 
   /// The optional dim denotation (e.g. "DATA_BATCH"); carried, not modeled.
-  llvm::StringRef getDenotation() const { return Denotation; }
-  void setDenotation(llvm::StringRef D) { Denotation = D.str(); }
+  llvm::StringRef getDenotation() const {
+    const InternedString *D = DenotationAndKind.getPointer();
+    return D ? D->getKey() : llvm::StringRef();
+  }
+  void setDenotation(llvm::StringRef D) {
+    DenotationAndKind.setPointer(D.empty() ? nullptr : internString(D));
+  }
 
   bool operator==(const Dim &O) const {
-    return K == O.K && Val == O.Val && Sym == O.Sym &&
-           Denotation == O.Denotation;
+    // Interned texts are equal exactly when their entries are.
+    if (DenotationAndKind != O.DenotationAndKind)
+      return false;
+    switch (getKind()) {
+    case Kind::Known:
+      return Val == O.Val;
+    case Kind::Symbol:
+      return Sym == O.Sym;
+    case Kind::Unknown:
+      return true;
+    }
+    return true;
   }
   bool operator!=(const Dim &O) const { return !(*this == O); }
 
 private:
-  Kind K = Kind::Unknown;
-  int64_t Val = 0;
-  std::string Sym;
-  std::string Denotation;
+  union {
+    int64_t Val = 0;           ///< Kind::Known
+    const InternedString *Sym; ///< Kind::Symbol
+  };
+  /// The denotation (null when empty) and the kind in its spare low bits.
+  llvm::PointerIntPair<const InternedString *, 2, Kind> DenotationAndKind;
 };
 
 /// A value type. Kind::None means "no type recorded" (e.g. an intermediate
@@ -80,6 +115,11 @@ public:
   };
 
   Type() = default;
+  Type(const Type &O);
+  Type(Type &&) noexcept = default;
+  Type &operator=(const Type &O);
+  Type &operator=(Type &&) noexcept = default;
+  ~Type();
   /// A tensor of \p ElemType (onnx::TensorProto_DataType value). Without
   /// \p Shape the rank is unknown.
   static Type tensor(int32_t ElemType,
@@ -113,15 +153,15 @@ public:
   bool isStatic() const;
 
   /// Sequence/optional element type or map value type.
-  const Type &getElementType() const { return Inner.front(); }
-  Type &getMutableElementType() { return Inner.front(); }
+  const Type &getElementType() const;
+  Type &getMutableElementType();
 
-  llvm::StringRef getOpaqueDomain() const { return OpaqueDomain; }
-  llvm::StringRef getOpaqueName() const { return OpaqueName; }
+  llvm::StringRef getOpaqueDomain() const;
+  llvm::StringRef getOpaqueName() const;
 
   /// The type denotation (TypeProto.denotation); carried, not modeled.
-  llvm::StringRef getDenotation() const { return Denotation; }
-  void setDenotation(llvm::StringRef D) { Denotation = D.str(); }
+  llvm::StringRef getDenotation() const;
+  void setDenotation(llvm::StringRef D);
 
   bool operator==(const Type &O) const;
   bool operator!=(const Type &O) const { return !(*this == O); }
@@ -131,13 +171,33 @@ public:
   std::string str() const;
 
 private:
+  /// What few types have, out of line so that a tensor type is 48 bytes.
+  struct Rare;
+  const Rare &rare() const;
+  Rare &getOrCreateRare();
+
   Kind K = Kind::None;
   int32_t ElemType = 0;
   std::optional<std::vector<Dim>> Shape;
-  std::vector<Type> Inner; // one element for sequence/optional/map value
+  /// Null when every field of Rare would be empty.
+  std::unique_ptr<Rare> Extra;
+};
+
+struct Type::Rare {
+  Type Elem; ///< sequence/optional element, map value
   std::string OpaqueDomain, OpaqueName;
   std::string Denotation;
 };
+
+inline Type::~Type() = default;
+
+inline const Type &Type::getElementType() const { return rare().Elem; }
+inline Type &Type::getMutableElementType() { return getOrCreateRare().Elem; }
+inline llvm::StringRef Type::getOpaqueDomain() const {
+  return rare().OpaqueDomain;
+}
+inline llvm::StringRef Type::getOpaqueName() const { return rare().OpaqueName; }
+inline llvm::StringRef Type::getDenotation() const { return rare().Denotation; }
 
 /// Name of an onnx::TensorProto_DataType as used in ONNX text ("float",
 /// "int64", ...); empty for unknown codes.

@@ -4,9 +4,12 @@
 
 #include "onnxopt/IR/Tensor.h"
 #include "onnxopt/IR/Type.h"
+#include "onnxopt/Support/ColdString.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMapEntry.h"
 #include "llvm/ADT/StringRef.h"
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -30,13 +33,18 @@ struct Use {
 /// An SSA value: a graph input, an initializer (possibly also an input), or
 /// a node result. Use lists are exact and are maintained by Node::setOperand
 /// and Graph output setters; never edit them directly.
+///
+/// A big model has a Value per tensor, so the layout is kept small (160
+/// bytes): the name is the model's entry for it (Model::internName), and
+/// what few values have (an initializer, residual proto bytes, more than one
+/// use) is out of line.
 class Value {
 public:
   enum class Origin : uint8_t { GraphInput, Initializer, NodeResult };
 
-  llvm::StringRef getName() const { return Name; }
+  llvm::StringRef getName() const { return Name->getKey(); }
   /// Renames the value. Callers must keep names unique (Model::makeUniqueName).
-  void setName(llvm::StringRef N) { Name = N.str(); }
+  void setName(llvm::StringRef N);
 
   const Type &getType() const { return Ty; }
   Type &getMutableType() { return Ty; }
@@ -46,11 +54,12 @@ public:
   /// True for graph inputs (including inputs that also have an initializer).
   bool isGraphInput() const { return Orig == Origin::GraphInput; }
   /// True when the value has an initializer (constant or default value).
-  bool hasInitializer() const { return !Init.isNull(); }
+  bool hasInitializer() const { return Init && !Init->isNull(); }
   /// True for an initializer that is not also a graph input: a constant.
   bool isConstant() const { return hasInitializer() && !isGraphInput(); }
-  const Tensor &getInitializer() const { return Init; }
-  void setInitializer(Tensor T) { Init = std::move(T); }
+  /// A null tensor when there is none.
+  const Tensor &getInitializer() const;
+  void setInitializer(Tensor T);
 
   /// Producer of a NodeResult, else null.
   Node *getDefiningNode() const { return Def; }
@@ -67,18 +76,18 @@ public:
   bool isOutputOf(const Graph &G) const;
 
   /// Serialized ValueInfoProto minus name/type (doc_string, unknown fields).
-  std::string Residual;
+  ColdString Residual;
   /// Set when the model had a value_info entry for this intermediate value.
   bool HadValueInfo = false;
-  /// Import order of the value_info / initializer entry, to keep export order.
-  uint64_t InfoOrder = UINT64_MAX;
-  uint64_t InitOrder = UINT64_MAX;
+  /// Import order of the value_info / initializer entry, to keep export order
+  /// (protobuf's 2 GiB limit keeps indices far below 2^32).
+  uint32_t InfoOrder = UINT32_MAX;
+  uint32_t InitOrder = UINT32_MAX;
 
 private:
   friend class Node;
   friend class Graph;
-  Value(std::string Name, Origin O, Graph *Owner)
-      : Name(std::move(Name)), Orig(O), Owner(Owner) {}
+  Value(llvm::StringRef Name, Origin O, Graph *Owner);
   /// Appends a use; returns its slot, which the user remembers so that
   /// removal is O(1) (swap with the last use, then fix that use's slot).
   unsigned addUse(Use U) {
@@ -87,14 +96,17 @@ private:
   }
   void removeUseAt(unsigned Slot);
 
-  std::string Name;
+  /// The model's entry for the name; its flag says whether it is reserved.
+  const llvm::StringMapEntry<bool> *Name;
   Type Ty;
-  Origin Orig;
   Graph *Owner;
   Node *Def = nullptr;
   unsigned ResultIndex = 0;
-  Tensor Init;
-  llvm::SmallVector<Use, 2> Uses;
+  Origin Orig;
+  /// Null for the many values that have no initializer.
+  std::unique_ptr<Tensor> Init;
+  /// Most values have one use (93% of those of bench/gen_torch_style.py).
+  llvm::SmallVector<Use, 1> Uses;
 };
 
 } // namespace onnxopt
