@@ -85,18 +85,12 @@ unsigned hashNode(const Node &N) {
 bool isEquivalent(const Node &A, const Node &B) {
   if (A.getOpType() != B.getOpType() || A.getDomain() != B.getDomain() ||
       A.getOperands() != B.getOperands() ||
-      A.getNumResults() != B.getNumResults() ||
-      A.getAttrs().size() != B.getAttrs().size())
+      A.getNumResults() != B.getNumResults())
     return false;
   for (unsigned I = 0; I < A.getNumResults(); ++I)
     if (!A.getResult(I) != !B.getResult(I))
       return false;
-  for (const Attribute &Attr : A.getAttrs()) {
-    const Attribute *Other = B.getAttr(Attr.Name);
-    if (!Other || !Attr.equals(*Other))
-      return false;
-  }
-  return true;
+  return A.hasSameAttrs(B);
 }
 
 /// A node in the CSE table with its structural hash computed once.

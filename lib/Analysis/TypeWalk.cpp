@@ -5,25 +5,30 @@
 
 using namespace onnxopt;
 
-namespace {
-
-using DimVisitor = std::function<bool(Dim &, const Value *, unsigned)>;
-
-void visitType(Type &T, const Value *V, const DimVisitor &F) {
+void onnxopt::forEachDimOf(Type &T,
+                           llvm::function_ref<void(Dim &, unsigned)> F) {
   if (T.hasShape()) {
     std::vector<Dim> &Dims = T.getMutableDims();
     for (unsigned I = 0; I < Dims.size(); ++I)
-      F(Dims[I], V, I);
+      F(Dims[I], I);
   }
   switch (T.getKind()) {
   case Type::Kind::Sequence:
   case Type::Kind::Optional:
   case Type::Kind::Map:
-    visitType(T.getMutableElementType(), V, F);
+    forEachDimOf(T.getMutableElementType(), F);
     return;
   default:
     return;
   }
+}
+
+namespace {
+
+using DimVisitor = std::function<bool(Dim &, const Value *, unsigned)>;
+
+void visitType(Type &T, const Value *V, const DimVisitor &F) {
+  forEachDimOf(T, [&](Dim &D, unsigned I) { F(D, V, I); });
 }
 
 /// Visits the dims of a serialized type; returns true if one changed.

@@ -29,6 +29,7 @@
 #include "ExportDetail.h"
 #include "onnxopt/Analysis/InferenceProtos.h"
 #include "onnxopt/Analysis/ShapeInference.h"
+#include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -135,25 +136,6 @@ private:
   const Graph &G;
   std::vector<onnx::TypeProto> OutputTypes;
 };
-
-/// Calls \p F on every dim of \p T (element types included).
-template <typename F> void forEachDim(Type &T, F &&Fn) {
-  switch (T.getKind()) {
-  case Type::Kind::Tensor:
-  case Type::Kind::SparseTensor:
-    if (T.hasShape())
-      for (Dim &D : T.getMutableDims())
-        Fn(D);
-    break;
-  case Type::Kind::Sequence:
-  case Type::Kind::Optional:
-  case Type::Kind::Map:
-    forEachDim(T.getMutableElementType(), Fn);
-    break;
-  default:
-    break;
-  }
-}
 
 class Engine {
 public:
@@ -368,7 +350,7 @@ void encodeType(const Type &T, llvm::StringMap<unsigned> &Names,
 /// \p T with its symbols renamed `?K` as numbered by encodeType.
 Type renamed(const Type &T, const llvm::StringMap<unsigned> &Names) {
   Type R = T;
-  forEachDim(R, [&](Dim &D) {
+  forEachDimOf(R, [&](Dim &D, unsigned) {
     if (!D.isSymbol())
       return;
     auto It = Names.find(D.getSymbol());
@@ -383,7 +365,7 @@ Type renamed(const Type &T, const llvm::StringMap<unsigned> &Names) {
 
 /// Undoes renamed() on an inferred type.
 void restoreSymbols(Type &T, const std::vector<std::string> &Originals) {
-  forEachDim(T, [&](Dim &D) {
+  forEachDimOf(T, [&](Dim &D, unsigned) {
     unsigned K = 0;
     if (!D.isSymbol() || !D.getSymbol().startswith("?") ||
         D.getSymbol().drop_front().getAsInteger(10, K) ||
@@ -393,17 +375,6 @@ void restoreSymbols(Type &T, const std::vector<std::string> &Originals) {
     D = Dim::symbol(Originals[K]);
     D.setDenotation(Denotation);
   });
-}
-
-bool sameAttributes(const Node &A, const Node &B) {
-  if (A.getAttrs().size() != B.getAttrs().size())
-    return false;
-  for (const Attribute &X : A.getAttrs()) {
-    const Attribute *Y = B.getAttr(X.Name);
-    if (!Y || !X.equals(*Y))
-      return false;
-  }
-  return true;
 }
 
 bool holdsGraph(const Node &N) {
@@ -464,7 +435,7 @@ void Engine::loadLocalFunctions() {
 }
 
 void Engine::materialize(Type &T) {
-  forEachDim(T, [&](Dim &D) {
+  forEachDimOf(T, [&](Dim &D, unsigned) {
     if (!D.isUnknown())
       return;
     std::string Name;
@@ -583,7 +554,7 @@ Engine::runInference(const Node &N, const onnx::OpSchema *Schema,
   if (Memoizable) {
     Bucket = &Memo[Key];
     for (const MemoEntry &E : *Bucket) {
-      if (!sameAttributes(*E.Rep, N))
+      if (!E.Rep->hasSameAttrs(N))
         continue;
       bool Same = true;
       for (const auto &[I, Bytes] : E.DataReads) {

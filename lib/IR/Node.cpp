@@ -61,6 +61,17 @@ Value *Node::addResult(llvm::StringRef ResultName) {
   return Results.back().get();
 }
 
+bool Node::hasSameAttrs(const Node &O) const {
+  if (Attrs.size() != O.Attrs.size())
+    return false;
+  for (const Attribute &A : Attrs) {
+    const Attribute *Other = O.getAttr(A.Name);
+    if (!Other || !A.equals(*Other))
+      return false;
+  }
+  return true;
+}
+
 const Attribute *Node::getAttr(llvm::StringRef AttrName) const {
   for (const Attribute &A : Attrs)
     if (A.Name == AttrName)

@@ -3,6 +3,7 @@
 #define ONNXOPT_ANALYSIS_TYPEWALK_H
 
 #include "onnxopt/IR/Type.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include <functional>
 
 namespace onnxopt {
@@ -16,6 +17,11 @@ class Value;
 /// name no value (\p V is null for those). Element types of sequences,
 /// optionals and maps are visited too; \p Index is the dim's position in
 /// its shape. \p F returns true when it changed the dim.
+/// Calls \p F on every dim of \p T, element types of sequences, optionals
+/// and maps included; \p Index is the dim's position in its shape.
+void forEachDimOf(Type &T,
+                  llvm::function_ref<void(Dim &D, unsigned Index)> F);
+
 void forEachRecordedDim(
     Model &M,
     const std::function<bool(Dim &D, const Value *V, unsigned Index)> &F);

@@ -69,6 +69,9 @@ public:
   llvm::ArrayRef<Attribute> getAttrs() const { return Attrs; }
   std::vector<Attribute> &getMutableAttrs() { return Attrs; }
   const Attribute *getAttr(llvm::StringRef Name) const;
+  /// The same attributes as \p O, by name (order does not matter) and by
+  /// Attribute::equals (so never when one holds a graph).
+  bool hasSameAttrs(const Node &O) const;
   Attribute *getAttr(llvm::StringRef Name);
   bool hasAttr(llvm::StringRef Name) const { return getAttr(Name); }
   /// Replaces an attribute of the same name or appends it.
