@@ -71,6 +71,15 @@ inline void setPlaceholderPayload(onnx::TensorProto &TP) {
   TP.set_raw_data(std::string(1, '\0'));
 }
 
+/// Turns \p T into metadata plus a placeholder payload, as verification
+/// sees large and external tensors.
+inline void thinTensor(const onnx::TensorProto &T, onnx::TensorProto &Out) {
+  copyTensorMetadata(T, Out);
+  Out.clear_external_data();
+  Out.clear_data_location();
+  setPlaceholderPayload(Out);
+}
+
 /// Payloads that verification may need to read (shape tensors) are small
 /// integers; larger or non-integer payloads are elided from the skeleton and
 /// streamed from the IR at write time.

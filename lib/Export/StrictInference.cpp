@@ -191,10 +191,7 @@ public:
     if (New) {
       It->second = std::make_unique<onnx::TensorProto>();
       if (T->isExternal() || shouldStream(*T)) {
-        copyTensorMetadata(T->getStoredProto(), *It->second);
-        It->second->clear_external_data();
-        It->second->clear_data_location();
-        setPlaceholderPayload(*It->second);
+        thinTensor(T->getStoredProto(), *It->second);
       } else {
         copyWholeTensor(*T, *It->second);
       }

@@ -34,14 +34,6 @@ namespace pbio = google::protobuf::io;
 // Verification
 //===----------------------------------------------------------------------===//
 
-/// Turns \p T into metadata plus a placeholder payload.
-static void thinTensor(const onnx::TensorProto &T, onnx::TensorProto &Out) {
-  copyTensorMetadata(T, Out);
-  Out.clear_external_data();
-  Out.clear_data_location();
-  setPlaceholderPayload(Out);
-}
-
 static bool isExternal(const onnx::TensorProto &T) {
   return T.data_location() == onnx::TensorProto::EXTERNAL;
 }
