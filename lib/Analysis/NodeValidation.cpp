@@ -15,6 +15,7 @@
 #include <onnx/defs/data_type_utils.h>
 #include <onnx/defs/schema.h>
 
+#include <atomic>
 #include <map>
 
 using namespace onnxopt;
@@ -153,7 +154,27 @@ static LogicalResult validateRanks(const Node &N, DiagnosticEngine &Diags) {
 static const std::string *typeString(const Type &T) {
   if (T.isNone() || (T.isTensor() && T.getElemType() == 0))
     return nullptr;
+  // A tensor's string depends on its element type only, and ONNX interns
+  // the strings: one conversion per element type, not one per operand (the
+  // conversion formats a string and looks it up, ~2.5k instructions).
+  // Atomic because the save-time checks validate on a second thread.
+  static std::atomic<const std::string *> TensorStrings[64];
+  int32_t Elem = T.getElemType();
+  bool Cacheable = T.isTensor() && Elem > 0 && Elem < 64;
+  if (Cacheable)
+    if (const std::string *S = TensorStrings[Elem].load(std::memory_order_relaxed))
+      return S;
   onnx::TypeProto P;
+  if (Cacheable) {
+    P.mutable_tensor_type()->set_elem_type(Elem);
+    try {
+      const std::string *S = onnx::Utils::DataTypeUtils::ToType(P);
+      TensorStrings[Elem].store(S, std::memory_order_relaxed);
+      return S;
+    } catch (const std::exception &) {
+      return nullptr;
+    }
+  }
   detail::exportType(T, P);
   try {
     return onnx::Utils::DataTypeUtils::ToType(P);

@@ -30,6 +30,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 #include <map>
@@ -411,6 +412,20 @@ public:
     const onnx::OpSchema *Propagation = nullptr;
   };
 
+  /// How nodes of N's op are inferred, resolved once per op type, domain
+  /// and opset version: the schema lookup builds strings and searches
+  /// maps, several thousand instructions a node otherwise.
+  struct Resolution {
+    int64_t Version = 0;
+    bool Known = false;
+    /// A schema standing in for a newer op version (see inferNode).
+    bool StandIn = false;
+    Resolved R;
+    std::string Why;
+  };
+  const Resolution &resolveCached(const Node &N);
+  llvm::StringMap<Resolution> Resolutions;
+
 private:
   bool resolve(const Node &N, Resolved &R, std::string &Why);
   const onnx::FunctionProto *findLocalFunction(const Node &N);
@@ -484,10 +499,15 @@ private:
 class NodeContext final : public onnx::InferenceContext {
 public:
   NodeContext(ShapeInference::Impl &E, Node &N)
-      : E(E), N(N), InputTypes(N.getNumOperands()),
+      : E(E), N(N), Arena(arenaOptions(Block, sizeof(Block))),
+        InputTypes(N.getNumOperands(), nullptr),
         InputTypeState(N.getNumOperands(), 0), InputData(N.getNumOperands()),
-        InputDataState(N.getNumOperands(), 0), Evaluated(N.getNumOperands()),
-        OutputTypes(N.getNumResults()) {}
+        InputDataState(N.getNumOperands(), 0), Evaluated(N.getNumOperands()) {
+    OutputTypes.reserve(N.getNumResults());
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      OutputTypes.push_back(
+          google::protobuf::Arena::CreateMessage<onnx::TypeProto>(&Arena));
+  }
 
   Node &getNode() const { return N; }
 
@@ -513,15 +533,15 @@ public:
       InputTypeState[I] = 2;
       if (const Value *V = N.getOperand(I)) {
         if (!V->getType().isNone()) {
-          typeToProto(V->getType(), InputTypes[I]);
+          typeToProto(V->getType(), newInputType(I));
           InputTypeState[I] = 1;
         } else if (const Tensor *T = getStoredConstant(*V)) {
-          detail::tensorToTypeProto(*T, InputTypes[I]);
+          detail::tensorToTypeProto(*T, newInputType(I));
           InputTypeState[I] = 1;
         }
       }
     }
-    return InputTypeState[I] == 1 ? &InputTypes[I] : nullptr;
+    return InputTypeState[I] == 1 ? InputTypes[I] : nullptr;
   }
 
   const onnx::TensorProto *getInputData(size_t I) const override {
@@ -559,10 +579,10 @@ public:
   onnx::TypeProto *getOutputType(size_t I) override {
     if (I >= OutputTypes.size())
       fail_type_inference("output ", I, " is out of bounds");
-    return &OutputTypes[I];
+    return OutputTypes[I];
   }
   const onnx::TypeProto &getInferredOutput(size_t I) const {
-    return OutputTypes[I];
+    return *OutputTypes[I];
   }
 
   onnx::GraphInferencer *
@@ -600,19 +620,37 @@ public:
 private:
   ShapeInference::Impl &E;
   Node &N;
-  mutable std::vector<onnx::TypeProto> InputTypes;
+  /// The node's type protos live on an arena whose first block is part of
+  /// the context: freeing a node's protos one by one cost more than
+  /// inferring most nodes.
+  alignas(16) char Block[2048];
+  mutable google::protobuf::Arena Arena;
+  mutable std::vector<onnx::TypeProto *> InputTypes;
   /// 0 = not converted yet, 1 = converted, 2 = no type.
   mutable std::vector<char> InputTypeState;
   mutable std::vector<const onnx::TensorProto *> InputData;
   mutable std::vector<char> InputDataState;
   std::vector<Tensor> Evaluated;
-  std::vector<onnx::TypeProto> OutputTypes;
+  std::vector<onnx::TypeProto *> OutputTypes;
   mutable std::vector<
       std::pair<std::string, std::unique_ptr<onnx::AttributeProto>>>
       Attributes;
   std::vector<std::pair<std::string, std::unique_ptr<SubgraphInferencer>>>
       Inferencers;
   mutable std::vector<std::unique_ptr<onnx::TensorProto>> Owned;
+
+  static google::protobuf::ArenaOptions arenaOptions(char *Block,
+                                                    size_t Size) {
+    google::protobuf::ArenaOptions O;
+    O.initial_block = Block;
+    O.initial_block_size = Size;
+    return O;
+  }
+  onnx::TypeProto &newInputType(size_t I) const {
+    InputTypes[I] =
+        google::protobuf::Arena::CreateMessage<onnx::TypeProto>(&Arena);
+    return *InputTypes[I];
+  }
 
   void checkInput(size_t I) const {
     if (I >= N.getNumOperands())
@@ -782,6 +820,23 @@ bool ShapeInference::Impl::resolve(const Node &N, Resolved &R,
   if (!R.Schema)
     Why = "no schema in opset " + std::to_string(Version);
   return R.Schema != nullptr;
+}
+
+const ShapeInference::Impl::Resolution &
+ShapeInference::Impl::resolveCached(const Node &N) {
+  int64_t Version = M.getOpsetVersion(N.getDomain());
+  std::string Key = N.getDomain().str();
+  Key += '\0';
+  Key += N.getOpType();
+  auto [It, Inserted] = Resolutions.try_emplace(Key);
+  Resolution &Res = It->second;
+  if (Inserted || Res.Version != Version) {
+    Res = Resolution();
+    Res.Version = Version;
+    Res.Known = resolve(N, Res.R, Res.Why);
+    Res.StandIn = Res.R.Schema && findNodeSchema(M, N) != Res.R.Schema;
+  }
+  return Res;
 }
 
 const onnx::FunctionProto *
@@ -1008,14 +1063,29 @@ void ShapeInference::Impl::evaluateShapeOperands(Node &N, NodeContext &Ctx) {
   }
 }
 
+/// The tensor of a Constant whose only attribute is a typed `value`, inferred
+/// through ONNX 1.12's own Constant schema.
+static const Tensor *
+constantValueOf(const Node &N, const ShapeInference::Impl::Resolution &Res) {
+  if (!Res.R.Schema || Res.R.Own || Res.StandIn || !N.isOnnxDomain() ||
+      !N.is("Constant") || N.getNumResults() != 1 || N.getAttrs().size() != 1)
+    return nullptr;
+  const Attribute &A = N.getAttrs().front();
+  if (A.Name != "value" || A.Kind != AttrKind::Tensor || A.Tensors.size() != 1 ||
+      A.Tensors.front().getElemType() == 0)
+    return nullptr;
+  return &A.Tensors.front();
+}
+
 LogicalResult ShapeInference::Impl::inferNode(Node &N) {
   for (unsigned I = 0; I < N.getNumResults(); ++I)
     if (Value *V = N.getResult(I))
       Data.erase(V);
 
-  std::string Why;
-  Resolved R;
-  bool Known = resolve(N, R, Why);
+  const Resolution &Res = resolveCached(N);
+  const std::string &Why = Res.Why;
+  const Resolved &R = Res.R;
+  bool Known = Res.Known;
   const onnx::OpSchema *Schema = R.Schema;
   const onnx::FunctionProto *Local = Known ? nullptr : findLocalFunction(N);
   if (!Known && !Local) {
@@ -1032,14 +1102,19 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
   // ONNX's inference functions assume a node that matches its schema. A
   // schema standing in for a newer op version allows fewer element types
   // than that version: those are the op table's to check.
-  bool StandIn = Schema && findNodeSchema(M, N) != Schema;
-  if (failed(validateNode(N, Schema, Diags, /*CheckElementTypes=*/!StandIn)))
+  if (failed(validateNode(N, Schema, Diags,
+                          /*CheckElementTypes=*/!Res.StandIn)))
     return failure();
   NodeContext Ctx(*this, N);
   evaluateShapeOperands(N, Ctx);
   try {
     if (Local)
       runFunction(*Local, Ctx);
+    else if (const Tensor *T = constantValueOf(N, Res))
+      // What Constant's inference function does with `value` (its type is
+      // the tensor's), without copying the tensor into an AttributeProto:
+      // a third of the nodes of a torch export are Constants.
+      detail::tensorToTypeProto(*T, *Ctx.getOutputType(0));
     else if (R.Own)
       R.Own(Ctx);
     else if (Schema->has_type_and_shape_inference_function())
