@@ -421,6 +421,8 @@ public:
     /// A schema standing in for a newer op version (see inferNode).
     bool StandIn = false;
     Resolved R;
+    /// The schema whose data propagation the nodes run (getPropagationSchema).
+    const onnx::OpSchema *PropagationSchema = nullptr;
     std::string Why;
   };
   const Resolution &resolveCached(const Node &N);
@@ -822,6 +824,20 @@ bool ShapeInference::Impl::resolve(const Node &N, Resolved &R,
   return R.Schema != nullptr;
 }
 
+/// The schema whose data propagation \p N runs, or null. ONNX 1.12 gave
+/// Add, Sub and Mul one only from version 14, which changed their types,
+/// not their arithmetic: versions 7-13 (numpy broadcasting) run 14's.
+static const onnx::OpSchema *getPropagationSchema(const Node &N,
+                                           const onnx::OpSchema *Schema) {
+  if (Schema && Schema->has_data_propagation_function())
+    return Schema;
+  if (!Schema || !N.isOnnxDomain() || Schema->SinceVersion() < 7 ||
+      !(N.is("Add") || N.is("Sub") || N.is("Mul")))
+    return nullptr;
+  const onnx::OpSchema *V14 =
+      onnx::OpSchemaRegistry::Schema(N.getOpType().str(), 14, "");
+  return V14 && V14->has_data_propagation_function() ? V14 : nullptr;
+}
 const ShapeInference::Impl::Resolution &
 ShapeInference::Impl::resolveCached(const Node &N) {
   int64_t Version = M.getOpsetVersion(N.getDomain());
@@ -835,6 +851,7 @@ ShapeInference::Impl::resolveCached(const Node &N) {
     Res.Version = Version;
     Res.Known = resolve(N, Res.R, Res.Why);
     Res.StandIn = Res.R.Schema && findNodeSchema(M, N) != Res.R.Schema;
+    Res.PropagationSchema = getPropagationSchema(N, Res.R.Propagation);
   }
   return Res;
 }
@@ -1023,20 +1040,6 @@ OwnPropagationFn findOwnPropagation(const Node &N) {
   return nullptr;
 }
 
-/// The schema whose data propagation \p N runs, or null. ONNX 1.12 gave
-/// Add, Sub and Mul one only from version 14, which changed their types,
-/// not their arithmetic: versions 7-13 (numpy broadcasting) run 14's.
-const onnx::OpSchema *getPropagationSchema(const Node &N,
-                                           const onnx::OpSchema *Schema) {
-  if (Schema && Schema->has_data_propagation_function())
-    return Schema;
-  if (!Schema || !N.isOnnxDomain() || Schema->SinceVersion() < 7 ||
-      !(N.is("Add") || N.is("Sub") || N.is("Mul")))
-    return nullptr;
-  const onnx::OpSchema *V14 =
-      onnx::OpSchemaRegistry::Schema(N.getOpType().str(), 14, "");
-  return V14 && V14->has_data_propagation_function() ? V14 : nullptr;
-}
 } // namespace
 
 void ShapeInference::Impl::evaluateShapeOperands(Node &N, NodeContext &Ctx) {
@@ -1136,7 +1139,7 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
     return Written;
   OwnPropagationFn Own = findOwnPropagation(N);
   bool OwnPropagation = Own != nullptr;
-  const onnx::OpSchema *Propagation = getPropagationSchema(N, R.Propagation);
+  const onnx::OpSchema *Propagation = Res.PropagationSchema;
   if (!OwnPropagation && !Propagation)
     return Written;
   // Data propagation functions read their inputs' types unchecked (Shape
