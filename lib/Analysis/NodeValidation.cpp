@@ -162,7 +162,8 @@ static const std::string *typeString(const Type &T) {
   int32_t Elem = T.getElemType();
   bool Cacheable = T.isTensor() && Elem > 0 && Elem < 64;
   if (Cacheable)
-    if (const std::string *S = TensorStrings[Elem].load(std::memory_order_relaxed))
+    if (const std::string *S =
+            TensorStrings[Elem].load(std::memory_order_relaxed))
       return S;
   onnx::TypeProto P;
   if (Cacheable) {

@@ -641,8 +641,7 @@ private:
       Inferencers;
   mutable std::vector<std::unique_ptr<onnx::TensorProto>> Owned;
 
-  static google::protobuf::ArenaOptions arenaOptions(char *Block,
-                                                    size_t Size) {
+  static google::protobuf::ArenaOptions arenaOptions(char *Block, size_t Size) {
     google::protobuf::ArenaOptions O;
     O.initial_block = Block;
     O.initial_block_size = Size;
@@ -827,8 +826,8 @@ bool ShapeInference::Impl::resolve(const Node &N, Resolved &R,
 /// The schema whose data propagation \p N runs, or null. ONNX 1.12 gave
 /// Add, Sub and Mul one only from version 14, which changed their types,
 /// not their arithmetic: versions 7-13 (numpy broadcasting) run 14's.
-static const onnx::OpSchema *getPropagationSchema(const Node &N,
-                                           const onnx::OpSchema *Schema) {
+static const onnx::OpSchema *
+getPropagationSchema(const Node &N, const onnx::OpSchema *Schema) {
   if (Schema && Schema->has_data_propagation_function())
     return Schema;
   if (!Schema || !N.isOnnxDomain() || Schema->SinceVersion() < 7 ||
@@ -838,6 +837,7 @@ static const onnx::OpSchema *getPropagationSchema(const Node &N,
       onnx::OpSchemaRegistry::Schema(N.getOpType().str(), 14, "");
   return V14 && V14->has_data_propagation_function() ? V14 : nullptr;
 }
+
 const ShapeInference::Impl::Resolution &
 ShapeInference::Impl::resolveCached(const Node &N) {
   int64_t Version = M.getOpsetVersion(N.getDomain());
@@ -1074,8 +1074,8 @@ constantValueOf(const Node &N, const ShapeInference::Impl::Resolution &Res) {
       !N.is("Constant") || N.getNumResults() != 1 || N.getAttrs().size() != 1)
     return nullptr;
   const Attribute &A = N.getAttrs().front();
-  if (A.Name != "value" || A.Kind != AttrKind::Tensor || A.Tensors.size() != 1 ||
-      A.Tensors.front().getElemType() == 0)
+  if (A.Name != "value" || A.Kind != AttrKind::Tensor ||
+      A.Tensors.size() != 1 || A.Tensors.front().getElemType() == 0)
     return nullptr;
   return &A.Tensors.front();
 }
