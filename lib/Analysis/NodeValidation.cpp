@@ -165,20 +165,17 @@ static const std::string *typeString(const Type &T) {
     if (const std::string *S =
             TensorStrings[Elem].load(std::memory_order_relaxed))
       return S;
+  // Only the element type matters for a tensor: its shape is not exported.
   onnx::TypeProto P;
-  if (Cacheable) {
+  if (Cacheable)
     P.mutable_tensor_type()->set_elem_type(Elem);
-    try {
-      const std::string *S = onnx::Utils::DataTypeUtils::ToType(P);
-      TensorStrings[Elem].store(S, std::memory_order_relaxed);
-      return S;
-    } catch (const std::exception &) {
-      return nullptr;
-    }
-  }
-  detail::exportType(T, P);
+  else
+    detail::exportType(T, P);
   try {
-    return onnx::Utils::DataTypeUtils::ToType(P);
+    const std::string *S = onnx::Utils::DataTypeUtils::ToType(P);
+    if (Cacheable)
+      TensorStrings[Elem].store(S, std::memory_order_relaxed);
+    return S;
   } catch (const std::exception &) {
     return nullptr;
   }
