@@ -156,6 +156,32 @@ struct StrictInferenceFailure {
   std::string Msg;
 };
 
+/// saveModel's verification, overlapped with building the skeleton: the
+/// constructor starts, on a second thread, what needs only the IR (the
+/// per-node schema checks, then, when verifying from the IR, strict
+/// inference); finish() runs the rest on the skeleton (the checker) on this
+/// thread meanwhile, and reports the verdict as verifyInPlace would.
+class SaveVerification {
+public:
+  SaveVerification(const Model &M, VerifyWith With);
+  ~SaveVerification();
+  SaveVerification(const SaveVerification &) = delete;
+  SaveVerification &operator=(const SaveVerification &) = delete;
+
+  /// Verifies \p Skeleton, exported from the model, in place (put back).
+  LogicalResult finish(onnx::ModelProto &Skeleton, DiagnosticEngine &Diags);
+  /// The skeleton could not be built: reports only the node checks' errors.
+  void abandon(DiagnosticEngine &Diags);
+
+private:
+  struct Shared;
+  void join(DiagnosticEngine &Diags);
+
+  const Model &M;
+  VerifyWith With;
+  std::unique_ptr<Shared> State;
+};
+
 /// What ONNX 1.12's InferShapes(check_type, strict) decides about the model
 /// exported from \p M, computed from the IR (StrictInference.cpp).
 LogicalResult verifyStrictInference(const Model &M,

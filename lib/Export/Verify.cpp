@@ -23,6 +23,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <unordered_map>
 
@@ -312,17 +314,11 @@ static LogicalResult verifyWithOnnx(onnx::ModelProto &P,
   return success();
 }
 
-/// The same verdict from the IR \p M that \p P was exported from: the
-/// checker's part on a second thread (checkSkeleton), strict inference from
-/// the IR on this one (StrictInference.cpp). A checker error is reported
-/// first, as verifyWithOnnx would.
-static LogicalResult verifyFromIR(const Model &M, onnx::ModelProto &P,
-                                  DiagnosticEngine &Diags) {
-  std::string CheckerError;
-  std::thread Checker([&] { CheckerError = checkSkeleton(P); });
-  StrictInferenceFailure Failure;
-  bool Inferred = succeeded(verifyStrictInference(M, Failure));
-  Checker.join();
+/// The verdict of the checker's part and of strict inference from the IR,
+/// reported as verifyWithOnnx would: a checker error first.
+static LogicalResult reportVerdict(llvm::StringRef CheckerError, bool Inferred,
+                                   const StrictInferenceFailure &Failure,
+                                   DiagnosticEngine &Diags) {
   if (!CheckerError.empty())
     return emitError(Diags)
            << "onnx checker: " << llvm::StringRef(CheckerError).trim();
@@ -332,6 +328,19 @@ static LogicalResult verifyFromIR(const Model &M, onnx::ModelProto &P,
                                    : emitError(Diags);
   return D << "strict shape inference: "
            << llvm::StringRef(Failure.Msg).split('\n').first.rtrim();
+}
+
+/// The same verdict from the IR \p M that \p P was exported from: the
+/// checker's part on a second thread (checkSkeleton), strict inference from
+/// the IR on this one (StrictInference.cpp).
+static LogicalResult verifyFromIR(const Model &M, onnx::ModelProto &P,
+                                  DiagnosticEngine &Diags) {
+  std::string CheckerError;
+  std::thread Checker([&] { CheckerError = checkSkeleton(P); });
+  StrictInferenceFailure Failure;
+  bool Inferred = succeeded(verifyStrictInference(M, Failure));
+  Checker.join();
+  return reportVerdict(CheckerError, Inferred, Failure, Diags);
 }
 
 LogicalResult onnxopt::detail::verifyInPlace(const Model *M,
@@ -367,6 +376,97 @@ LogicalResult onnxopt::detail::verifyInPlace(const Model *M,
     return failure();
   }
   return success(FromOnnx);
+}
+
+/// What ONNX 1.12 cannot check in the model exported from \p M, known
+/// before its graph is exported: the versions are in its header.
+static std::string unsupportedVersions(const Model &M) {
+  onnx::ModelProto Head;
+  // The residual carries the functions, whose opsets count too.
+  if (!M.Residual.empty())
+    Head.ParseFromString(M.Residual);
+  Head.set_ir_version(M.getIrVersion());
+  Head.clear_opset_import();
+  for (const OpsetImport &O : M.getOpsetImports()) {
+    onnx::OperatorSetIdProto *P = Head.add_opset_import();
+    P->set_domain(O.Domain);
+    P->set_version(O.Version);
+  }
+  return unsupportedVersions(Head);
+}
+
+struct SaveVerification::Shared {
+  /// Strict inference from the IR runs on the worker.
+  bool Strict = false;
+  std::thread Worker;
+  /// What the worker emitted, replayed on the caller's engine after join.
+  std::vector<Diagnostic> Held;
+  std::mutex Mu;
+  std::condition_variable Validated;
+  bool ValidationDone = false; // guarded by Mu
+  bool NodesOk = false;
+  bool Inferred = false;
+  StrictInferenceFailure Failure;
+  bool Joined = false;
+};
+
+SaveVerification::SaveVerification(const Model &M, VerifyWith With)
+    : M(M), With(With), State(std::make_unique<Shared>()) {
+  Shared &S = *State;
+  S.Strict = With == VerifyWith::IR && unsupportedVersions(M).empty();
+  S.Worker = std::thread([&S, &M] {
+    DiagnosticEngine Local;
+    Local.setHandler([&S](const Diagnostic &D) { S.Held.push_back(D); });
+    bool Ok = succeeded(validateModelNodes(M, Local));
+    {
+      std::lock_guard<std::mutex> Lock(S.Mu);
+      S.NodesOk = Ok;
+      S.ValidationDone = true;
+    }
+    S.Validated.notify_one();
+    // ONNX's inference functions crash on some invalid nodes: only valid
+    // ones are inferred.
+    if (Ok && S.Strict)
+      S.Inferred = succeeded(verifyStrictInference(M, S.Failure));
+  });
+}
+
+SaveVerification::~SaveVerification() {
+  if (!State->Joined)
+    State->Worker.join();
+}
+
+void SaveVerification::join(DiagnosticEngine &Diags) {
+  State->Worker.join();
+  State->Joined = true;
+  for (Diagnostic &D : State->Held)
+    Diags.emit(std::move(D));
+  State->Held.clear();
+}
+
+void SaveVerification::abandon(DiagnosticEngine &Diags) { join(Diags); }
+
+LogicalResult SaveVerification::finish(onnx::ModelProto &Skeleton,
+                                       DiagnosticEngine &Diags) {
+  Shared &S = *State;
+  {
+    // The checker, like inference, must not see an invalid node.
+    std::unique_lock<std::mutex> Lock(S.Mu);
+    S.Validated.wait(Lock, [&S] { return S.ValidationDone; });
+  }
+  if (!S.NodesOk || !S.Strict) {
+    join(Diags);
+    if (!S.NodesOk)
+      return failure();
+    return verifyInPlace(&M, Skeleton, /*Restore=*/true, With, Diags);
+  }
+  std::string CheckerError;
+  {
+    VerificationScope Scope(Skeleton, /*Restore=*/true, /*SaveInfos=*/false);
+    CheckerError = checkSkeleton(Skeleton);
+  }
+  join(Diags);
+  return reportVerdict(CheckerError, S.Inferred, S.Failure, Diags);
 }
 
 LogicalResult onnxopt::verifyProto(const onnx::ModelProto &P,

@@ -8,7 +8,6 @@
 
 #include "ExportDetail.h"
 #include "ProtoWire.h"
-#include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
@@ -25,6 +24,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -509,9 +509,6 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
                                  const ExportOptions &Opts) {
   if (Opts.Verify && Opts.VerifyIR && failed(verifyModel(M, Diags)))
     return failure();
-  // ONNX's checker and inference below crash on some invalid nodes.
-  if (Opts.Verify && failed(validateModelNodes(M, Diags)))
-    return failure();
   bool Binary = Format == FileFormat::Binary;
   bool ToStdout = Path == "-";
 
@@ -542,16 +539,26 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
   onnx::ModelProto Skeleton;
   std::vector<const Tensor *> Streamed;
   if (Binary || Opts.Verify) {
-    if (failed(buildSkeleton(M, Opts, Binary, Ctx, Skeleton, Streamed, Diags)))
+    // The checks that need only the IR run while the skeleton is built.
+    std::optional<SaveVerification> Check;
+    if (Opts.Verify)
+      Check.emplace(M, Opts.With);
+    auto Abandon = [&] {
+      if (Check)
+        Check->abandon(Diags);
       return failure();
-    if (ToStdout && !Ctx.Chunks.empty())
-      return emitError(Diags) << "the model needs a new external-data file, "
-                                 "which cannot be written next to standard "
-                                 "output; write to a file";
+    };
+    if (failed(buildSkeleton(M, Opts, Binary, Ctx, Skeleton, Streamed, Diags)))
+      return Abandon();
+    if (ToStdout && !Ctx.Chunks.empty()) {
+      emitError(Diags) << "the model needs a new external-data file, "
+                          "which cannot be written next to standard "
+                          "output; write to a file";
+      return Abandon();
+    }
     // The skeleton's large payloads are placeholders already: it is verified
     // itself, not a copy.
-    if (Opts.Verify && failed(verifyInPlace(&M, Skeleton, /*Restore=*/true,
-                                          Opts.With, Diags)))
+    if (Check && failed(Check->finish(Skeleton, Diags)))
       return failure();
   }
   if (!Binary)
