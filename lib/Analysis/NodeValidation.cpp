@@ -294,29 +294,40 @@ LogicalResult onnxopt::validateNode(const Node &N, const onnx::OpSchema *Schema,
   return success();
 }
 
-LogicalResult onnxopt::validateModelNodes(const Model &M,
+const onnx::OpSchema *NodeValidator::schemaOf(const Node &N) {
+  std::string Key = N.getDomain().str() + '\0' + N.getOpType().str();
+  auto [It, New] = Schemas.try_emplace(Key, nullptr);
+  if (New)
+    It->second = findNodeSchema(M, N);
+  return It->second;
+}
+
+LogicalResult NodeValidator::validateTree(const Node &Root,
                                           DiagnosticEngine &Diags) {
-  bool Ok = true;
-  // Exported graphs use a few dozen ops thousands of times: each schema is
-  // looked up once (the registry's lookup builds and hashes strings).
-  llvm::StringMap<const onnx::OpSchema *> Schemas;
-  auto SchemaOf = [&](const Node &N) {
-    std::string Key = N.getDomain().str() + '\0' + N.getOpType().str();
-    auto [It, New] = Schemas.try_emplace(Key, nullptr);
-    if (New)
-      It->second = findNodeSchema(M, N);
-    return It->second;
+  bool Ok = succeeded(validateNode(Root, schemaOf(Root), Diags));
+  std::vector<const Graph *> Work;
+  auto PushGraphs = [&Work](const Node &N) {
+    for (const Attribute &A : N.getAttrs())
+      for (const std::unique_ptr<Graph> &Sub : A.Graphs)
+        Work.push_back(Sub.get());
   };
-  std::vector<const Graph *> Work{&M.getGraph()};
+  PushGraphs(Root);
   while (!Work.empty()) {
     const Graph *G = Work.back();
     Work.pop_back();
     for (const Node &N : G->getNodes()) {
-      Ok &= succeeded(validateNode(N, SchemaOf(N), Diags));
-      for (const Attribute &A : N.getAttrs())
-        for (const std::unique_ptr<Graph> &Sub : A.Graphs)
-          Work.push_back(Sub.get());
+      Ok &= succeeded(validateNode(N, schemaOf(N), Diags));
+      PushGraphs(N);
     }
   }
+  return success(Ok);
+}
+
+LogicalResult onnxopt::validateModelNodes(const Model &M,
+                                          DiagnosticEngine &Diags) {
+  NodeValidator V(M);
+  bool Ok = true;
+  for (const Node &N : M.getGraph().getNodes())
+    Ok &= succeeded(V.validateTree(N, Diags));
   return success(Ok);
 }

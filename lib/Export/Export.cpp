@@ -183,17 +183,22 @@ void Exporter::exportAttribute(const Attribute &A, onnx::AttributeProto &AP) {
 void Exporter::exportNode(const Node &N, onnx::NodeProto &NP) {
   if (!N.Residual.empty())
     NP.ParseFromString(N.Residual);
+  // assign() rather than set_*(std::string): a reused proto keeps the
+  // storage of its strings.
+  auto Assign = [](std::string *S, llvm::StringRef Text) {
+    S->assign(Text.data(), Text.size());
+  };
   for (Value *V : N.getOperands())
-    NP.add_input(V ? V->getName().str() : std::string());
+    Assign(NP.add_input(), V ? V->getName() : llvm::StringRef());
   for (unsigned I = 0; I < N.getNumResults(); ++I) {
     Value *R = N.getResult(I);
-    NP.add_output(R ? R->getName().str() : std::string());
+    Assign(NP.add_output(), R ? R->getName() : llvm::StringRef());
   }
   if (!N.getName().empty())
-    NP.set_name(N.getName().str());
-  NP.set_op_type(N.getOpType().str());
+    Assign(NP.mutable_name(), N.getName());
+  Assign(NP.mutable_op_type(), N.getOpType());
   if (!N.getDomain().empty())
-    NP.set_domain(N.getDomain().str());
+    Assign(NP.mutable_domain(), N.getDomain());
   for (const Attribute &A : N.getAttrs())
     exportAttribute(A, *NP.add_attribute());
 }
@@ -281,9 +286,19 @@ void Exporter::exportGraph(const Graph &G, onnx::GraphProto &GP, bool IsMain) {
     GP.ParseFromString(G.Residual);
   if (!G.getName().empty())
     GP.set_name(G.getName().str());
-  GP.mutable_node()->Reserve(G.getNumNodes());
-  for (const Node &N : G.getNodes())
-    exportNode(N, *GP.add_node());
+  if (IsMain && MainNodeSink) {
+    // One proto reused: Clear() keeps its strings' and lists' storage.
+    onnx::NodeProto Scratch;
+    for (const Node &N : G.getNodes()) {
+      Scratch.Clear();
+      exportNode(N, Scratch);
+      MainNodeSink(N, Scratch);
+    }
+  } else {
+    GP.mutable_node()->Reserve(G.getNumNodes());
+    for (const Node &N : G.getNodes())
+      exportNode(N, *GP.add_node());
+  }
   exportInitializers(G, GP, IsMain);
   for (const auto &V : G.getInputs())
     exportValueInfo(*V, *GP.add_input());

@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include <google/protobuf/unknown_field_set.h>
+#include <functional>
 #include <memory>
 #include <onnx/onnx_pb.h>
 #include <string>
@@ -125,6 +126,10 @@ public:
   /// For the main graph with streaming: the IR tensor each skeleton
   /// initializer stands for, or null when the skeleton entry is complete.
   std::vector<const Tensor *> Streamed;
+  /// When set, the main graph's nodes are handed to it one at a time, in
+  /// order, instead of being added to its proto: saveModel checks and
+  /// serializes each as it comes, so the skeleton never holds them.
+  std::function<void(const Node &, const onnx::NodeProto &)> MainNodeSink;
 
 private:
   void exportGraph(const Graph &G, onnx::GraphProto &GP, bool IsMain);
@@ -168,6 +173,14 @@ public:
   SaveVerification(const SaveVerification &) = delete;
   SaveVerification &operator=(const SaveVerification &) = delete;
 
+  /// Whether the main graph's nodes are to be checked one at a time as they
+  /// are exported (checkNode), rather than in the skeleton, which then does
+  /// not hold them.
+  bool checksNodes() const;
+  /// Checks \p NP, the export of main-graph node \p N (in order): our node
+  /// checks, then ONNX's check_node.
+  void checkNode(const Node &N, const onnx::NodeProto &NP,
+                 DiagnosticEngine &Diags);
   /// Verifies \p Skeleton, exported from the model, in place (put back).
   LogicalResult finish(onnx::ModelProto &Skeleton, DiagnosticEngine &Diags);
   /// The skeleton could not be built: reports only the node checks' errors.

@@ -67,6 +67,13 @@ public:
       visit(*P.mutable_graph(), true);
   }
 
+  /// Thins the external tensors of \p N's attributes (a copy, checked and
+  /// dropped).
+  static void thinNode(onnx::NodeProto &N) {
+    VerificationScope Scope;
+    Scope.visit(N, /*Inferred=*/false);
+  }
+
   ~VerificationScope() {
     for (auto &[T, Saved] : Tensors)
       T->Swap(&Saved);
@@ -78,6 +85,8 @@ public:
   }
 
 private:
+  VerificationScope() : Restore(false), SaveInfos(false) {}
+
   struct SavedInfos {
     onnx::GraphProto *G;
     google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> Input, Output,
@@ -225,10 +234,47 @@ static LogicalResult verifyTooNew(onnx::ModelProto &P, llvm::StringRef TooNew,
   return success();
 }
 
+/// check_model's verdict ("" = valid) on \p P, whose main graph's nodes are
+/// checked apart: versions, opsets, metadata, functions, initializers,
+/// inputs and outputs.
+static std::string checkModelWithoutNodes(const onnx::ModelProto &P) {
+  try {
+    onnx::checker::check_model(P);
+  } catch (const std::exception &E) {
+    return E.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+  return "";
+}
+
+static onnx::checker::CheckerContext
+checkerContext(int64_t IrVersion, std::unordered_map<std::string, int> Opsets) {
+  onnx::checker::CheckerContext Ctx;
+  Ctx.set_ir_version(static_cast<int>(IrVersion));
+  Ctx.set_opset_imports(std::move(Opsets));
+  return Ctx;
+}
+
+/// check_node's verdict on \p N ("" = valid), worded as check_model's.
+static std::string checkNodeProto(const onnx::NodeProto &N,
+                                  const onnx::checker::CheckerContext &Ctx,
+                                  const onnx::checker::LexicalScopeContext &Lex) {
+  try {
+    onnx::checker::check_node(N, Ctx, Lex);
+  } catch (const std::exception &E) {
+    return std::string(E.what()) + "\n==> Context: Bad node spec for node. "
+                                   "Name: " +
+           N.name() + " OpType: " + N.op_type();
+  } catch (...) {
+    return "unknown exception in node '" + N.name() + "'";
+  }
+  return "";
+}
+
 /// The checker's verdict on \p P ("" = valid), from what check_model does
 /// that the IR has not already proved: check_model itself on the model
-/// without its main graph's nodes (versions, opsets, metadata, functions,
-/// initializers, inputs and outputs), then check_node on each node. The
+/// without its main graph's nodes, then check_node on each node. The
 /// graph-level checks check_model adds around its nodes (topological order,
 /// single assignment, names in scope) are the IR verifier's, which ran
 /// before; the lexical scope is kept only where a node holds a graph, whose
@@ -237,24 +283,16 @@ static std::string checkSkeleton(onnx::ModelProto &P) {
   onnx::GraphProto &G = *P.mutable_graph();
   google::protobuf::RepeatedPtrField<onnx::NodeProto> Nodes;
   Nodes.Swap(G.mutable_node());
-  std::string Error;
-  try {
-    onnx::checker::check_model(P);
-  } catch (const std::exception &E) {
-    Error = E.what();
-  } catch (...) {
-    Error = "unknown exception";
-  }
+  std::string Error = checkModelWithoutNodes(P);
   G.mutable_node()->Swap(&Nodes);
   if (!Error.empty())
     return Error;
 
-  onnx::checker::CheckerContext Ctx;
-  Ctx.set_ir_version(static_cast<int>(P.ir_version()));
   std::unordered_map<std::string, int> Opsets;
   for (const onnx::OperatorSetIdProto &O : P.opset_import())
     Opsets[O.domain()] = static_cast<int>(O.version());
-  Ctx.set_opset_imports(std::move(Opsets));
+  onnx::checker::CheckerContext Ctx =
+      checkerContext(P.ir_version(), std::move(Opsets));
   bool Scoped = std::any_of(G.node().begin(), G.node().end(),
                             [](const onnx::NodeProto &N) {
                               for (const onnx::AttributeProto &A : N.attribute())
@@ -272,15 +310,9 @@ static std::string checkSkeleton(onnx::ModelProto &P) {
       Lex.add(T.values().name());
   }
   for (const onnx::NodeProto &N : G.node()) {
-    try {
-      onnx::checker::check_node(N, Ctx, Lex);
-    } catch (const std::exception &E) {
-      return std::string(E.what()) + "\n==> Context: Bad node spec for node. "
-                                     "Name: " +
-             N.name() + " OpType: " + N.op_type();
-    } catch (...) {
-      return "unknown exception in node '" + N.name() + "'";
-    }
+    Error = checkNodeProto(N, Ctx, Lex);
+    if (!Error.empty())
+      return Error;
     if (Scoped)
       for (const std::string &Out : N.output())
         if (!Out.empty())
@@ -395,11 +427,37 @@ static std::string unsupportedVersions(const Model &M) {
   return unsupportedVersions(Head);
 }
 
+/// Whether a node of \p G's holds a graph (whose check needs the lexical
+/// scope of the nodes before it).
+static bool holdsGraphs(const Graph &G) {
+  for (const Node &N : G.getNodes())
+    for (const Attribute &A : N.getAttrs())
+      if (!A.Graphs.empty())
+        return true;
+  return false;
+}
+
+static bool hasExternalAttrTensor(const onnx::NodeProto &N) {
+  for (const onnx::AttributeProto &A : N.attribute()) {
+    if (A.has_t() && isExternal(A.t()))
+      return true;
+    for (const onnx::TensorProto &T : A.tensors())
+      if (isExternal(T))
+        return true;
+  }
+  return false;
+}
+
 struct SaveVerification::Shared {
+  explicit Shared(const Model &M) : Validator(M) {}
+
   /// Strict inference from the IR runs on the worker.
   bool Strict = false;
+  /// The main graph's nodes are checked one at a time (checkNode).
+  bool PerNode = false;
   std::thread Worker;
-  /// What the worker emitted, replayed on the caller's engine after join.
+  /// What the worker's node checks emitted, replayed on the caller's engine
+  /// after join (unless checkNode reported them already).
   std::vector<Diagnostic> Held;
   std::mutex Mu;
   std::condition_variable Validated;
@@ -408,12 +466,26 @@ struct SaveVerification::Shared {
   bool Inferred = false;
   StrictInferenceFailure Failure;
   bool Joined = false;
+
+  // checkNode's state, on the caller's thread.
+  NodeValidator Validator;
+  onnx::checker::CheckerContext Ctx;
+  onnx::checker::LexicalScopeContext Lex;
+  bool MainNodesOk = true;
+  std::string CheckerError;
 };
 
 SaveVerification::SaveVerification(const Model &M, VerifyWith With)
-    : M(M), With(With), State(std::make_unique<Shared>()) {
+    : M(M), With(With), State(std::make_unique<Shared>(M)) {
   Shared &S = *State;
   S.Strict = With == VerifyWith::IR && unsupportedVersions(M).empty();
+  S.PerNode = S.Strict && !holdsGraphs(M.getGraph());
+  if (S.PerNode) {
+    std::unordered_map<std::string, int> Opsets;
+    for (const OpsetImport &O : M.getOpsetImports())
+      Opsets[O.Domain] = static_cast<int>(O.Version);
+    S.Ctx = checkerContext(M.getIrVersion(), std::move(Opsets));
+  }
   S.Worker = std::thread([&S, &M] {
     DiagnosticEngine Local;
     Local.setHandler([&S](const Diagnostic &D) { S.Held.push_back(D); });
@@ -436,11 +508,35 @@ SaveVerification::~SaveVerification() {
     State->Worker.join();
 }
 
+bool SaveVerification::checksNodes() const { return State->PerNode; }
+
+void SaveVerification::checkNode(const Node &N, const onnx::NodeProto &NP,
+                                 DiagnosticEngine &Diags) {
+  Shared &S = *State;
+  // Every node's problems are reported; the checker, which crashes on some
+  // invalid nodes, stops at the first invalid one or its own first error.
+  if (failed(S.Validator.validateTree(N, Diags)))
+    S.MainNodesOk = false;
+  if (!S.MainNodesOk || !S.CheckerError.empty())
+    return;
+  if (!hasExternalAttrTensor(NP)) {
+    S.CheckerError = checkNodeProto(NP, S.Ctx, S.Lex);
+    return;
+  }
+  // The checker would look for the data file relative to the current
+  // directory: it sees placeholders.
+  onnx::NodeProto Thin(NP);
+  VerificationScope::thinNode(Thin);
+  S.CheckerError = checkNodeProto(Thin, S.Ctx, S.Lex);
+}
+
 void SaveVerification::join(DiagnosticEngine &Diags) {
   State->Worker.join();
   State->Joined = true;
-  for (Diagnostic &D : State->Held)
-    Diags.emit(std::move(D));
+  // Per node, the caller's thread validated and reported the same nodes.
+  if (!State->PerNode)
+    for (Diagnostic &D : State->Held)
+      Diags.emit(std::move(D));
   State->Held.clear();
 }
 
@@ -449,6 +545,19 @@ void SaveVerification::abandon(DiagnosticEngine &Diags) { join(Diags); }
 LogicalResult SaveVerification::finish(onnx::ModelProto &Skeleton,
                                        DiagnosticEngine &Diags) {
   Shared &S = *State;
+  if (S.PerNode) {
+    join(Diags);
+    if (!S.MainNodesOk)
+      return failure();
+    std::string ModelError;
+    {
+      VerificationScope Scope(Skeleton, /*Restore=*/true, /*SaveInfos=*/false);
+      ModelError = checkModelWithoutNodes(Skeleton);
+    }
+    // check_model's own error first, as checkSkeleton reports it.
+    return reportVerdict(ModelError.empty() ? S.CheckerError : ModelError,
+                         S.Inferred, S.Failure, Diags);
+  }
   {
     // The checker, like inference, must not see an invalid node.
     std::unique_lock<std::mutex> Lock(S.Mu);

@@ -148,6 +148,9 @@ struct InitEntry {
 /// exactly what protobuf would write (fields in number order).
 struct SplitModel {
   onnx::ModelProto Head, Tail;
+  /// The main graph's nodes, serialized as they were exported, when the
+  /// skeleton does not hold them: written before GraphHead (then the name).
+  std::string NodeBytes;
   onnx::GraphProto GraphHead, GraphTail;
   google::protobuf::RepeatedPtrField<onnx::TensorProto> Inits;
   std::vector<InitEntry> Entries;
@@ -155,6 +158,7 @@ struct SplitModel {
 };
 
 constexpr uint32_t GraphTag = (7 << 3) | 2;       // ModelProto.graph
+constexpr uint32_t NodeTag = (1 << 3) | 2;        // GraphProto.node
 constexpr uint32_t InitializerTag = (5 << 3) | 2; // GraphProto.initializer
 
 /// Block size of the buffered writer (protobuf's default is 8 KiB).
@@ -285,7 +289,9 @@ private:
 } // namespace
 
 static void splitModel(onnx::ModelProto &&Skeleton,
-                       std::vector<const Tensor *> Streamed, SplitModel &S) {
+                       std::vector<const Tensor *> Streamed,
+                       std::string &&NodeBytes, SplitModel &S) {
+  S.NodeBytes = std::move(NodeBytes);
   onnx::GraphProto &G = *Skeleton.mutable_graph();
   S.Inits.Swap(G.mutable_initializer());
   S.GraphHead.mutable_node()->Swap(G.mutable_node());
@@ -317,7 +323,8 @@ static void splitModel(onnx::ModelProto &&Skeleton,
   Skeleton.clear_doc_string();
   S.Tail.Swap(&Skeleton);
 
-  size_t GraphSize = S.GraphHead.ByteSizeLong() + S.GraphTail.ByteSizeLong();
+  size_t GraphSize = S.NodeBytes.size() + S.GraphHead.ByteSizeLong() +
+                     S.GraphTail.ByteSizeLong();
   S.Entries.resize(S.Inits.size());
   for (int I = 0; I < S.Inits.size(); ++I) {
     InitEntry &E = S.Entries[I];
@@ -357,6 +364,7 @@ static LogicalResult writeModel(SplitModel &S, int FD, llvm::StringRef Path,
   S.Head.SerializeWithCachedSizes(&Coded);
   Coded.WriteTag(GraphTag);
   Coded.WriteVarint64(S.GraphSize);
+  Coded.WriteRaw(S.NodeBytes.data(), int(S.NodeBytes.size()));
   S.GraphHead.SerializeWithCachedSizes(&Coded);
   for (int I = 0; I < S.Inits.size(); ++I) {
     const InitEntry &E = S.Entries[I];
@@ -435,21 +443,50 @@ static LogicalResult writeDataFile(const SaveContext &Ctx, int FD,
   return success();
 }
 
+/// Appends \p N to \p Out as GraphProto.node field.
+static void appendNodeField(const onnx::NodeProto &N, std::string &Out) {
+  size_t Size = N.ByteSizeLong();
+  uint8_t Prefix[16];
+  uint8_t *End = pbio::CodedOutputStream::WriteTagToArray(NodeTag, Prefix);
+  End = pbio::CodedOutputStream::WriteVarint64ToArray(Size, End);
+  size_t At = Out.size();
+  Out.resize(At + size_t(End - Prefix) + Size);
+  uint8_t *Dest = reinterpret_cast<uint8_t *>(&Out[At]);
+  Dest = std::copy(Prefix, End, Dest);
+  N.SerializeWithCachedSizesToArray(Dest);
+}
+
 /// Builds the skeleton, externalizing tensors when the model would not fit
-/// protobuf's limit or when asked to.
+/// protobuf's limit or when asked to. With \p NodeBytes, the main graph's
+/// nodes are serialized into it as they are exported (and checked by
+/// \p Check, if any, on the first build), not kept in the skeleton.
 static LogicalResult buildSkeleton(const Model &M, const ExportOptions &Opts,
                                    bool Binary, SaveContext &Ctx,
                                    onnx::ModelProto &Skeleton,
                                    std::vector<const Tensor *> &Streamed,
+                                   std::string *NodeBytes,
+                                   SaveVerification *Check,
                                    DiagnosticEngine &Diags) {
+  bool First = true;
   auto Build = [&] {
     Ctx.Chunks.clear();
     Ctx.DataSize = 0;
     Ctx.KeptFiles.clear();
     Skeleton.Clear();
     Exporter E(&Ctx);
+    if (NodeBytes) {
+      NodeBytes->clear();
+      // The checks' verdict does not depend on where tensors are written.
+      bool Checking = Check && First;
+      E.MainNodeSink = [&, Checking](const Node &N, const onnx::NodeProto &NP) {
+        if (Checking)
+          Check->checkNode(N, NP, Diags);
+        appendNodeField(NP, *NodeBytes);
+      };
+    }
     E.exportModel(M, Skeleton);
     Streamed = std::move(E.Streamed);
+    First = false;
   };
   Ctx.Externalize = Binary && Opts.ForceExternal;
   Build();
@@ -463,7 +500,7 @@ static LogicalResult buildSkeleton(const Model &M, const ExportOptions &Opts,
 
   // Size check without touching the skeleton: sizes of the streamed parts
   // come from the IR.
-  uint64_t Total = Skeleton.ByteSizeLong();
+  uint64_t Total = Skeleton.ByteSizeLong() + (NodeBytes ? NodeBytes->size() : 0);
   for (int I = 0; I < int(Streamed.size()); ++I)
     if (Streamed[I])
       Total += Streamed[I]->getByteSize() + 16;
@@ -538,6 +575,7 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
 
   onnx::ModelProto Skeleton;
   std::vector<const Tensor *> Streamed;
+  std::string NodeBytes;
   if (Binary || Opts.Verify) {
     // The checks that need only the IR run while the skeleton is built.
     std::optional<SaveVerification> Check;
@@ -548,7 +586,11 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
         Check->abandon(Diags);
       return failure();
     };
-    if (failed(buildSkeleton(M, Opts, Binary, Ctx, Skeleton, Streamed, Diags)))
+    // Nodes are streamed unless the verification needs them in the skeleton.
+    bool StreamNodes = !Check || Check->checksNodes();
+    if (failed(buildSkeleton(M, Opts, Binary, Ctx, Skeleton, Streamed,
+                             StreamNodes ? &NodeBytes : nullptr,
+                             Check ? &*Check : nullptr, Diags)))
       return Abandon();
     if (ToStdout && !Ctx.Chunks.empty()) {
       emitError(Diags) << "the model needs a new external-data file, "
@@ -565,7 +607,8 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
     return writeText(M, Path, Diags);
 
   SplitModel Split;
-  splitModel(std::move(Skeleton), std::move(Streamed), Split);
+  splitModel(std::move(Skeleton), std::move(Streamed), std::move(NodeBytes),
+             Split);
   if (Split.TotalSize > size_t(INT_MAX))
     return emitError(Diags) << "the model is larger than 2 GB, which "
                                "protobuf cannot write";

@@ -12,6 +12,7 @@
 
 #include "onnxopt/Support/Diagnostics.h"
 #include "onnxopt/Support/LogicalResult.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace onnx {
 class OpSchema;
@@ -41,8 +42,24 @@ LogicalResult validateNode(const Node &N, const onnx::OpSchema *Schema,
 /// or null (unknown domain, no such op, or an opset above 1.12's schemas).
 const onnx::OpSchema *findNodeSchema(const Model &M, const Node &N);
 
-/// validateNode over every node of \p M, subgraphs included (iteratively:
-/// the nesting depth comes from the input). Emits every problem found.
+/// validateNode with each schema looked up once per model: exported graphs
+/// use a few dozen ops thousands of times, and the registry's lookup builds
+/// and hashes strings.
+class NodeValidator {
+public:
+  explicit NodeValidator(const Model &M) : M(M) {}
+  /// Validates \p N and the nodes of its subgraphs (iteratively: the
+  /// nesting depth comes from the input). Emits every problem found.
+  LogicalResult validateTree(const Node &N, DiagnosticEngine &Diags);
+
+private:
+  const onnx::OpSchema *schemaOf(const Node &N);
+
+  const Model &M;
+  llvm::StringMap<const onnx::OpSchema *> Schemas;
+};
+
+/// NodeValidator::validateTree over every node of \p M's main graph.
 LogicalResult validateModelNodes(const Model &M, DiagnosticEngine &Diags);
 
 } // namespace onnxopt
