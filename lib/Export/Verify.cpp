@@ -281,10 +281,15 @@ static std::string checkNodeProto(const onnx::NodeProto &N,
 /// check reads it.
 static std::string checkSkeleton(onnx::ModelProto &P) {
   onnx::GraphProto &G = *P.mutable_graph();
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> Nodes;
-  Nodes.Swap(G.mutable_node());
+  // On the graph's arena (if any): a swap across arenas would copy.
+  google::protobuf::Arena *A = G.GetArena();
+  auto *Nodes = google::protobuf::Arena::Create<
+      google::protobuf::RepeatedPtrField<onnx::NodeProto>>(A);
+  std::unique_ptr<google::protobuf::RepeatedPtrField<onnx::NodeProto>> Owned(
+      A ? nullptr : Nodes);
+  Nodes->Swap(G.mutable_node());
   std::string Error = checkModelWithoutNodes(P);
-  G.mutable_node()->Swap(&Nodes);
+  G.mutable_node()->Swap(Nodes);
   if (!Error.empty())
     return Error;
 

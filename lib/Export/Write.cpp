@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/unknown_field_set.h>
@@ -147,12 +148,21 @@ struct InitEntry {
 /// (node, name), the initializers, and the rest of each, so the bytes are
 /// exactly what protobuf would write (fields in number order).
 struct SplitModel {
-  onnx::ModelProto Head, Tail;
+  /// On the skeleton's arena, so that moving its parts here swaps pointers.
+  explicit SplitModel(google::protobuf::Arena &A)
+      : Head(*google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&A)),
+        Tail(*google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&A)),
+        GraphHead(*google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)),
+        GraphTail(*google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)),
+        Inits(*google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)
+                   ->mutable_initializer()) {}
+
+  onnx::ModelProto &Head, &Tail;
   /// The main graph's nodes, serialized as they were exported, when the
   /// skeleton does not hold them: written before GraphHead (then the name).
   std::string NodeBytes;
-  onnx::GraphProto GraphHead, GraphTail;
-  google::protobuf::RepeatedPtrField<onnx::TensorProto> Inits;
+  onnx::GraphProto &GraphHead, &GraphTail;
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> &Inits;
   std::vector<InitEntry> Entries;
   size_t GraphSize = 0, TotalSize = 0;
 };
@@ -573,7 +583,14 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
   // Only binary files get a data file; elsewhere references stay as written.
   Ctx.KeepAll = ToStdout || !Binary;
 
-  onnx::ModelProto Skeleton;
+  // The skeleton's many small messages are allocated from, and freed with,
+  // one arena: no per-message malloc, free or destructor.
+  google::protobuf::ArenaOptions ArenaOpts;
+  ArenaOpts.start_block_size = 64 << 10;
+  ArenaOpts.max_block_size = 1 << 20;
+  google::protobuf::Arena Arena(ArenaOpts);
+  onnx::ModelProto &Skeleton =
+      *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&Arena);
   std::vector<const Tensor *> Streamed;
   std::string NodeBytes;
   if (Binary || Opts.Verify) {
@@ -606,7 +623,7 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
   if (!Binary)
     return writeText(M, Path, Diags);
 
-  SplitModel Split;
+  SplitModel Split(Arena);
   splitModel(std::move(Skeleton), std::move(Streamed), std::move(NodeBytes),
              Split);
   if (Split.TotalSize > size_t(INT_MAX))
