@@ -295,8 +295,7 @@ LogicalResult onnxopt::validateNode(const Node &N, const onnx::OpSchema *Schema,
 }
 
 const onnx::OpSchema *NodeValidator::schemaOf(const Node &N) {
-  std::string Key = N.getDomain().str() + '\0' + N.getOpType().str();
-  auto [It, New] = Schemas.try_emplace(Key, nullptr);
+  auto [It, New] = Schemas.try_emplace(N.getOpKey(), nullptr);
   if (New)
     It->second = findNodeSchema(M, N);
   return It->second;

@@ -426,7 +426,7 @@ public:
     std::string Why;
   };
   const Resolution &resolveCached(const Node &N);
-  llvm::StringMap<Resolution> Resolutions;
+  llvm::DenseMap<Node::OpKey, Resolution> Resolutions;
 
 private:
   bool resolve(const Node &N, Resolved &R, std::string &Why);
@@ -841,10 +841,7 @@ getPropagationSchema(const Node &N, const onnx::OpSchema *Schema) {
 const ShapeInference::Impl::Resolution &
 ShapeInference::Impl::resolveCached(const Node &N) {
   int64_t Version = M.getOpsetVersion(N.getDomain());
-  std::string Key = N.getDomain().str();
-  Key += '\0';
-  Key += N.getOpType();
-  auto [It, Inserted] = Resolutions.try_emplace(Key);
+  auto [It, Inserted] = Resolutions.try_emplace(N.getOpKey());
   Resolution &Res = It->second;
   if (Inserted || Res.Version != Version) {
     Res = Resolution();

@@ -223,9 +223,7 @@ private:
   /// insertions.
   std::unordered_map<const Value *, Type> Overrides;
   llvm::DenseMap<const Tensor *, std::unique_ptr<onnx::TensorProto>> Data;
-  llvm::StringMap<
-      llvm::SmallVector<std::pair<std::string, const onnx::OpSchema *>, 1>>
-      Schemas;
+  llvm::DenseMap<Node::OpKey, const onnx::OpSchema *> Schemas;
   std::unordered_map<std::string, std::vector<MemoEntry>> Memo;
   llvm::StringSet<> TakenFresh;
   unsigned NextFresh = 0;
@@ -470,19 +468,13 @@ std::string Engine::merge(const Value *V, Type Inferred) {
 }
 
 const onnx::OpSchema *Engine::schemaOf(const Node &N, int64_t Version) {
-  // Keyed by op type, then domain (the version is the domain's): no string
-  // is built per node.
-  auto &Domains = Schemas[N.getOpType()];
-  for (const auto &[Domain, Schema] : Domains)
-    if (Domain == N.getDomain())
-      return Schema;
-  const onnx::OpSchema *Schema = nullptr;
-  if (Version <= INT32_MAX)
-    Schema = onnx::OpSchemaRegistry::Schema(
+  // The version is the domain's: one lookup per op.
+  auto [It, New] = Schemas.try_emplace(N.getOpKey(), nullptr);
+  if (New && Version <= INT32_MAX)
+    It->second = onnx::OpSchemaRegistry::Schema(
         N.getOpType().str(), int(Version),
         N.isOnnxDomain() ? "" : N.getDomain().str());
-  Domains.emplace_back(N.getDomain().str(), Schema);
-  return Schema;
+  return It->second;
 }
 
 std::optional<Failure> Engine::inferNode(const Node &N, bool &SeenUnsupported) {

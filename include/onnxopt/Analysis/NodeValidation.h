@@ -12,7 +12,8 @@
 
 #include "onnxopt/Support/Diagnostics.h"
 #include "onnxopt/Support/LogicalResult.h"
-#include "llvm/ADT/StringMap.h"
+#include "onnxopt/IR/Node.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace onnx {
 class OpSchema;
@@ -22,7 +23,6 @@ namespace onnxopt {
 
 class Graph;
 class Model;
-class Node;
 
 /// Checks \p N against \p Schema (null: no schema, only the checks that need
 /// none): input and output counts, attribute names
@@ -56,7 +56,7 @@ private:
   const onnx::OpSchema *schemaOf(const Node &N);
 
   const Model &M;
-  llvm::StringMap<const onnx::OpSchema *> Schemas;
+  llvm::DenseMap<Node::OpKey, const onnx::OpSchema *> Schemas;
 };
 
 /// NodeValidator::validateTree over every node of \p M's main graph.

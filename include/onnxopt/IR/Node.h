@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/ilist_node.h"
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ public:
     llvm::StringRef D = getDomain();
     return D.empty() || D == "ai.onnx";
   }
+  /// (op type, domain) by identity: both are interned, so equal pairs are
+  /// equal ops. A cheap key for per-op caches (schemas, resolutions).
+  using OpKey = std::pair<const InternedString *, const InternedString *>;
+  OpKey getOpKey() const { return {OpType, Domain}; }
+
   /// True for an op of the default domain with the given type.
   bool is(llvm::StringRef Op) const {
     return isOnnxDomain() && getOpType() == Op;
