@@ -177,10 +177,9 @@ public:
   /// are exported (checkNode), rather than in the skeleton, which then does
   /// not hold them.
   bool checksNodes() const;
-  /// Checks \p NP, the export of main-graph node \p N (in order): our node
-  /// checks, then ONNX's check_node.
-  void checkNode(const Node &N, const onnx::NodeProto &NP,
-                 DiagnosticEngine &Diags);
+  /// Checks \p NP, the export of main-graph node \p N (called in node
+  /// order) with ONNX's check_node, once the worker has found it valid.
+  void checkNode(const Node &N, const onnx::NodeProto &NP);
   /// Verifies \p Skeleton, exported from the model, in place (put back).
   LogicalResult finish(onnx::ModelProto &Skeleton, DiagnosticEngine &Diags);
   /// The skeleton could not be built: reports only the node checks' errors.

@@ -20,10 +20,11 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -454,34 +455,63 @@ static bool hasExternalAttrTensor(const onnx::NodeProto &N) {
 }
 
 struct SaveVerification::Shared {
-  explicit Shared(const Model &M) : Validator(M) {}
-
   /// Strict inference from the IR runs on the worker.
   bool Strict = false;
   /// The main graph's nodes are checked one at a time (checkNode).
   bool PerNode = false;
   std::thread Worker;
   /// What the worker's node checks emitted, replayed on the caller's engine
-  /// after join (unless checkNode reported them already).
+  /// after join.
   std::vector<Diagnostic> Held;
   std::mutex Mu;
   std::condition_variable Validated;
   bool ValidationDone = false; // guarded by Mu
+  /// The worker's progress, for checkNode: how many leading main-graph nodes
+  /// (with their subgraphs) are known valid, and whether it is done.
+  std::atomic<size_t> ValidPrefix{0};
+  std::atomic<bool> ValidationFinished{false};
   bool NodesOk = false;
   bool Inferred = false;
   StrictInferenceFailure Failure;
   bool Joined = false;
 
   // checkNode's state, on the caller's thread.
-  NodeValidator Validator;
+  size_t NextNode = 0;
+  bool StoppedChecking = false;
   onnx::checker::CheckerContext Ctx;
   onnx::checker::LexicalScopeContext Lex;
-  bool MainNodesOk = true;
   std::string CheckerError;
+
+  /// validateModelNodes, publishing progress node by node.
+  bool validate(const Model &M, DiagnosticEngine &Diags) {
+    NodeValidator V(M);
+    bool Ok = true;
+    size_t I = 0;
+    for (const Node &N : M.getGraph().getNodes()) {
+      Ok &= succeeded(V.validateTree(N, Diags));
+      ++I;
+      if (Ok)
+        ValidPrefix.store(I, std::memory_order_release);
+    }
+    ValidationFinished.store(true, std::memory_order_release);
+    return Ok;
+  }
+
+  /// Waits until main-graph node \p I is known valid (true) or invalid or
+  /// after an invalid one (false). The worker validates far faster than
+  /// nodes are exported and checked, so this rarely waits.
+  bool waitValid(size_t I) {
+    while (ValidPrefix.load(std::memory_order_acquire) <= I) {
+      if (ValidationFinished.load(std::memory_order_acquire))
+        return ValidPrefix.load(std::memory_order_acquire) > I;
+      std::this_thread::yield();
+    }
+    return true;
+  }
 };
 
 SaveVerification::SaveVerification(const Model &M, VerifyWith With)
-    : M(M), With(With), State(std::make_unique<Shared>(M)) {
+    : M(M), With(With), State(std::make_unique<Shared>()) {
   Shared &S = *State;
   S.Strict = With == VerifyWith::IR && unsupportedVersions(M).empty();
   S.PerNode = S.Strict && !holdsGraphs(M.getGraph());
@@ -494,7 +524,7 @@ SaveVerification::SaveVerification(const Model &M, VerifyWith With)
   S.Worker = std::thread([&S, &M] {
     DiagnosticEngine Local;
     Local.setHandler([&S](const Diagnostic &D) { S.Held.push_back(D); });
-    bool Ok = succeeded(validateModelNodes(M, Local));
+    bool Ok = S.validate(M, Local);
     {
       std::lock_guard<std::mutex> Lock(S.Mu);
       S.NodesOk = Ok;
@@ -515,33 +545,34 @@ SaveVerification::~SaveVerification() {
 
 bool SaveVerification::checksNodes() const { return State->PerNode; }
 
-void SaveVerification::checkNode(const Node &N, const onnx::NodeProto &NP,
-                                 DiagnosticEngine &Diags) {
+void SaveVerification::checkNode(const Node &, const onnx::NodeProto &NP) {
   Shared &S = *State;
-  // Every node's problems are reported; the checker, which crashes on some
-  // invalid nodes, stops at the first invalid one or its own first error.
-  if (failed(S.Validator.validateTree(N, Diags)))
-    S.MainNodesOk = false;
-  if (!S.MainNodesOk || !S.CheckerError.empty())
+  size_t I = S.NextNode++;
+  // The checker crashes on some invalid nodes: it stops before the first
+  // one (which the worker reports), or at its own first error.
+  if (S.StoppedChecking)
     return;
-  if (!hasExternalAttrTensor(NP)) {
-    S.CheckerError = checkNodeProto(NP, S.Ctx, S.Lex);
+  if (!S.waitValid(I)) {
+    S.StoppedChecking = true;
     return;
   }
-  // The checker would look for the data file relative to the current
-  // directory: it sees placeholders.
-  onnx::NodeProto Thin(NP);
-  VerificationScope::thinNode(Thin);
-  S.CheckerError = checkNodeProto(Thin, S.Ctx, S.Lex);
+  if (!hasExternalAttrTensor(NP)) {
+    S.CheckerError = checkNodeProto(NP, S.Ctx, S.Lex);
+  } else {
+    // The checker would look for the data file relative to the current
+    // directory: it sees placeholders.
+    onnx::NodeProto Thin(NP);
+    VerificationScope::thinNode(Thin);
+    S.CheckerError = checkNodeProto(Thin, S.Ctx, S.Lex);
+  }
+  S.StoppedChecking = !S.CheckerError.empty();
 }
 
 void SaveVerification::join(DiagnosticEngine &Diags) {
   State->Worker.join();
   State->Joined = true;
-  // Per node, the caller's thread validated and reported the same nodes.
-  if (!State->PerNode)
-    for (Diagnostic &D : State->Held)
-      Diags.emit(std::move(D));
+  for (Diagnostic &D : State->Held)
+    Diags.emit(std::move(D));
   State->Held.clear();
 }
 
@@ -552,7 +583,7 @@ LogicalResult SaveVerification::finish(onnx::ModelProto &Skeleton,
   Shared &S = *State;
   if (S.PerNode) {
     join(Diags);
-    if (!S.MainNodesOk)
+    if (!S.NodesOk)
       return failure();
     std::string ModelError;
     {

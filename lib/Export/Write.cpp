@@ -490,7 +490,7 @@ static LogicalResult buildSkeleton(const Model &M, const ExportOptions &Opts,
       bool Checking = Check && First;
       E.MainNodeSink = [&, Checking](const Node &N, const onnx::NodeProto &NP) {
         if (Checking)
-          Check->checkNode(N, NP, Diags);
+          Check->checkNode(N, NP);
         appendNodeField(NP, *NodeBytes);
       };
     }
