@@ -31,6 +31,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/unknown_field_set.h>
 
+#include <cassert>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -201,15 +202,35 @@ std::string canonicalPath(const std::string &Path) {
 
 class Importer {
 public:
+  /// \p MainNodes: the main graph's nodes, serialized, when its proto does
+  /// not hold them (splitMainGraphNodes).
   Importer(Model &M, llvm::StringRef BaseDir, DiagnosticEngine &Diags,
-           const MappedModel *Mapped, const ImportOptions &Opts)
-      : M(M), BaseDir(BaseDir.str()), Diags(Diags), Mapped(Mapped), Opts(Opts) {
-  }
+           const MappedModel *Mapped, const ImportOptions &Opts,
+           const std::vector<llvm::StringRef> *MainNodes = nullptr)
+      : M(M), BaseDir(BaseDir.str()), Diags(Diags), Mapped(Mapped), Opts(Opts),
+        MainNodes(MainNodes) {}
 
   LogicalResult importGraph(onnx::GraphProto &GP, Graph &G,
                             const Scope *Parent);
 
 private:
+  /// Phase 1 for one node: creates it and defines its results.
+  Node *declareNode(const onnx::NodeProto &NP, Graph &G, Scope &S, bool &Ok);
+  /// Phase 2 for one node: resolves its inputs, imports its attributes and
+  /// keeps the rest of \p NP as its residual. With \p MayDefer, returns
+  /// false and changes nothing when an input is not defined yet or an
+  /// attribute holds a graph (which sees every name of the graph).
+  bool resolveNode(onnx::NodeProto &NP, Node &N, const Scope &S, bool MayDefer,
+                   bool &Ok);
+  /// Both phases over nodes parsed one at a time from \p Bytes into one
+  /// reused proto; the nodes that must wait for the whole graph are kept
+  /// in \p Deferred. Returns false on bytes protobuf cannot parse.
+  bool importStreamedNodes(llvm::ArrayRef<llvm::StringRef> Bytes,
+                           onnx::GraphProto &GP, Graph &G, Scope &S,
+                           std::vector<std::pair<onnx::NodeProto *, Node *>>
+                               &Deferred,
+                           bool &Ok);
+
   LogicalResult define(Scope &S, Graph &G, Value *V, llvm::StringRef What);
   std::optional<Tensor> importTensor(onnx::TensorProto &TP, const Graph &G,
                                      llvm::StringRef What);
@@ -242,6 +263,7 @@ private:
   DiagnosticEngine &Diags;
   const MappedModel *Mapped;
   const ImportOptions &Opts;
+  const std::vector<llvm::StringRef> *MainNodes;
   size_t NextMapped = 0;
   /// Subgraph nesting of the graph being imported (the main graph is 0).
   unsigned Depth = 0;
@@ -650,16 +672,98 @@ LogicalResult Importer::importAttribute(onnx::AttributeProto &AP, Node &N,
   return success(Ok);
 }
 
+Node *Importer::declareNode(const onnx::NodeProto &NP, Graph &G, Scope &S,
+                            bool &Ok) {
+  Node *N = G.createNode(NP.op_type(), NP.domain(), NP.name(), {}, {});
+  for (const std::string &R : NP.output())
+    N->addResult(R);
+  for (unsigned R = 0; R < N->getNumResults(); ++R)
+    if (Value *V = N->getResult(R))
+      Ok &= succeeded(define(S, G, V, "value"));
+  return N;
+}
+
+bool Importer::resolveNode(onnx::NodeProto &NP, Node &N, const Scope &S,
+                           bool MayDefer, bool &Ok) {
+  llvm::SmallVector<Value *, 4> Operands;
+  Operands.reserve(NP.input_size());
+  for (const std::string &In : NP.input()) {
+    Value *V = In.empty() ? nullptr : S.lookup(In);
+    if (!V && !In.empty()) {
+      if (MayDefer)
+        return false;
+      Ok = false;
+      emitError(Diags, N) << "input '" << In << "' is not defined";
+    }
+    Operands.push_back(V);
+  }
+  if (MayDefer)
+    for (const onnx::AttributeProto &AP : NP.attribute())
+      if (AP.has_g() || AP.graphs_size())
+        return false;
+  for (Value *V : Operands)
+    N.addOperand(V);
+  std::vector<Attribute> &Attrs = N.getMutableAttrs();
+  Attrs.reserve(NP.attribute_size());
+  for (onnx::AttributeProto &AP : *NP.mutable_attribute()) {
+    Attrs.emplace_back();
+    Ok &= succeeded(importAttribute(AP, N, S, Attrs.back()));
+  }
+  NP.clear_input();
+  NP.clear_output();
+  NP.clear_op_type();
+  NP.clear_attribute();
+  // An explicitly empty name or domain stays, so it is written back.
+  if (!NP.name().empty())
+    NP.clear_name();
+  if (!NP.domain().empty())
+    NP.clear_domain();
+  N.Residual = residualOf(NP);
+  return true;
+}
+
+bool Importer::importStreamedNodes(
+    llvm::ArrayRef<llvm::StringRef> Bytes, onnx::GraphProto &GP, Graph &G,
+    Scope &S, std::vector<std::pair<onnx::NodeProto *, Node *>> &Deferred,
+    bool &Ok) {
+  // The graph proto is on the parse arena (parseSplit), which owns the
+  // reused proto and the deferred ones.
+  google::protobuf::Arena *A = GP.GetArena();
+  assert(A && "streamed nodes are parsed onto the model's arena");
+  auto *Scratch = google::protobuf::Arena::CreateMessage<onnx::NodeProto>(A);
+  for (llvm::StringRef B : Bytes) {
+    // Clear() keeps the storage of the strings and lists for the next node.
+    Scratch->Clear();
+    pbio::CodedInputStream Coded(reinterpret_cast<const uint8_t *>(B.data()),
+                                 int(B.size()));
+    Coded.SetTotalBytesLimit(INT_MAX);
+    if (!Scratch->MergeFromCodedStream(&Coded) ||
+        !Coded.ConsumedEntireMessage())
+      return false;
+    Node *N = declareNode(*Scratch, G, S, Ok);
+    if (resolveNode(*Scratch, *N, S, /*MayDefer=*/true, Ok))
+      continue;
+    // A use before its definition, or a subgraph: resolved after the graph.
+    auto *Kept = google::protobuf::Arena::CreateMessage<onnx::NodeProto>(A);
+    Kept->Swap(Scratch);
+    Deferred.emplace_back(Kept, N);
+  }
+  return true;
+}
+
 LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
                                     const Scope *Parent) {
   Scope S;
   S.Parent = Parent;
   bool Ok = true;
   G.setName(GP.name());
+  const std::vector<llvm::StringRef> *Streamed = Parent ? nullptr : MainNodes;
   size_t NumNames = size_t(GP.input_size()) + size_t(GP.initializer_size()) +
                     size_t(GP.sparse_initializer_size());
   for (const onnx::NodeProto &NP : GP.node())
     NumNames += size_t(NP.output_size());
+  if (Streamed)
+    NumNames += Streamed->size(); // about one result per node
   S.Values.reserve(NumNames);
 
   // Phase 1: define every name of this graph.
@@ -727,14 +831,14 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
 
   std::vector<Node *> Nodes;
   Nodes.reserve(GP.node_size());
-  for (onnx::NodeProto &NP : *GP.mutable_node()) {
-    Node *N = G.createNode(NP.op_type(), NP.domain(), NP.name(), {}, {});
-    for (const std::string &R : NP.output())
-      N->addResult(R);
-    Nodes.push_back(N);
-    for (unsigned R = 0; R < N->getNumResults(); ++R)
-      if (Value *V = N->getResult(R))
-        Ok &= succeeded(define(S, G, V, "value"));
+  for (onnx::NodeProto &NP : *GP.mutable_node())
+    Nodes.push_back(declareNode(NP, G, S, Ok));
+  // Streamed nodes are declared and, where they can be, resolved at once.
+  std::vector<std::pair<onnx::NodeProto *, Node *>> Deferred;
+  if (Streamed && !importStreamedNodes(*Streamed, GP, G, S, Deferred, Ok)) {
+    emitError(Diags) << "not a valid ONNX model: the protobuf is truncated "
+                        "or malformed";
+    return failure();
   }
 
   // Outputs: the producer's type and leftovers come from the output entry.
@@ -771,38 +875,10 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
 
   // Phase 2: resolve uses, in node order, and import attributes (subgraphs
   // see every name of this graph and of the enclosing ones).
-  for (int NI = 0; NI < GP.node_size(); ++NI) {
-    onnx::NodeProto &NP = *GP.mutable_node(NI);
-    Node *N = Nodes[NI];
-    for (const std::string &In : NP.input()) {
-      if (In.empty()) {
-        N->addOperand(nullptr);
-        continue;
-      }
-      Value *V = S.lookup(In);
-      if (!V) {
-        Ok = false;
-        emitError(Diags, *N) << "input '" << In << "' is not defined";
-      }
-      N->addOperand(V);
-    }
-    std::vector<Attribute> &Attrs = N->getMutableAttrs();
-    Attrs.reserve(NP.attribute_size());
-    for (onnx::AttributeProto &AP : *NP.mutable_attribute()) {
-      Attrs.emplace_back();
-      Ok &= succeeded(importAttribute(AP, *N, S, Attrs.back()));
-    }
-    NP.clear_input();
-    NP.clear_output();
-    NP.clear_op_type();
-    NP.clear_attribute();
-    // An explicitly empty name or domain stays, so it is written back.
-    if (!NP.name().empty())
-      NP.clear_name();
-    if (!NP.domain().empty())
-      NP.clear_domain();
-    N->Residual = residualOf(NP);
-  }
+  for (int NI = 0; NI < GP.node_size(); ++NI)
+    resolveNode(*GP.mutable_node(NI), *Nodes[NI], S, /*MayDefer=*/false, Ok);
+  for (auto &[NP, N] : Deferred)
+    resolveNode(*NP, *N, S, /*MayDefer=*/false, Ok);
 
   GP.clear_node();
   GP.clear_initializer();
@@ -826,11 +902,11 @@ static bool opsetsAreCanonical(const onnx::ModelProto &P) {
 }
 
 /// importModel, with the main graph's raw_data left in \p Mapped.
-static std::unique_ptr<Model> importMapped(onnx::ModelProto &&Proto,
-                                           llvm::StringRef BaseDir,
-                                           DiagnosticEngine &Diags,
-                                           const MappedModel *Mapped,
-                                           const ImportOptions &Opts) {
+static std::unique_ptr<Model>
+importMapped(onnx::ModelProto &&Proto, llvm::StringRef BaseDir,
+             DiagnosticEngine &Diags, const MappedModel *Mapped,
+             const ImportOptions &Opts,
+             const std::vector<llvm::StringRef> *MainNodes = nullptr) {
   if (!Proto.has_graph()) {
     emitError(Diags) << "not an ONNX model: it has no graph";
     return nullptr;
@@ -841,7 +917,7 @@ static std::unique_ptr<Model> importMapped(onnx::ModelProto &&Proto,
   for (const onnx::OperatorSetIdProto &O : Proto.opset_import())
     M->getOpsetImports().push_back(OpsetImport{O.domain(), O.version()});
 
-  Importer I(*M, BaseDir, Diags, Mapped, Opts);
+  Importer I(*M, BaseDir, Diags, Mapped, Opts, MainNodes);
   if (failed(I.importGraph(*Proto.mutable_graph(), M->getGraph(), nullptr)))
     return nullptr;
 
@@ -878,6 +954,22 @@ static std::unique_ptr<Model> tooLarge(DiagnosticEngine &Diags) {
   return nullptr;
 }
 
+/// The parsed proto lives on an arena: millions of small messages are
+/// bump-allocated and freed at once (1M nodes: 15% less CPU). Blocks stay
+/// below malloc's mmap threshold, so their pages are reused afterwards.
+static google::protobuf::ArenaOptions parseArenaOptions() {
+  google::protobuf::ArenaOptions AO;
+  AO.start_block_size = 64 << 10;
+  AO.max_block_size = 64 << 10;
+  return AO;
+}
+
+static std::unique_ptr<Model> malformed(DiagnosticEngine &Diags) {
+  emitError(Diags) << "not a valid ONNX model: the protobuf is truncated "
+                      "or malformed";
+  return nullptr;
+}
+
 /// Parses a binary ModelProto from \p In (nothing is buffered beyond what
 /// protobuf itself keeps).
 static std::unique_ptr<Model> parseStream(pbio::ZeroCopyInputStream &In,
@@ -885,13 +977,7 @@ static std::unique_ptr<Model> parseStream(pbio::ZeroCopyInputStream &In,
                                           DiagnosticEngine &Diags,
                                           const ImportOptions &Opts,
                                           const MappedModel *Mapped = nullptr) {
-  // The parsed proto lives on an arena: millions of small messages are
-  // bump-allocated and freed at once (1M nodes: 15% less CPU). Blocks stay
-  // below malloc's mmap threshold, so their pages are reused afterwards.
-  google::protobuf::ArenaOptions AO;
-  AO.start_block_size = 64 << 10;
-  AO.max_block_size = 64 << 10;
-  google::protobuf::Arena Arena(AO);
+  google::protobuf::Arena Arena(parseArenaOptions());
   onnx::ModelProto &Proto =
       *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&Arena);
   bool Parsed;
@@ -901,12 +987,45 @@ static std::unique_ptr<Model> parseStream(pbio::ZeroCopyInputStream &In,
     Parsed =
         Proto.ParseFromCodedStream(&Coded) && Coded.ConsumedEntireMessage();
   }
-  if (!Parsed) {
-    emitError(Diags) << "not a valid ONNX model: the protobuf is truncated "
-                        "or malformed";
-    return nullptr;
-  }
+  if (!Parsed)
+    return malformed(Diags);
   return importMapped(std::move(Proto), BaseDir, Diags, Mapped, Opts);
+}
+
+/// Parses \p Bytes (in memory) without the main graph's nodes, which the
+/// importer parses one at a time into one reused proto: the parsed model
+/// never holds them all (the peak of a load was the whole proto plus the
+/// IR built from it). Bytes the split does not understand are parsed whole.
+static std::unique_ptr<Model> parseSplit(llvm::StringRef Bytes,
+                                         llvm::StringRef BaseDir,
+                                         DiagnosticEngine &Diags,
+                                         const ImportOptions &Opts,
+                                         const MappedModel *Mapped = nullptr) {
+  NodeSplit Split;
+  if (!splitMainGraphNodes(Bytes, Split) || Split.Nodes.empty()) {
+    pbio::ArrayInputStream In(Bytes.data(), int(Bytes.size()));
+    return parseStream(In, BaseDir, Diags, Opts, Mapped);
+  }
+  google::protobuf::Arena Arena(parseArenaOptions());
+  onnx::ModelProto &Proto =
+      *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&Arena);
+  // A message's fields may be parsed in pieces: merging the pieces in order
+  // is parsing the whole.
+  auto Merge = [](google::protobuf::MessageLite &Msg, llvm::StringRef Run) {
+    pbio::CodedInputStream Coded(reinterpret_cast<const uint8_t *>(Run.data()),
+                                 int(Run.size()));
+    Coded.SetTotalBytesLimit(INT_MAX);
+    return Msg.MergeFromCodedStream(&Coded) && Coded.ConsumedEntireMessage();
+  };
+  for (llvm::StringRef Run : Split.ModelRuns)
+    if (!Merge(Proto, Run))
+      return malformed(Diags);
+  onnx::GraphProto &G = *Proto.mutable_graph();
+  for (llvm::StringRef Run : Split.GraphRuns)
+    if (!Merge(G, Run))
+      return malformed(Diags);
+  return importMapped(std::move(Proto), BaseDir, Diags, Mapped, Opts,
+                      &Split.Nodes);
 }
 
 std::unique_ptr<Model> onnxopt::parseBinaryModel(llvm::StringRef Bytes,
@@ -919,8 +1038,7 @@ std::unique_ptr<Model> onnxopt::parseBinaryModel(llvm::StringRef Bytes,
   }
   if (Bytes.size() > size_t(INT_MAX))
     return tooLarge(Diags);
-  pbio::ArrayInputStream In(Bytes.data(), int(Bytes.size()));
-  return parseStream(In, BaseDir, Diags, Opts);
+  return parseSplit(Bytes, BaseDir, Diags, Opts);
 }
 
 /// Parses a mapped model file. Large raw_data is left out of the parse and
@@ -940,13 +1058,11 @@ static std::unique_ptr<Model> parseMapped(std::shared_ptr<MappedFile> File,
       return nullptr;
     }
     Mapped.File = std::move(File);
-    pbio::ArrayInputStream In(Thin.data(), int(Thin.size()));
-    return parseStream(In, BaseDir, Diags, Opts, &Mapped);
+    return parseSplit(Thin, BaseDir, Diags, Opts, &Mapped);
   }
   if (Bytes.size() > size_t(INT_MAX))
     return tooLarge(Diags);
-  pbio::ArrayInputStream In(Bytes.data(), int(Bytes.size()));
-  return parseStream(In, BaseDir, Diags, Opts);
+  return parseSplit(Bytes, BaseDir, Diags, Opts);
 }
 
 /// Reads standard input; the first chunk decides between text and binary.

@@ -310,6 +310,52 @@ bool detail::thinModelFile(int FD, uint64_t Size, uint64_t MinBytes,
   return thinModel(S, MinBytes, Thin, Mapped);
 }
 
+bool detail::splitMainGraphNodes(llvm::StringRef Model, NodeSplit &Split) {
+  constexpr uint32_t GraphField = 7, NodeField = 1;
+  Source S(Model);
+  uint64_t End = S.size();
+  auto Run = [&Model](uint64_t From, uint64_t To,
+                      std::vector<llvm::StringRef> &Runs) {
+    if (To > From)
+      Runs.push_back(Model.slice(size_t(From), size_t(To)));
+  };
+  Split = NodeSplit();
+
+  // The model: exactly one graph, the fields around it in two runs.
+  Field Graph, F;
+  unsigned Graphs = 0;
+  for (uint64_t Pos = 0; Pos != End;) {
+    if (!nextField(S, Pos, End, F))
+      return false;
+    if (F.Number == GraphField) {
+      if (F.Wire != Len || ++Graphs > 1)
+        return false;
+      Graph = F;
+    }
+  }
+  if (Graphs != 1)
+    return false;
+  Run(0, Graph.Start, Split.ModelRuns);
+  Run(Graph.End, End, Split.ModelRuns);
+
+  // The graph: its nodes apart, the fields between them in runs.
+  uint64_t RunStart = Graph.Payload;
+  for (uint64_t Pos = Graph.Payload; Pos != Graph.End;) {
+    if (!nextField(S, Pos, Graph.End, F))
+      return false;
+    if (F.Number != NodeField)
+      continue;
+    if (F.Wire != Len)
+      return false;
+    Run(RunStart, F.Start, Split.GraphRuns);
+    Split.Nodes.push_back(
+        Model.slice(size_t(F.Payload), size_t(F.End)));
+    RunStart = F.End;
+  }
+  Run(RunStart, Graph.End, Split.GraphRuns);
+  return true;
+}
+
 size_t detail::rawDataInsertionPoint(llvm::StringRef Serialized) {
   Source S(Serialized);
   Field F;

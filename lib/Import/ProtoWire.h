@@ -40,6 +40,20 @@ struct MappedRawData {
 bool thinModelFile(int FD, uint64_t Size, uint64_t MinBytes, std::string &Thin,
                    std::vector<MappedRawData> &Mapped);
 
+/// A binary ModelProto cut around its main graph's nodes. Merging the
+/// ModelRuns (in order) into a ModelProto and the GraphRuns into its graph
+/// gives the model without the main graph's nodes, exactly as parsing it
+/// whole would; Nodes are the serialized NodeProtos, in order. The runs and
+/// nodes point into the bytes that were split.
+struct NodeSplit {
+  std::vector<llvm::StringRef> ModelRuns, GraphRuns, Nodes;
+};
+
+/// Splits \p Model (in memory). Returns false when the scan does not
+/// understand the bytes (malformed, groups, not exactly one `graph` field);
+/// the caller then parses them whole, and protobuf reports what is wrong.
+bool splitMainGraphNodes(llvm::StringRef Model, NodeSplit &Split);
+
 /// Where raw_data goes in \p Serialized, a TensorProto without raw_data as
 /// protobuf writes it (known fields in number order, then unknown ones): the
 /// offset of the first field numbered above raw_data, or the size.
