@@ -25,6 +25,15 @@ bool Model::reserveName(llvm::StringRef Name) {
   return true;
 }
 
+bool Model::reserveName(const Value &V) {
+  // The entry is this model's (internName): only the value's view is const.
+  auto &Entry = const_cast<llvm::StringMapEntry<bool> &>(*V.Name);
+  if (Entry.getValue())
+    return false;
+  Entry.setValue(true);
+  return true;
+}
+
 std::string Model::makeUniqueName(llvm::StringRef Hint) {
   if (Hint.empty())
     Hint = "v";

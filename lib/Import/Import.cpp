@@ -31,7 +31,6 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/unknown_field_set.h>
 
-#include <cassert>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -225,11 +224,11 @@ private:
   /// Both phases over nodes parsed one at a time from \p Bytes into one
   /// reused proto; the nodes that must wait for the whole graph are kept
   /// in \p Deferred. Returns false on bytes protobuf cannot parse.
-  bool importStreamedNodes(llvm::ArrayRef<llvm::StringRef> Bytes,
-                           onnx::GraphProto &GP, Graph &G, Scope &S,
-                           std::vector<std::pair<onnx::NodeProto *, Node *>>
-                               &Deferred,
-                           bool &Ok);
+  bool importStreamedNodes(
+      llvm::ArrayRef<llvm::StringRef> Bytes, Graph &G, Scope &S,
+      std::vector<std::pair<std::unique_ptr<onnx::NodeProto>, Node *>>
+          &Deferred,
+      bool &Ok);
 
   LogicalResult define(Scope &S, Graph &G, Value *V, llvm::StringRef What);
   std::optional<Tensor> importTensor(onnx::TensorProto &TP, const Graph &G,
@@ -278,7 +277,7 @@ private:
 
 LogicalResult Importer::define(Scope &S, Graph &G, Value *V,
                                llvm::StringRef What) {
-  M.reserveName(V->getName());
+  M.reserveName(*V);
   if (S.Values.try_emplace(V->getName(), V).second)
     return success();
   return emitError(Diags, G)
@@ -723,14 +722,13 @@ bool Importer::resolveNode(onnx::NodeProto &NP, Node &N, const Scope &S,
 }
 
 bool Importer::importStreamedNodes(
-    llvm::ArrayRef<llvm::StringRef> Bytes, onnx::GraphProto &GP, Graph &G,
-    Scope &S, std::vector<std::pair<onnx::NodeProto *, Node *>> &Deferred,
+    llvm::ArrayRef<llvm::StringRef> Bytes, Graph &G, Scope &S,
+    std::vector<std::pair<std::unique_ptr<onnx::NodeProto>, Node *>>
+        &Deferred,
     bool &Ok) {
-  // The graph proto is on the parse arena (parseSplit), which owns the
-  // reused proto and the deferred ones.
-  google::protobuf::Arena *A = GP.GetArena();
-  assert(A && "streamed nodes are parsed onto the model's arena");
-  auto *Scratch = google::protobuf::Arena::CreateMessage<onnx::NodeProto>(A);
+  // On the heap, not the parse arena: tensors of attributes (Constant
+  // values) are then swapped into the IR instead of copied.
+  auto Scratch = std::make_unique<onnx::NodeProto>();
   for (llvm::StringRef B : Bytes) {
     // Clear() keeps the storage of the strings and lists for the next node.
     Scratch->Clear();
@@ -744,9 +742,8 @@ bool Importer::importStreamedNodes(
     if (resolveNode(*Scratch, *N, S, /*MayDefer=*/true, Ok))
       continue;
     // A use before its definition, or a subgraph: resolved after the graph.
-    auto *Kept = google::protobuf::Arena::CreateMessage<onnx::NodeProto>(A);
-    Kept->Swap(Scratch);
-    Deferred.emplace_back(Kept, N);
+    Deferred.emplace_back(std::move(Scratch), N);
+    Scratch = std::make_unique<onnx::NodeProto>();
   }
   return true;
 }
@@ -834,8 +831,8 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
   for (onnx::NodeProto &NP : *GP.mutable_node())
     Nodes.push_back(declareNode(NP, G, S, Ok));
   // Streamed nodes are declared and, where they can be, resolved at once.
-  std::vector<std::pair<onnx::NodeProto *, Node *>> Deferred;
-  if (Streamed && !importStreamedNodes(*Streamed, GP, G, S, Deferred, Ok)) {
+  std::vector<std::pair<std::unique_ptr<onnx::NodeProto>, Node *>> Deferred;
+  if (Streamed && !importStreamedNodes(*Streamed, G, S, Deferred, Ok)) {
     emitError(Diags) << "not a valid ONNX model: the protobuf is truncated "
                         "or malformed";
     return failure();

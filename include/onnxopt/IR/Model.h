@@ -44,6 +44,9 @@ public:
   std::string makeUniqueName(llvm::StringRef Hint);
   /// Reserves \p Name; returns false if it was already taken.
   bool reserveName(llvm::StringRef Name);
+  /// Reserves the name of \p V, a value of this model, without looking it
+  /// up (the value holds its entry); returns false if it was already taken.
+  bool reserveName(const Value &V);
   bool isNameTaken(llvm::StringRef Name) const {
     auto It = Names.find(Name);
     return It != Names.end() && It->second;

@@ -87,6 +87,7 @@ public:
 private:
   friend class Node;
   friend class Graph;
+  friend class Model;
   Value(llvm::StringRef Name, Origin O, Graph *Owner);
   /// Appends a use; returns its slot, which the user remembers so that
   /// removal is O(1) (swap with the last use, then fix that use's slot).
