@@ -175,6 +175,13 @@ std::unique_ptr<Model> importProto(onnx::ModelProto P, CapturedDiags &D) {
   return importModel(std::move(P), "", D.Diags);
 }
 
+/// The same model through the binary parser, which parses the main graph's
+/// nodes one at a time while importing (not into the proto).
+std::unique_ptr<Model> parseProto(const onnx::ModelProto &P,
+                                  CapturedDiags &D) {
+  return parseBinaryModel(P.SerializeAsString(), "", D.Diags);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -649,15 +656,55 @@ TEST(ImportExport, OuterScopeAndOutOfOrder) {
     setTensorType(*B.add_output(), std::string(Branch) + "_out", {2});
   }
   setTensorType(*G.add_output(), "o", {2});
+  for (bool Streamed : {false, true}) {
+    CapturedDiags D;
+    std::unique_ptr<Model> M = Streamed ? parseProto(P, D) : importProto(P, D);
+    ASSERT_TRUE(M) << D.Text;
+    const Node &IfNode = M->getGraph().getNodes().back();
+    Graph *Then = IfNode.getSubgraphs()[0];
+    const Value *T = Then->getNodes().front().getOperand(0);
+    EXPECT_EQ(T->getName(), "t");
+    EXPECT_EQ(T->getOwningGraph(), &M->getGraph());
+    // The first node (Add) reads "t", defined by the second.
+    const Node &First = M->getGraph().getNodes().front();
+    EXPECT_EQ(First.getOperand(0)->getName(), "t");
+    EXPECT_EQ(diff(P, *exportModel(*M)), "") << "streamed: " << Streamed;
+  }
+}
+
+TEST(ImportExport, StreamedNodesKeepResidualsAndAttributes) {
+  // Unknown fields on nodes and attributes, a Constant's tensor and a node
+  // name; the graph's fields around the nodes interleaved with them.
+  onnx::ModelProto P = makeAddModel();
+  onnx::GraphProto &G = *P.mutable_graph();
+  G.mutable_node(0)->set_doc_string("first");
+  G.mutable_node(0)->GetReflection()->MutableUnknownFields(G.mutable_node(0))
+      ->AddVarint(1000, 7);
+  auto *C = G.add_node();
+  C->set_op_type("Constant");
+  C->add_output("k");
+  auto *A = C->add_attribute();
+  A->set_name("value");
+  A->set_type(onnx::AttributeProto::TENSOR);
+  A->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  A->mutable_t()->add_dims(2);
+  A->mutable_t()->set_raw_data(floatBytes({5, 6}));
+  std::string Bytes = P.SerializeAsString();
   CapturedDiags D;
-  std::unique_ptr<Model> M = importProto(P, D);
+  std::unique_ptr<Model> M = parseBinaryModel(Bytes, "", D.Diags);
   ASSERT_TRUE(M) << D.Text;
-  const Node &IfNode = M->getGraph().getNodes().back();
-  Graph *Then = IfNode.getSubgraphs()[0];
-  const Value *T = Then->getNodes().front().getOperand(0);
-  EXPECT_EQ(T->getName(), "t");
-  EXPECT_EQ(T->getOwningGraph(), &M->getGraph());
   EXPECT_EQ(diff(P, *exportModel(*M)), "");
+  // Bytes cut inside a node: the node's parse fails, like the whole one.
+  CapturedDiags Bad;
+  onnx::ModelProto Q = P;
+  Q.mutable_graph()->mutable_node(0)->set_op_type(std::string(300, 'x'));
+  std::string QBytes = Q.SerializeAsString();
+  size_t At = QBytes.find(std::string(300, 'x'));
+  ASSERT_NE(At, std::string::npos);
+  QBytes[At - 2] = char(0xff); // the op_type's length, now past the node
+  EXPECT_FALSE(parseBinaryModel(QBytes, "", Bad.Diags));
+  EXPECT_NE(Bad.Text.find("truncated or malformed"), std::string::npos)
+      << Bad.Text;
 }
 
 //===----------------------------------------------------------------------===//
@@ -698,12 +745,14 @@ TEST(ImportExport, UndefinedInput) {
   onnx::ModelProto P = makeAddModel();
   P.mutable_graph()->mutable_node(1)->set_input(1, "foo");
   P.mutable_graph()->mutable_node(1)->set_name("x");
-  CapturedDiags D;
-  EXPECT_FALSE(importProto(P, D));
-  EXPECT_NE(
-      D.Text.find("node 'x' (Add) in graph 'adds': input 'foo' is not defined"),
-      std::string::npos)
-      << D.Text;
+  for (bool Streamed : {false, true}) {
+    CapturedDiags D;
+    EXPECT_FALSE(Streamed ? parseProto(P, D) : importProto(P, D));
+    EXPECT_NE(D.Text.find(
+                  "node 'x' (Add) in graph 'adds': input 'foo' is not defined"),
+              std::string::npos)
+        << D.Text;
+  }
 }
 
 TEST(ImportExport, DuplicateNames) {
