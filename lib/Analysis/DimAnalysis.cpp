@@ -797,7 +797,7 @@ void DimAnalysis::Impl::setResult(Node &N, unsigned I,
     if (C && C->key().size() > kMaxExprSize)
       C.reset();
     if (!Recorded) {
-      Result.push_back(C ? *C : stableUnknown(*V, K));
+      Result.push_back(C ? std::move(*C) : stableUnknown(*V, K));
       continue;
     }
     if (!C) {
@@ -826,6 +826,7 @@ void DimAnalysis::Impl::visitNode(Node &N) {
           return E.key().size() <= kMaxExprSize;
         })) {
       Dims D;
+      D.reserve(OutData[I]->size());
       for (const DimExpr &E : *OutData[I])
         D.push_back(observe(E));
       ValueData[N.getResult(I)] = std::move(D);

@@ -136,8 +136,25 @@ static LogicalResult validateWindowAttrs(const Node &N,
   return success();
 }
 
+int onnxopt::shapeInputOf(const Node &N) {
+  if (!N.isOnnxDomain())
+    return -1;
+  llvm::StringRef Op = N.getOpType();
+  if (Op == "Reshape" || Op == "Expand")
+    return 1;
+  if (Op == "ConstantOfShape")
+    return 0;
+  if (Op == "Resize")
+    return 3;
+  return -1;
+}
+
 /// Inputs that must have a fixed rank, where ONNX 1.12's inference reads
-/// their dims without checking (by the spec: Gemm multiplies matrices).
+/// their dims without checking (by the spec: Gemm multiplies matrices), and
+/// shape inputs whose length would be the result's rank: without their
+/// data, ONNX adds one dim per entry of their length, so a length of 10^18
+/// (which inference can compute from a crafted file) allocates until the
+/// process is killed.
 static LogicalResult validateRanks(const Node &N, DiagnosticEngine &Diags) {
   if (N.is("Gemm"))
     for (unsigned I = 0; I < 2 && I < N.getNumOperands(); ++I) {
@@ -146,7 +163,28 @@ static LogicalResult validateRanks(const Node &N, DiagnosticEngine &Diags) {
         return emitError(Diags, N) << "input " << I << " of Gemm has rank " << R
                                    << " (a matrix expected)";
     }
+  int ShapeIn = shapeInputOf(N);
+  if (ShapeIn >= 0 && unsigned(ShapeIn) < N.getNumOperands())
+    if (const Value *S = N.getOperand(unsigned(ShapeIn))) {
+      std::string Why = oversizedShapeInput(N, *S, S->getType());
+      if (!Why.empty())
+        return emitError(Diags, N) << Why;
+    }
   return success();
+}
+
+std::string onnxopt::oversizedShapeInput(const Node &N, const Value &S,
+                                         const Type &T) {
+  if (!T.isTensor() || !T.hasShape() || T.getRank() != 1)
+    return "";
+  const Dim &Length = (*T.getShape())[0];
+  if (!Length.isKnown() || uint64_t(Length.getValue()) <= MaxTensorRank)
+    return "";
+  return "input " + std::to_string(shapeInputOf(N)) + " ('" +
+         S.getName().str() + "') of " + N.getOpType().str() +
+         " is a shape of " + std::to_string(Length.getValue()) +
+         " entries: its result's rank would be above " +
+         std::to_string(MaxTensorRank) + ", the largest onnx-opt takes";
 }
 
 /// The ONNX type string ("tensor(float)") of \p T, or null when it is not

@@ -903,6 +903,13 @@ LogicalResult ShapeInference::Impl::writeResults(Node &N, NodeContext &Ctx) {
     const onnx::TypeProto &P = Ctx.getInferredOutput(I);
     if (!V || P.value_case() == onnx::TypeProto::VALUE_NOT_SET)
       continue;
+    if (size_t Rank = detail::maxRankOf(P); Rank > MaxTensorRank) {
+      emitError(Diags, N) << "inferred rank " << Rank << " of value '"
+                          << V->getName() << "' is above " << MaxTensorRank
+                          << ", the largest onnx-opt takes";
+      Ok = false;
+      continue;
+    }
     Type Inferred = typeFromProto(P);
     // As onnx does: name the unknown dims of the inferred type, then merge;
     // a declared unknown dim about which inference says nothing stays so.

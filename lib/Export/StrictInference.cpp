@@ -28,6 +28,7 @@
 
 #include "ExportDetail.h"
 #include "onnxopt/Analysis/InferenceProtos.h"
+#include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
@@ -560,7 +561,16 @@ Engine::runInference(const Node &N, const onnx::OpSchema *Schema,
     }
   }
 
-  // A new signature: ONNX's functions on the renamed types.
+  // A new signature: ONNX's functions on the renamed types (the types are
+  // the inferred ones here, which the save-time node checks did not see).
+  if (int ShapeIn = shapeInputOf(N);
+      ShapeIn >= 0 && unsigned(ShapeIn) < N.getNumOperands() &&
+      Operands[ShapeIn]) {
+    std::string Why =
+        oversizedShapeInput(N, *N.getOperand(ShapeIn), *Operands[ShapeIn]);
+    if (!Why.empty())
+      return Failure{&N, Why};
+  }
   std::vector<onnx::TypeProto> Protos(N.getNumOperands());
   std::vector<const onnx::TypeProto *> InputTypes(N.getNumOperands(), nullptr);
   for (unsigned I = 0; I < N.getNumOperands(); ++I)
@@ -599,6 +609,11 @@ Engine::runInference(const Node &N, const onnx::OpSchema *Schema,
     }
   }
   std::vector<Type> Results;
+  for (const onnx::TypeProto &P : Ctx.results())
+    if (size_t Rank = maxRankOf(P); Rank > MaxTensorRank)
+      return Failure{&N, "inferred rank " + std::to_string(Rank) +
+                             " is above " + std::to_string(MaxTensorRank) +
+                             ", the largest onnx-opt takes"};
   for (const onnx::TypeProto &P : Ctx.results())
     Results.push_back(P.value_case() == onnx::TypeProto::VALUE_NOT_SET
                           ? Type()

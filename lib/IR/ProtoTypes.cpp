@@ -40,6 +40,35 @@ static void exportShape(const Type &T, onnx::TensorShapeProto &SP) {
   }
 }
 
+size_t detail::maxRankOf(const onnx::TypeProto &TP) {
+  size_t Max = 0;
+  // Iterative: the nesting comes from the input.
+  for (const onnx::TypeProto *T = &TP; T;) {
+    const onnx::TypeProto *Next = nullptr;
+    switch (T->value_case()) {
+    case onnx::TypeProto::kTensorType:
+      Max = std::max<size_t>(Max, T->tensor_type().shape().dim_size());
+      break;
+    case onnx::TypeProto::kSparseTensorType:
+      Max = std::max<size_t>(Max, T->sparse_tensor_type().shape().dim_size());
+      break;
+    case onnx::TypeProto::kSequenceType:
+      Next = &T->sequence_type().elem_type();
+      break;
+    case onnx::TypeProto::kOptionalType:
+      Next = &T->optional_type().elem_type();
+      break;
+    case onnx::TypeProto::kMapType:
+      Next = &T->map_type().value_type();
+      break;
+    default:
+      break;
+    }
+    T = Next;
+  }
+  return Max;
+}
+
 Type detail::importType(const onnx::TypeProto &TP) {
   Type T;
   switch (TP.value_case()) {

@@ -327,6 +327,11 @@ LogicalResult Importer::importValueInfo(onnx::ValueInfoProto &VI, Value &V,
     if (std::optional<int64_t> D = badDim(VI.type()))
       return emitError(Diags, G) << "value '" << VI.name() << "' has dim " << *D
                                  << " (dims must be between 0 and 2^53)";
+  if (VI.has_type())
+    if (size_t Rank = maxRankOf(VI.type()); Rank > MaxTensorRank)
+      return emitError(Diags, G)
+             << "value '" << VI.name() << "' has rank " << Rank
+             << ", above " << MaxTensorRank << ", the largest onnx-opt takes";
   if (VI.has_type()) {
     Type T = importType(VI.type());
     // An empty TypeProto stays in the residual so it is written back.
@@ -346,6 +351,9 @@ LogicalResult Importer::checkTensor(const onnx::TensorProto &TP, const Graph &G,
   auto Fail = [&]() {
     return emitError(Diags, G) << What << " '" << TP.name() << "': ";
   };
+  if (size_t(TP.dims_size()) > MaxTensorRank)
+    return Fail() << "rank " << TP.dims_size() << ", above " << MaxTensorRank
+                  << ", the largest onnx-opt takes";
   for (int64_t D : TP.dims())
     if (D < 0 || D > MaxDim)
       return Fail() << "dim " << D << " (dims must be between 0 and 2^53)";

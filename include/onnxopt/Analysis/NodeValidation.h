@@ -38,6 +38,17 @@ LogicalResult validateNode(const Node &N, const onnx::OpSchema *Schema,
                            DiagnosticEngine &Diags,
                            bool CheckElementTypes = true);
 
+/// The input of \p N that holds the shape of its result (Reshape, Expand,
+/// ConstantOfShape, Resize's sizes), or -1.
+int shapeInputOf(const Node &N);
+
+/// Why \p T, the type of \p N's shape input \p S, must not reach ONNX's
+/// inference ("" when it may): without the input's data, ONNX adds one dim
+/// per entry of its length, so a 1-D length above MaxTensorRank (inference
+/// can compute 10^18 from a crafted file) allocates until the process is
+/// killed.
+std::string oversizedShapeInput(const Node &N, const Value &S, const Type &T);
+
 /// The schema ONNX 1.12 uses for \p N in \p M (its domain's opset version),
 /// or null (unknown domain, no such op, or an opset above 1.12's schemas).
 const onnx::OpSchema *findNodeSchema(const Model &M, const Node &N);

@@ -21,6 +21,10 @@ Dim importDim(const onnx::TensorShapeProto::Dimension &D);
 /// Converts a TypeProto; an empty TypeProto becomes Type::Kind::None.
 Type importType(const onnx::TypeProto &TP);
 
+/// The largest rank of a tensor shape in \p TP (at any nesting of sequence,
+/// optional and map types); 0 without shapes.
+size_t maxRankOf(const onnx::TypeProto &TP);
+
 /// Writes \p T into \p TP (merging into what is there). Type::Kind::None
 /// writes nothing.
 void exportType(const Type &T, onnx::TypeProto &TP);

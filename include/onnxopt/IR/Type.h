@@ -25,6 +25,12 @@ class raw_ostream;
 
 namespace onnxopt {
 
+/// The largest tensor rank onnx-opt takes in (NumPy's limit; real models
+/// stay far below). Shapes are copied per value and per node, so an
+/// unbounded rank lets a small file (a shape tensor of 20k entries feeding
+/// hundreds of nodes) demand gigabytes; such models are refused instead.
+constexpr size_t MaxTensorRank = 64;
+
 /// A string kept once per process: equal texts share one entry, which stays
 /// valid until exit. For the texts that repeat across hundreds of thousands
 /// of objects but have few distinct values (dim symbols and denotations, op
