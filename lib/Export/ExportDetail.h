@@ -159,6 +159,9 @@ LogicalResult verifyInPlace(const Model *M, onnx::ModelProto &P, bool Restore,
 struct StrictInferenceFailure {
   const Node *N = nullptr;
   std::string Msg;
+  /// ONNX's own inference must not run on the model either (it would not
+  /// return: a shape input of an absurd length).
+  bool Unsafe = false;
 };
 
 /// saveModel's verification, overlapped with building the skeleton: the

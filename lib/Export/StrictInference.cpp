@@ -58,6 +58,7 @@ namespace {
 struct Failure {
   const Node *N = nullptr;
   std::string Msg;
+  bool Unsafe = false; ///< StrictInferenceFailure::Unsafe
 };
 
 /// One node signature's outcome: what the inference function returned.
@@ -569,7 +570,7 @@ Engine::runInference(const Node &N, const onnx::OpSchema *Schema,
     std::string Why =
         oversizedShapeInput(N, *N.getOperand(ShapeIn), *Operands[ShapeIn]);
     if (!Why.empty())
-      return Failure{&N, Why};
+      return Failure{&N, Why, /*Unsafe=*/true};
   }
   std::vector<onnx::TypeProto> Protos(N.getNumOperands());
   std::vector<const onnx::TypeProto *> InputTypes(N.getNumOperands(), nullptr);
@@ -635,5 +636,6 @@ onnxopt::detail::verifyStrictInference(const Model &M,
     return success();
   Out.N = F->N;
   Out.Msg = std::move(F->Msg);
+  Out.Unsafe = F->Unsafe;
   return failure();
 }

@@ -392,6 +392,17 @@ LogicalResult onnxopt::detail::verifyInPlace(const Model *M,
   VerificationScope Scope(P, Restore, /*SaveInfos=*/OnProto);
   if (!TooNew.empty())
     return verifyTooNew(P, TooNew, Diags);
+  if (With != VerifyWith::IR && M) {
+    // ONNX's whole-model inference cannot be stopped once it runs: what
+    // would not return is refused first, from the IR.
+    StrictInferenceFailure Failure;
+    if (failed(verifyStrictInference(*M, Failure)) && Failure.Unsafe) {
+      InFlightDiagnostic D = Failure.N ? emitError(Diags, *Failure.N)
+                                       : emitError(Diags);
+      return D << "strict shape inference: " << Failure.Msg
+               << " (ONNX's own inference is not run on it)";
+    }
+  }
   switch (With) {
   case VerifyWith::IR:
     return verifyFromIR(*M, P, Diags);
