@@ -310,6 +310,39 @@ bool detail::thinModelFile(int FD, uint64_t Size, uint64_t MinBytes,
   return thinModel(S, MinBytes, Thin, Mapped);
 }
 
+bool detail::scanNodeHead(llvm::StringRef Node, NodeHead &Head) {
+  // NodeProto: output = 2, name = 3, op_type = 4, domain = 7.
+  Source S(Node);
+  Head.OpType = Head.Domain = Head.Name = llvm::StringRef();
+  Head.Outputs.clear();
+  Field F;
+  for (uint64_t Pos = 0; Pos != S.size();) {
+    if (!nextField(S, Pos, S.size(), F))
+      return false;
+    if (F.Wire != Len)
+      continue;
+    llvm::StringRef Value =
+        Node.slice(size_t(F.Payload), size_t(F.End));
+    switch (F.Number) {
+    case 2:
+      Head.Outputs.push_back(Value);
+      break;
+    case 3:
+      Head.Name = Value;
+      break;
+    case 4:
+      Head.OpType = Value;
+      break;
+    case 7:
+      Head.Domain = Value;
+      break;
+    default:
+      break;
+    }
+  }
+  return true;
+}
+
 bool detail::splitMainGraphNodes(llvm::StringRef Model, NodeSplit &Split) {
   constexpr uint32_t GraphField = 7, NodeField = 1;
   Source S(Model);

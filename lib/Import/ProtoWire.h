@@ -49,6 +49,18 @@ struct NodeSplit {
   std::vector<llvm::StringRef> ModelRuns, GraphRuns, Nodes;
 };
 
+/// The fields of a serialized NodeProto that name it and its results, as
+/// protobuf would parse them (the last of a singular field wins; a field
+/// of the wrong wire type is an unknown field). Absent fields are "".
+struct NodeHead {
+  llvm::StringRef OpType, Domain, Name;
+  std::vector<llvm::StringRef> Outputs;
+};
+
+/// Reads \p Head from the serialized NodeProto \p Node without parsing the
+/// rest; false when the bytes are not a message.
+bool scanNodeHead(llvm::StringRef Node, NodeHead &Head);
+
 /// Splits \p Model (in memory). Returns false when the scan does not
 /// understand the bytes (malformed, groups, not exactly one `graph` field);
 /// the caller then parses them whole, and protobuf reports what is wrong.
