@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/NodeValidation.h"
-#include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/ProtoTypes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include <onnx/defs/data_type_utils.h>

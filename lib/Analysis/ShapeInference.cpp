@@ -16,11 +16,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
-#include "onnxopt/Analysis/InferenceProtos.h"
 #include "ContribOps.h"
 #include "ModernOps.h"
 #include "SymbolicRefinement.h"
 #include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/InferenceProtos.h"
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/OpTable.h"

@@ -14,8 +14,8 @@
 #include "onnxopt/Support/Diagnostics.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include <google/protobuf/unknown_field_set.h>
 #include <functional>
+#include <google/protobuf/unknown_field_set.h>
 #include <memory>
 #include <onnx/onnx_pb.h>
 #include <string>

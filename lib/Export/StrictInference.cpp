@@ -113,7 +113,8 @@ private:
   const Node &N;
   const std::vector<const onnx::TypeProto *> &InputTypes;
   std::vector<onnx::TypeProto> Results;
-  mutable std::vector<std::pair<std::string, std::unique_ptr<onnx::AttributeProto>>>
+  mutable std::vector<
+      std::pair<std::string, std::unique_ptr<onnx::AttributeProto>>>
       Attributes;
   mutable std::vector<std::pair<unsigned, std::string>> DataReads;
   std::vector<std::pair<std::string, std::unique_ptr<onnx::GraphInferencer>>>
@@ -365,8 +366,7 @@ void restoreSymbols(Type &T, const std::vector<std::string> &Originals) {
   forEachDimOf(T, [&](Dim &D, unsigned) {
     unsigned K = 0;
     if (!D.isSymbol() || !D.getSymbol().startswith("?") ||
-        D.getSymbol().drop_front().getAsInteger(10, K) ||
-        K >= Originals.size())
+        D.getSymbol().drop_front().getAsInteger(10, K) || K >= Originals.size())
       return;
     std::string Denotation = D.getDenotation().str();
     D = Dim::symbol(Originals[K]);
@@ -510,10 +510,11 @@ std::optional<Failure> Engine::inferNode(const Node &N, bool &SeenUnsupported) {
   return std::nullopt;
 }
 
-std::optional<Failure>
-Engine::runInference(const Node &N, const onnx::OpSchema *Schema,
-                     const onnx::FunctionProto *Local, std::vector<Type> &Out,
-                     bool SeenUnsupported) {
+std::optional<Failure> Engine::runInference(const Node &N,
+                                            const onnx::OpSchema *Schema,
+                                            const onnx::FunctionProto *Local,
+                                            std::vector<Type> &Out,
+                                            bool SeenUnsupported) {
   // The signature: schema, operand types with symbols numbered, attributes
   // (compared against a representative node), data read (checked per entry).
   bool Memoizable = !Local && !holdsGraph(N) && Schema &&
@@ -564,9 +565,9 @@ Engine::runInference(const Node &N, const onnx::OpSchema *Schema,
 
   // A new signature: ONNX's functions on the renamed types (the types are
   // the inferred ones here, which the save-time node checks did not see).
-  if (int ShapeIn = shapeInputOf(N);
-      ShapeIn >= 0 && unsigned(ShapeIn) < N.getNumOperands() &&
-      Operands[ShapeIn]) {
+  if (int ShapeIn = shapeInputOf(N); ShapeIn >= 0 &&
+                                     unsigned(ShapeIn) < N.getNumOperands() &&
+                                     Operands[ShapeIn]) {
     std::string Why =
         oversizedShapeInput(N, *N.getOperand(ShapeIn), *Operands[ShapeIn]);
     if (!Why.empty())

@@ -220,7 +220,8 @@ static LogicalResult verifyTooNew(onnx::ModelProto &P, llvm::StringRef TooNew,
     copyForVerification(P, Copy);
     ImportOptions Skeleton;
     Skeleton.PlaceholderPayloads = true;
-    std::unique_ptr<Model> M = importModel(std::move(Copy), "", Diags, Skeleton);
+    std::unique_ptr<Model> M =
+        importModel(std::move(Copy), "", Diags, Skeleton);
     ModernVerifyReport Report;
     if (!M || failed(verifyModernModel(*M, Diags, Report)))
       return failure();
@@ -228,7 +229,8 @@ static LogicalResult verifyTooNew(onnx::ModelProto &P, llvm::StringRef TooNew,
   }
   emitWarning(Diags) << "the onnx checker and strict shape inference were "
                         "skipped: "
-                     << TooNew << " is newer than ONNX 1.12 supports (ir_version <= "
+                     << TooNew
+                     << " is newer than ONNX 1.12 supports (ir_version <= "
                      << onnx::IR_VERSION << ", ai.onnx opset <= 17, "
                      << "ai.onnx.ml opset <= 3)"
                      << (Checked.empty() ? "" : "; ") << Checked;
@@ -258,14 +260,16 @@ checkerContext(int64_t IrVersion, std::unordered_map<std::string, int> Opsets) {
 }
 
 /// check_node's verdict on \p N ("" = valid), worded as check_model's.
-static std::string checkNodeProto(const onnx::NodeProto &N,
-                                  const onnx::checker::CheckerContext &Ctx,
-                                  const onnx::checker::LexicalScopeContext &Lex) {
+static std::string
+checkNodeProto(const onnx::NodeProto &N,
+               const onnx::checker::CheckerContext &Ctx,
+               const onnx::checker::LexicalScopeContext &Lex) {
   try {
     onnx::checker::check_node(N, Ctx, Lex);
   } catch (const std::exception &E) {
-    return std::string(E.what()) + "\n==> Context: Bad node spec for node. "
-                                   "Name: " +
+    return std::string(E.what()) +
+           "\n==> Context: Bad node spec for node. "
+           "Name: " +
            N.name() + " OpType: " + N.op_type();
   } catch (...) {
     return "unknown exception in node '" + N.name() + "'";
@@ -299,13 +303,13 @@ static std::string checkSkeleton(onnx::ModelProto &P) {
     Opsets[O.domain()] = static_cast<int>(O.version());
   onnx::checker::CheckerContext Ctx =
       checkerContext(P.ir_version(), std::move(Opsets));
-  bool Scoped = std::any_of(G.node().begin(), G.node().end(),
-                            [](const onnx::NodeProto &N) {
-                              for (const onnx::AttributeProto &A : N.attribute())
-                                if (A.has_g() || A.graphs_size())
-                                  return true;
-                              return false;
-                            });
+  bool Scoped = std::any_of(
+      G.node().begin(), G.node().end(), [](const onnx::NodeProto &N) {
+        for (const onnx::AttributeProto &A : N.attribute())
+          if (A.has_g() || A.graphs_size())
+            return true;
+        return false;
+      });
   onnx::checker::LexicalScopeContext Lex;
   if (Scoped) {
     for (const onnx::ValueInfoProto &VI : G.input())
@@ -362,8 +366,8 @@ static LogicalResult reportVerdict(llvm::StringRef CheckerError, bool Inferred,
            << "onnx checker: " << llvm::StringRef(CheckerError).trim();
   if (Inferred)
     return success();
-  InFlightDiagnostic D = Failure.N ? emitError(Diags, *Failure.N)
-                                   : emitError(Diags);
+  InFlightDiagnostic D =
+      Failure.N ? emitError(Diags, *Failure.N) : emitError(Diags);
   return D << "strict shape inference: "
            << llvm::StringRef(Failure.Msg).split('\n').first.rtrim();
 }
@@ -397,8 +401,8 @@ LogicalResult onnxopt::detail::verifyInPlace(const Model *M,
     // would not return is refused first, from the IR.
     StrictInferenceFailure Failure;
     if (failed(verifyStrictInference(*M, Failure)) && Failure.Unsafe) {
-      InFlightDiagnostic D = Failure.N ? emitError(Diags, *Failure.N)
-                                       : emitError(Diags);
+      InFlightDiagnostic D =
+          Failure.N ? emitError(Diags, *Failure.N) : emitError(Diags);
       return D << "strict shape inference: " << Failure.Msg
                << " (ONNX's own inference is not run on it)";
     }

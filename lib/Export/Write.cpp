@@ -25,8 +25,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <fcntl.h>
+#include <optional>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -152,8 +152,10 @@ struct SplitModel {
   explicit SplitModel(google::protobuf::Arena &A)
       : Head(*google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&A)),
         Tail(*google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&A)),
-        GraphHead(*google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)),
-        GraphTail(*google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)),
+        GraphHead(
+            *google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)),
+        GraphTail(
+            *google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)),
         Inits(*google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)
                    ->mutable_initializer()) {}
 
@@ -470,13 +472,11 @@ static void appendNodeField(const onnx::NodeProto &N, std::string &Out) {
 /// protobuf's limit or when asked to. With \p NodeBytes, the main graph's
 /// nodes are serialized into it as they are exported (and checked by
 /// \p Check, if any, on the first build), not kept in the skeleton.
-static LogicalResult buildSkeleton(const Model &M, const ExportOptions &Opts,
-                                   bool Binary, SaveContext &Ctx,
-                                   onnx::ModelProto &Skeleton,
-                                   std::vector<const Tensor *> &Streamed,
-                                   std::string *NodeBytes,
-                                   SaveVerification *Check,
-                                   DiagnosticEngine &Diags) {
+static LogicalResult
+buildSkeleton(const Model &M, const ExportOptions &Opts, bool Binary,
+              SaveContext &Ctx, onnx::ModelProto &Skeleton,
+              std::vector<const Tensor *> &Streamed, std::string *NodeBytes,
+              SaveVerification *Check, DiagnosticEngine &Diags) {
   bool First = true;
   auto Build = [&] {
     Ctx.Chunks.clear();
@@ -510,7 +510,8 @@ static LogicalResult buildSkeleton(const Model &M, const ExportOptions &Opts,
 
   // Size check without touching the skeleton: sizes of the streamed parts
   // come from the IR.
-  uint64_t Total = Skeleton.ByteSizeLong() + (NodeBytes ? NodeBytes->size() : 0);
+  uint64_t Total =
+      Skeleton.ByteSizeLong() + (NodeBytes ? NodeBytes->size() : 0);
   for (int I = 0; I < int(Streamed.size()); ++I)
     if (Streamed[I])
       Total += Streamed[I]->getByteSize() + 16;

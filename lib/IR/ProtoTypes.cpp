@@ -40,33 +40,33 @@ static void exportShape(const Type &T, onnx::TensorShapeProto &SP) {
   }
 }
 
-size_t detail::maxRankOf(const onnx::TypeProto &TP) {
-  size_t Max = 0;
+const onnx::TensorShapeProto *detail::innerShapeOf(const onnx::TypeProto &TP) {
   // Iterative: the nesting comes from the input.
   for (const onnx::TypeProto *T = &TP; T;) {
-    const onnx::TypeProto *Next = nullptr;
     switch (T->value_case()) {
     case onnx::TypeProto::kTensorType:
-      Max = std::max<size_t>(Max, T->tensor_type().shape().dim_size());
-      break;
+      return &T->tensor_type().shape();
     case onnx::TypeProto::kSparseTensorType:
-      Max = std::max<size_t>(Max, T->sparse_tensor_type().shape().dim_size());
-      break;
+      return &T->sparse_tensor_type().shape();
     case onnx::TypeProto::kSequenceType:
-      Next = &T->sequence_type().elem_type();
+      T = &T->sequence_type().elem_type();
       break;
     case onnx::TypeProto::kOptionalType:
-      Next = &T->optional_type().elem_type();
+      T = &T->optional_type().elem_type();
       break;
     case onnx::TypeProto::kMapType:
-      Next = &T->map_type().value_type();
+      T = &T->map_type().value_type();
       break;
     default:
-      break;
+      return nullptr;
     }
-    T = Next;
   }
-  return Max;
+  return nullptr;
+}
+
+size_t detail::maxRankOf(const onnx::TypeProto &TP) {
+  const onnx::TensorShapeProto *Shape = innerShapeOf(TP);
+  return Shape ? size_t(Shape->dim_size()) : 0;
 }
 
 Type detail::importType(const onnx::TypeProto &TP) {

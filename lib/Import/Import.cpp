@@ -278,36 +278,10 @@ LogicalResult Importer::define(Scope &S, Graph &G, Value *V,
 /// The first dim of \p TP (at any nesting) that no tensor can have: negative
 /// or above MaxDim.
 static std::optional<int64_t> badDim(const onnx::TypeProto &TP) {
-  const onnx::TypeProto *T = &TP;
-  // Iterative: sequence/optional/map nesting comes from the input.
-  while (T) {
-    const onnx::TensorShapeProto *Shape = nullptr;
-    const onnx::TypeProto *Next = nullptr;
-    switch (T->value_case()) {
-    case onnx::TypeProto::kTensorType:
-      Shape = &T->tensor_type().shape();
-      break;
-    case onnx::TypeProto::kSparseTensorType:
-      Shape = &T->sparse_tensor_type().shape();
-      break;
-    case onnx::TypeProto::kSequenceType:
-      Next = &T->sequence_type().elem_type();
-      break;
-    case onnx::TypeProto::kOptionalType:
-      Next = &T->optional_type().elem_type();
-      break;
-    case onnx::TypeProto::kMapType:
-      Next = &T->map_type().value_type();
-      break;
-    default:
-      break;
-    }
-    if (Shape)
-      for (const onnx::TensorShapeProto::Dimension &D : Shape->dim())
-        if (D.has_dim_value() && (D.dim_value() < 0 || D.dim_value() > MaxDim))
-          return D.dim_value();
-    T = Next;
-  }
+  if (const onnx::TensorShapeProto *Shape = innerShapeOf(TP))
+    for (const onnx::TensorShapeProto::Dimension &D : Shape->dim())
+      if (D.has_dim_value() && (D.dim_value() < 0 || D.dim_value() > MaxDim))
+        return D.dim_value();
   return std::nullopt;
 }
 
@@ -321,8 +295,8 @@ LogicalResult Importer::importValueInfo(onnx::ValueInfoProto &VI, Value &V,
   if (VI.has_type())
     if (size_t Rank = maxRankOf(VI.type()); Rank > MaxTensorRank)
       return emitError(Diags, G)
-             << "value '" << VI.name() << "' has rank " << Rank
-             << ", above " << MaxTensorRank << ", the largest onnx-opt takes";
+             << "value '" << VI.name() << "' has rank " << Rank << ", above "
+             << MaxTensorRank << ", the largest onnx-opt takes";
   if (VI.has_type()) {
     Type T = importType(VI.type());
     // An empty TypeProto stays in the residual so it is written back.

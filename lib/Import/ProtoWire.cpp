@@ -218,13 +218,13 @@ void appendVarint(std::string &Out, uint64_t V) {
   Out.push_back(char(V));
 }
 
-bool thinModel(Source &S, uint64_t MinBytes, std::string &Thin,
-               std::vector<MappedRawData> &Mapped) {
-  constexpr uint32_t GraphField = 7, InitializerField = 5;
-  uint64_t End = S.size();
+constexpr uint32_t GraphField = 7; // ModelProto.graph
 
-  // The model: exactly one graph.
-  Field Graph, F;
+/// Finds the model's `graph` field; false unless there is exactly one (or
+/// the bytes are not understood).
+bool findGraph(Source &S, Field &Graph) {
+  uint64_t End = S.size();
+  Field F;
   unsigned Graphs = 0;
   for (uint64_t Pos = 0; Pos != End;) {
     if (!nextField(S, Pos, End, F))
@@ -235,7 +235,16 @@ bool thinModel(Source &S, uint64_t MinBytes, std::string &Thin,
       Graph = F;
     }
   }
-  if (Graphs != 1)
+  return Graphs == 1;
+}
+
+bool thinModel(Source &S, uint64_t MinBytes, std::string &Thin,
+               std::vector<MappedRawData> &Mapped) {
+  constexpr uint32_t InitializerField = 5;
+  uint64_t End = S.size();
+
+  Field Graph, F;
+  if (!findGraph(S, Graph))
     return false;
 
   // The graph's initializers.
@@ -321,8 +330,7 @@ bool detail::scanNodeHead(llvm::StringRef Node, NodeHead &Head) {
       return false;
     if (F.Wire != Len)
       continue;
-    llvm::StringRef Value =
-        Node.slice(size_t(F.Payload), size_t(F.End));
+    llvm::StringRef Value = Node.slice(size_t(F.Payload), size_t(F.End));
     switch (F.Number) {
     case 2:
       Head.Outputs.push_back(Value);
@@ -344,7 +352,7 @@ bool detail::scanNodeHead(llvm::StringRef Node, NodeHead &Head) {
 }
 
 bool detail::splitMainGraphNodes(llvm::StringRef Model, NodeSplit &Split) {
-  constexpr uint32_t GraphField = 7, NodeField = 1;
+  constexpr uint32_t NodeField = 1;
   Source S(Model);
   uint64_t End = S.size();
   auto Run = [&Model](uint64_t From, uint64_t To,
@@ -356,17 +364,7 @@ bool detail::splitMainGraphNodes(llvm::StringRef Model, NodeSplit &Split) {
 
   // The model: exactly one graph, the fields around it in two runs.
   Field Graph, F;
-  unsigned Graphs = 0;
-  for (uint64_t Pos = 0; Pos != End;) {
-    if (!nextField(S, Pos, End, F))
-      return false;
-    if (F.Number == GraphField) {
-      if (F.Wire != Len || ++Graphs > 1)
-        return false;
-      Graph = F;
-    }
-  }
-  if (Graphs != 1)
+  if (!findGraph(S, Graph))
     return false;
   Run(0, Graph.Start, Split.ModelRuns);
   Run(Graph.End, End, Split.ModelRuns);
@@ -381,8 +379,7 @@ bool detail::splitMainGraphNodes(llvm::StringRef Model, NodeSplit &Split) {
     if (F.Wire != Len)
       return false;
     Run(RunStart, F.Start, Split.GraphRuns);
-    Split.Nodes.push_back(
-        Model.slice(size_t(F.Payload), size_t(F.End)));
+    Split.Nodes.push_back(Model.slice(size_t(F.Payload), size_t(F.End)));
     RunStart = F.End;
   }
   Run(RunStart, Graph.End, Split.GraphRuns);

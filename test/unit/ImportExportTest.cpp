@@ -177,8 +177,7 @@ std::unique_ptr<Model> importProto(onnx::ModelProto P, CapturedDiags &D) {
 
 /// The same model through the binary parser, which parses the main graph's
 /// nodes one at a time while importing (not into the proto).
-std::unique_ptr<Model> parseProto(const onnx::ModelProto &P,
-                                  CapturedDiags &D) {
+std::unique_ptr<Model> parseProto(const onnx::ModelProto &P, CapturedDiags &D) {
   return parseBinaryModel(P.SerializeAsString(), "", D.Diags);
 }
 
@@ -678,7 +677,9 @@ TEST(ImportExport, StreamedNodesKeepResidualsAndAttributes) {
   onnx::ModelProto P = makeAddModel();
   onnx::GraphProto &G = *P.mutable_graph();
   G.mutable_node(0)->set_doc_string("first");
-  G.mutable_node(0)->GetReflection()->MutableUnknownFields(G.mutable_node(0))
+  G.mutable_node(0)
+      ->GetReflection()
+      ->MutableUnknownFields(G.mutable_node(0))
       ->AddVarint(1000, 7);
   auto *C = G.add_node();
   C->set_op_type("Constant");

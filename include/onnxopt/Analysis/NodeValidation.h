@@ -10,9 +10,9 @@
 #ifndef ONNXOPT_ANALYSIS_NODEVALIDATION_H
 #define ONNXOPT_ANALYSIS_NODEVALIDATION_H
 
+#include "onnxopt/IR/Node.h"
 #include "onnxopt/Support/Diagnostics.h"
 #include "onnxopt/Support/LogicalResult.h"
-#include "onnxopt/IR/Node.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace onnx {

@@ -21,8 +21,11 @@ Dim importDim(const onnx::TensorShapeProto::Dimension &D);
 /// Converts a TypeProto; an empty TypeProto becomes Type::Kind::None.
 Type importType(const onnx::TypeProto &TP);
 
-/// The largest rank of a tensor shape in \p TP (at any nesting of sequence,
-/// optional and map types); 0 without shapes.
+/// The shape of the tensor type in \p TP, through sequence, optional and map
+/// types (a type holds one kind, so there is at most one), or null.
+const onnx::TensorShapeProto *innerShapeOf(const onnx::TypeProto &TP);
+
+/// The rank of innerShapeOf(\p TP); 0 without a shape.
 size_t maxRankOf(const onnx::TypeProto &TP);
 
 /// Writes \p T into \p TP (merging into what is there). Type::Kind::None

@@ -130,8 +130,9 @@ public:
   /// \p Shape the rank is unknown.
   static Type tensor(int32_t ElemType,
                      std::optional<std::vector<Dim>> Shape = std::nullopt);
-  static Type sparseTensor(int32_t ElemType,
-                           std::optional<std::vector<Dim>> Shape = std::nullopt);
+  static Type
+  sparseTensor(int32_t ElemType,
+               std::optional<std::vector<Dim>> Shape = std::nullopt);
   static Type sequence(Type Elem);
   static Type optional(Type Elem);
   static Type map(int32_t KeyType, Type ValueType);
