@@ -26,9 +26,10 @@ public:
 
 private:
   bool isVisible(const Value *V, const std::vector<const Graph *> &Chain);
-  /// Names of a graph's values, keyed by the values' own strings (no copy:
-  /// the graph outlives the walk).
-  using NameMap = llvm::DenseMap<llvm::StringRef, const Value *>;
+  /// Names of a graph's values, keyed by where the text of each is stored:
+  /// a value's name is its model's interned entry (Model::internName), so
+  /// equal names are the same storage, and no name is hashed or compared.
+  using NameMap = llvm::DenseMap<const char *, const Value *>;
   void define(const Graph &G, const Value *V, NameMap &Names,
               llvm::DenseSet<const Value *> &Set);
   void countRef(const Value *V) { ++Refs[V]; }
@@ -68,7 +69,7 @@ void Verifier::define(const Graph &G, const Value *V, NameMap &Names,
     fail(*V) << "is listed in " << describe(G)
                               << " but owned by another graph";
   }
-  auto Ins = Names.try_emplace(V->getName(), V);
+  auto Ins = Names.try_emplace(V->getName().data(), V);
   if (!Ins.second)
     fail(G) << "name '" << V->getName()
                              << "' is defined more than once";

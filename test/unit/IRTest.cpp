@@ -102,6 +102,30 @@ TEST(Verifier, ReportsUseBeforeDefinition) {
   EXPECT_TRUE(succeeded(verifyModel(S.M, D, Relaxed)));
 }
 
+TEST(Verifier, ReportsDuplicateNames) {
+  // Two results named alike (the API does not stop it; the verifier does),
+  // and a renamed value that comes to share a name.
+  SmallGraph S;
+  S.G.createNode("Relu", "", "dup", {S.X}, {"a"});
+  DiagnosticEngine D;
+  std::vector<std::string> Messages;
+  D.setHandler([&](const Diagnostic &Diag) { Messages.push_back(Diag.Message); });
+  EXPECT_TRUE(failed(verifyModel(S.M, D)));
+  ASSERT_FALSE(Messages.empty());
+  EXPECT_NE(Messages[0].find("name 'a' is defined more than once"),
+            std::string::npos)
+      << Messages[0];
+
+  SmallGraph T;
+  T.Y->setName("a");
+  Messages.clear();
+  EXPECT_TRUE(failed(verifyModel(T.M, D)));
+  ASSERT_FALSE(Messages.empty());
+  EXPECT_NE(Messages[0].find("name 'a' is defined more than once"),
+            std::string::npos)
+      << Messages[0];
+}
+
 TEST(Verifier, SubgraphMayUseOuterValues) {
   SmallGraph S;
   Node *If = S.G.createNode("If", "", "if", {S.X}, {"z"}, nullptr);
