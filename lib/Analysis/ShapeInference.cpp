@@ -627,13 +627,15 @@ private:
   /// inferring most nodes.
   alignas(16) char Block[2048];
   mutable google::protobuf::Arena Arena;
-  mutable std::vector<onnx::TypeProto *> InputTypes;
+  // Inline for the usual few operands: a context is made per node, and
+  // six heap vectors were a sixth of its cost.
+  mutable llvm::SmallVector<onnx::TypeProto *, 4> InputTypes;
   /// 0 = not converted yet, 1 = converted, 2 = no type.
-  mutable std::vector<char> InputTypeState;
-  mutable std::vector<const onnx::TensorProto *> InputData;
-  mutable std::vector<char> InputDataState;
-  std::vector<Tensor> Evaluated;
-  std::vector<onnx::TypeProto *> OutputTypes;
+  mutable llvm::SmallVector<char, 4> InputTypeState;
+  mutable llvm::SmallVector<const onnx::TensorProto *, 4> InputData;
+  mutable llvm::SmallVector<char, 4> InputDataState;
+  llvm::SmallVector<Tensor, 2> Evaluated;
+  llvm::SmallVector<onnx::TypeProto *, 2> OutputTypes;
   mutable std::vector<
       std::pair<std::string, std::unique_ptr<onnx::AttributeProto>>>
       Attributes;
