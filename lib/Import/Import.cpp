@@ -77,6 +77,22 @@ static bool looksLikeText(llvm::StringRef Head) {
 // ModelProto -> IR
 //===----------------------------------------------------------------------===//
 
+/// The error for bytes protobuf cannot parse.
+static InFlightDiagnostic emitMalformed(DiagnosticEngine &Diags) {
+  return emitError(Diags) << "not a valid ONNX model: the protobuf is "
+                             "truncated or malformed";
+}
+
+/// Merges the serialized fields \p Bytes into \p Msg. A message's fields may
+/// be parsed in pieces: merging the pieces in order is parsing the whole.
+static bool mergeFromBytes(google::protobuf::MessageLite &Msg,
+                           llvm::StringRef Bytes) {
+  pbio::CodedInputStream Coded(reinterpret_cast<const uint8_t *>(Bytes.data()),
+                               int(Bytes.size()));
+  Coded.SetTotalBytesLimit(INT_MAX);
+  return Msg.MergeFromCodedStream(&Coded) && Coded.ConsumedEntireMessage();
+}
+
 namespace {
 
 /// The names visible in one graph, chained to the enclosing graphs.
@@ -220,8 +236,6 @@ private:
   void resolveNode(onnx::NodeProto &NP, Node &N, const Scope &S, bool &Ok);
 
   LogicalResult define(Scope &S, Graph &G, Value *V, llvm::StringRef What);
-  /// Emits the error of bytes protobuf cannot parse.
-  LogicalResult malformedGraph();
   std::optional<Tensor> importTensor(onnx::TensorProto &TP, const Graph &G,
                                      llvm::StringRef What);
   std::optional<ExternalLocation> resolveExternal(const onnx::TensorProto &TP,
@@ -652,11 +666,6 @@ static void headOf(const onnx::NodeProto &NP, NodeHead &Head) {
   Head.Outputs.assign(NP.output().begin(), NP.output().end());
 }
 
-LogicalResult Importer::malformedGraph() {
-  return emitError(Diags) << "not a valid ONNX model: the protobuf is "
-                             "truncated or malformed";
-}
-
 Node *Importer::declareNode(const NodeHead &Head, Graph &G, Scope &S,
                             bool &Ok) {
   Node *N = G.createNode(Head.OpType, Head.Domain, Head.Name, {}, {});
@@ -795,18 +804,14 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
   onnx::NodeProto Scratch;
   auto ParseNode = [&Scratch](llvm::StringRef B) {
     Scratch.Clear();
-    pbio::CodedInputStream Coded(reinterpret_cast<const uint8_t *>(B.data()),
-                                 int(B.size()));
-    Coded.SetTotalBytesLimit(INT_MAX);
-    return Scratch.MergeFromCodedStream(&Coded) &&
-           Coded.ConsumedEntireMessage();
+    return mergeFromBytes(Scratch, B);
   };
   if (Streamed)
     for (llvm::StringRef B : *Streamed) {
       // Bytes the scan does not take (groups) go through protobuf.
       if (!scanNodeHead(B, Head)) {
         if (!ParseNode(B))
-          return malformedGraph();
+          return emitMalformed(Diags);
         headOf(Scratch, Head);
       }
       Nodes.push_back(declareNode(Head, G, S, Ok));
@@ -851,7 +856,7 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
   if (Streamed)
     for (size_t I = 0; I < Streamed->size(); ++I) {
       if (!ParseNode((*Streamed)[I]))
-        return malformedGraph();
+        return emitMalformed(Diags);
       resolveNode(Scratch, *Nodes[size_t(GP.node_size()) + I], S, Ok);
     }
 
@@ -940,8 +945,7 @@ static google::protobuf::ArenaOptions parseArenaOptions() {
 }
 
 static std::unique_ptr<Model> malformed(DiagnosticEngine &Diags) {
-  emitError(Diags) << "not a valid ONNX model: the protobuf is truncated "
-                      "or malformed";
+  emitMalformed(Diags);
   return nullptr;
 }
 
@@ -984,20 +988,12 @@ static std::unique_ptr<Model> parseSplit(llvm::StringRef Bytes,
   google::protobuf::Arena Arena(parseArenaOptions());
   onnx::ModelProto &Proto =
       *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&Arena);
-  // A message's fields may be parsed in pieces: merging the pieces in order
-  // is parsing the whole.
-  auto Merge = [](google::protobuf::MessageLite &Msg, llvm::StringRef Run) {
-    pbio::CodedInputStream Coded(reinterpret_cast<const uint8_t *>(Run.data()),
-                                 int(Run.size()));
-    Coded.SetTotalBytesLimit(INT_MAX);
-    return Msg.MergeFromCodedStream(&Coded) && Coded.ConsumedEntireMessage();
-  };
   for (llvm::StringRef Run : Split.ModelRuns)
-    if (!Merge(Proto, Run))
+    if (!mergeFromBytes(Proto, Run))
       return malformed(Diags);
   onnx::GraphProto &G = *Proto.mutable_graph();
   for (llvm::StringRef Run : Split.GraphRuns)
-    if (!Merge(G, Run))
+    if (!mergeFromBytes(G, Run))
       return malformed(Diags);
   return importMapped(std::move(Proto), BaseDir, Diags, Mapped, Opts,
                       &Split.Nodes);
