@@ -307,7 +307,7 @@ void Exporter::exportGraph(const Graph &G, onnx::GraphProto &GP, bool IsMain) {
   exportValueInfos(G, GP);
 }
 
-void Exporter::exportModel(const Model &M, onnx::ModelProto &MP) {
+void Exporter::exportHeader(const Model &M, onnx::ModelProto &MP) {
   if (!M.Residual.empty())
     MP.ParseFromString(M.Residual);
   MP.set_ir_version(M.getIrVersion());
@@ -327,6 +327,10 @@ void Exporter::exportModel(const Model &M, onnx::ModelProto &MP) {
       P->set_version(O.Version);
     }
   }
+}
+
+void Exporter::exportModel(const Model &M, onnx::ModelProto &MP) {
+  exportHeader(M, MP);
   exportGraph(M.getGraph(), *MP.mutable_graph(), true);
 }
 

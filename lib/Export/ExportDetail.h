@@ -123,6 +123,8 @@ public:
   explicit Exporter(SaveContext *Save = nullptr) : Save(Save) {}
 
   void exportModel(const Model &M, onnx::ModelProto &MP);
+  /// exportModel without the graph: versions, opsets and the residual.
+  void exportHeader(const Model &M, onnx::ModelProto &MP);
   /// For the main graph with streaming: the IR tensor each skeleton
   /// initializer stands for, or null when the skeleton entry is complete.
   std::vector<const Tensor *> Streamed;
@@ -180,9 +182,9 @@ public:
   /// are exported (checkNode), rather than in the skeleton, which then does
   /// not hold them.
   bool checksNodes() const;
-  /// Checks \p NP, the export of main-graph node \p N (called in node
-  /// order) with ONNX's check_node, once the worker has found it valid.
-  void checkNode(const Node &N, const onnx::NodeProto &NP);
+  /// Checks \p NP, the export of the next main-graph node (called in node
+  /// order), with ONNX's check_node, once the worker has found it valid.
+  void checkNode(const onnx::NodeProto &NP);
   /// Verifies \p Skeleton, exported from the model, in place (put back).
   LogicalResult finish(onnx::ModelProto &Skeleton, DiagnosticEngine &Diags);
   /// The skeleton could not be built: reports only the node checks' errors.

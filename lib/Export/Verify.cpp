@@ -434,17 +434,9 @@ LogicalResult onnxopt::detail::verifyInPlace(const Model *M,
 /// What ONNX 1.12 cannot check in the model exported from \p M, known
 /// before its graph is exported: the versions are in its header.
 static std::string unsupportedVersions(const Model &M) {
+  // The header has the functions too (from the residual): their opsets count.
   onnx::ModelProto Head;
-  // The residual carries the functions, whose opsets count too.
-  if (!M.Residual.empty())
-    Head.ParseFromString(M.Residual);
-  Head.set_ir_version(M.getIrVersion());
-  Head.clear_opset_import();
-  for (const OpsetImport &O : M.getOpsetImports()) {
-    onnx::OperatorSetIdProto *P = Head.add_opset_import();
-    P->set_domain(O.Domain);
-    P->set_version(O.Version);
-  }
+  Exporter().exportHeader(M, Head);
   return unsupportedVersions(Head);
 }
 
@@ -478,13 +470,13 @@ struct SaveVerification::Shared {
   /// What the worker's node checks emitted, replayed on the caller's engine
   /// after join.
   std::vector<Diagnostic> Held;
-  std::mutex Mu;
-  std::condition_variable Validated;
-  bool ValidationDone = false; // guarded by Mu
-  /// The worker's progress, for checkNode: how many leading main-graph nodes
-  /// (with their subgraphs) are known valid, and whether it is done.
+  /// The worker's progress: how many leading main-graph nodes (with their
+  /// subgraphs) are known valid (for checkNode), and whether it is done;
+  /// NodesOk is set before ValidationFinished. finish() waits on Validated.
   std::atomic<size_t> ValidPrefix{0};
   std::atomic<bool> ValidationFinished{false};
+  std::mutex Mu;
+  std::condition_variable Validated;
   bool NodesOk = false;
   bool Inferred = false;
   StrictInferenceFailure Failure;
@@ -498,7 +490,7 @@ struct SaveVerification::Shared {
   std::string CheckerError;
 
   /// validateModelNodes, publishing progress node by node.
-  bool validate(const Model &M, DiagnosticEngine &Diags) {
+  void validate(const Model &M, DiagnosticEngine &Diags) {
     NodeValidator V(M);
     bool Ok = true;
     size_t I = 0;
@@ -508,8 +500,12 @@ struct SaveVerification::Shared {
       if (Ok)
         ValidPrefix.store(I, std::memory_order_release);
     }
-    ValidationFinished.store(true, std::memory_order_release);
-    return Ok;
+    NodesOk = Ok;
+    {
+      std::lock_guard<std::mutex> Lock(Mu);
+      ValidationFinished.store(true, std::memory_order_release);
+    }
+    Validated.notify_one();
   }
 
   /// Waits until main-graph node \p I is known valid (true) or invalid or
@@ -539,16 +535,10 @@ SaveVerification::SaveVerification(const Model &M, VerifyWith With)
   S.Worker = std::thread([&S, &M] {
     DiagnosticEngine Local;
     Local.setHandler([&S](const Diagnostic &D) { S.Held.push_back(D); });
-    bool Ok = S.validate(M, Local);
-    {
-      std::lock_guard<std::mutex> Lock(S.Mu);
-      S.NodesOk = Ok;
-      S.ValidationDone = true;
-    }
-    S.Validated.notify_one();
+    S.validate(M, Local);
     // ONNX's inference functions crash on some invalid nodes: only valid
     // ones are inferred.
-    if (Ok && S.Strict)
+    if (S.NodesOk && S.Strict)
       S.Inferred = succeeded(verifyStrictInference(M, S.Failure));
   });
 }
@@ -560,7 +550,7 @@ SaveVerification::~SaveVerification() {
 
 bool SaveVerification::checksNodes() const { return State->PerNode; }
 
-void SaveVerification::checkNode(const Node &, const onnx::NodeProto &NP) {
+void SaveVerification::checkNode(const onnx::NodeProto &NP) {
   Shared &S = *State;
   size_t I = S.NextNode++;
   // The checker crashes on some invalid nodes: it stops before the first
@@ -612,7 +602,9 @@ LogicalResult SaveVerification::finish(onnx::ModelProto &Skeleton,
   {
     // The checker, like inference, must not see an invalid node.
     std::unique_lock<std::mutex> Lock(S.Mu);
-    S.Validated.wait(Lock, [&S] { return S.ValidationDone; });
+    S.Validated.wait(Lock, [&S] {
+      return S.ValidationFinished.load(std::memory_order_acquire);
+    });
   }
   if (!S.NodesOk || !S.Strict) {
     join(Diags);

@@ -488,10 +488,12 @@ buildSkeleton(const Model &M, const ExportOptions &Opts, bool Binary,
       NodeBytes->clear();
       // The checks' verdict does not depend on where tensors are written.
       bool Checking = Check && First;
-      E.MainNodeSink = [&, Checking](const Node &N, const onnx::NodeProto &NP) {
+      E.MainNodeSink = [&, Checking](const Node &, const onnx::NodeProto &NP) {
         if (Checking)
-          Check->checkNode(N, NP);
-        appendNodeField(NP, *NodeBytes);
+          Check->checkNode(NP);
+        // Text is printed from the IR: the bytes are for binary files only.
+        if (Binary)
+          appendNodeField(NP, *NodeBytes);
       };
     }
     E.exportModel(M, Skeleton);
