@@ -35,21 +35,17 @@ struct DimExpr::Atom {
 namespace onnxopt {
 /// Internal access for the helpers below.
 struct DimExprAccess {
-  static const DimExpr::TermList &terms(const DimExpr &E) { return E.Terms; }
+  static const DimExpr::TermList &terms(const DimExpr &E) { return E.terms(); }
   static DimExpr fromAtom(DimExpr::AtomRef A) {
-    DimExpr E;
     DimExpr::Term T;
     T.Factors.push_back(std::move(A));
     T.Coef = 1;
-    E.addTerm(std::move(T));
-    E.finish();
-    return E;
+    return fromTerm(std::move(T));
   }
   static DimExpr fromTerm(DimExpr::Term T) {
-    DimExpr E;
-    E.addTerm(std::move(T));
-    E.finish();
-    return E;
+    DimExpr::TermList L;
+    DimExpr::addTerm(L, std::move(T));
+    return DimExpr::make(std::move(L));
   }
 };
 } // namespace onnxopt
@@ -183,17 +179,67 @@ void visitAtoms(const DimExpr &E,
 
 } // namespace
 
+namespace {
+/// The small constants every model repeats (sizes, axes, -1), each made
+/// once and shared by all threads; never freed.
+constexpr int64_t MinSharedConstant = -16, MaxSharedConstant = 1023;
+std::atomic<const void *>
+    SharedConstants[MaxSharedConstant - MinSharedConstant + 1];
+} // namespace
+
 DimExpr DimExpr::constant(int64_t C) {
-  // What addTerm and finish() make of one constant term, without their
-  // generic work: the most frequent expression of all.
+  // What make() does for one constant term, without its generic work: the
+  // most frequent expression of all.
   DimExpr E;
   if (C == 0)
     return E;
-  Term T;
-  T.Coef = C;
-  E.Terms.emplace_back(std::string(), std::move(T));
-  E.Key = std::to_string(C);
-  E.Key += ".;";
+  auto MakeRep = [C] {
+    auto *New = new Rep;
+    Term T;
+    T.Coef = C;
+    New->Terms.emplace_back(std::string(), std::move(T));
+    New->Key = std::to_string(C);
+    New->Key += ".;";
+    return New;
+  };
+  if (C < MinSharedConstant || C > MaxSharedConstant) {
+    E.R = MakeRep();
+    return E;
+  }
+  std::atomic<const void *> &Slot = SharedConstants[C - MinSharedConstant];
+  const void *Shared = Slot.load(std::memory_order_acquire);
+  if (!Shared) {
+    const Rep *New = MakeRep();
+    New->Retain(); // the table's reference, never released
+    if (Slot.compare_exchange_strong(Shared, New, std::memory_order_acq_rel))
+      Shared = New;
+    else
+      delete New; // another thread made it first; Shared is theirs
+  }
+  E.R = static_cast<const Rep *>(Shared);
+  return E;
+}
+
+const DimExpr::TermList &DimExpr::terms() const {
+  static const TermList None;
+  return R ? R->Terms : None;
+}
+
+DimExpr DimExpr::make(TermList Terms) {
+  if (Terms.empty())
+    return DimExpr();
+  if (Terms.size() == 1 && Terms.front().first.empty())
+    return constant(Terms.front().second.Coef);
+  auto *New = new Rep;
+  for (const auto &Entry : Terms) {
+    New->Key += std::to_string(Entry.second.Coef);
+    New->Key += '.';
+    New->Key += Entry.first;
+    New->Key += ';';
+  }
+  New->Terms = std::move(Terms);
+  DimExpr E;
+  E.R = New;
   return E;
 }
 
@@ -217,7 +263,7 @@ DimExpr DimExpr::unknown() {
 
 uint64_t DimExpr::getNumUnknownsMade() { return NextUnknownId; }
 
-void DimExpr::addTerm(Term T) {
+void DimExpr::addTerm(TermList &Terms, Term T) {
   if (T.Coef == 0)
     return;
   std::string K = monomialKey(T.Factors);
@@ -234,25 +280,13 @@ void DimExpr::addTerm(Term T) {
     Terms.erase(It);
 }
 
-void DimExpr::finish() {
-  if (Terms.empty()) {
-    Key = "0";
-    return;
-  }
-  Key.clear();
-  for (const auto &Entry : Terms) {
-    Key += std::to_string(Entry.second.Coef);
-    Key += '.';
-    Key += Entry.first;
-    Key += ';';
-  }
-}
-
 bool DimExpr::isConstant() const {
+  const TermList &Terms = terms();
   return Terms.empty() || (Terms.size() == 1 && Terms.begin()->first.empty());
 }
 
 int64_t DimExpr::getConstant() const {
+  const TermList &Terms = terms();
   // The constant term's key "" sorts first.
   return !Terms.empty() && Terms.front().first.empty()
              ? Terms.front().second.Coef
@@ -260,6 +294,7 @@ int64_t DimExpr::getConstant() const {
 }
 
 bool DimExpr::isSymbol() const {
+  const TermList &Terms = terms();
   if (Terms.size() != 1)
     return false;
   const Term &T = Terms.begin()->second;
@@ -269,7 +304,7 @@ bool DimExpr::isSymbol() const {
 
 llvm::StringRef DimExpr::getSymbol() const {
   assert(isSymbol() && "not a symbol");
-  return Terms.begin()->second.Factors[0]->Name;
+  return terms().begin()->second.Factors[0]->Name;
 }
 
 bool DimExpr::hasUnknown() const {
@@ -290,26 +325,24 @@ size_t DimExpr::complexity() const { return str().size(); }
 
 DimExpr DimExpr::operator+(const DimExpr &O) const {
   // Adding zero gives the other operand, term for term.
-  if (O.Terms.empty())
+  if (!O.R)
     return *this;
-  if (Terms.empty())
+  if (!R)
     return O;
-  DimExpr R = *this;
-  for (const auto &Entry : O.Terms)
-    R.addTerm(Entry.second);
-  R.finish();
-  return R;
+  TermList Sum = terms();
+  for (const auto &Entry : O.terms())
+    addTerm(Sum, Entry.second);
+  return make(std::move(Sum));
 }
 
 DimExpr DimExpr::operator-(const DimExpr &O) const {
-  DimExpr R = *this;
-  for (const auto &Entry : O.Terms) {
+  TermList Difference = terms();
+  for (const auto &Entry : O.terms()) {
     Term T = Entry.second;
     T.Coef = -T.Coef;
-    R.addTerm(std::move(T));
+    addTerm(Difference, std::move(T));
   }
-  R.finish();
-  return R;
+  return make(std::move(Difference));
 }
 
 DimExpr DimExpr::operator*(const DimExpr &O) const {
@@ -318,9 +351,9 @@ DimExpr DimExpr::operator*(const DimExpr &O) const {
     return *this;
   if (isConstant() && getConstant() == 1)
     return O;
-  DimExpr R;
-  for (const auto &A : Terms)
-    for (const auto &B : O.Terms) {
+  TermList Product;
+  for (const auto &A : terms())
+    for (const auto &B : O.terms()) {
       Term T;
       if (__builtin_mul_overflow(A.second.Coef, B.second.Coef, &T.Coef))
         return unknown();
@@ -330,10 +363,9 @@ DimExpr DimExpr::operator*(const DimExpr &O) const {
       std::stable_sort(
           T.Factors.begin(), T.Factors.end(),
           [](const AtomRef &X, const AtomRef &Y) { return X->Key < Y->Key; });
-      R.addTerm(std::move(T));
+      addTerm(Product, std::move(T));
     }
-  R.finish();
-  return R;
+  return make(std::move(Product));
 }
 
 DimExpr DimExpr::floorDiv(int64_t K) const {
@@ -341,7 +373,7 @@ DimExpr DimExpr::floorDiv(int64_t K) const {
   if (K == 1)
     return *this;
   auto [Q, C] = splitConstant(*this);
-  if (Q.Terms.empty())
+  if (!Q.R)
     return constant(floorDivInt(C, K));
   int64_t G = gcdOfCoefs(Q, K);
   if (G == K)
@@ -353,8 +385,8 @@ DimExpr DimExpr::floorDiv(int64_t K) const {
   }
   int64_t R = modInt(C, K), Quot = floorDivInt(C, K);
   // floor((floor(P/a) + r) / k) = floor((P + a*r) / (a*k)).
-  if (Q.Terms.size() == 1) {
-    const Term &T = Q.Terms.begin()->second;
+  if (Q.terms().size() == 1) {
+    const Term &T = Q.terms().begin()->second;
     if (T.Coef == 1 && T.Factors.size() == 1 &&
         T.Factors[0]->K == Atom::FloorDiv) {
       const Atom &Inner = *T.Factors[0];
@@ -391,11 +423,11 @@ std::optional<DimExpr> DimExpr::divExact(const DimExpr &D) const {
   }
   if (*this == D)
     return constant(1);
-  if (D.Terms.size() != 1)
+  if (D.terms().size() != 1)
     return std::nullopt;
-  const Term &DT = D.Terms.begin()->second;
-  DimExpr Quotient;
-  for (const auto &Entry : Terms) {
+  const Term &DT = D.terms().begin()->second;
+  TermList QuotientTerms;
+  for (const auto &Entry : terms()) {
     Term T = Entry.second;
     // Remove D's factors (a multiset) from the term.
     for (const AtomRef &F : DT.Factors) {
@@ -406,9 +438,9 @@ std::optional<DimExpr> DimExpr::divExact(const DimExpr &D) const {
         return std::nullopt;
       T.Factors.erase(It);
     }
-    Quotient.addTerm(std::move(T));
+    addTerm(QuotientTerms, std::move(T));
   }
-  Quotient.finish();
+  DimExpr Quotient = make(std::move(QuotientTerms));
   if (DT.Coef < 0)
     return (constant(0) - Quotient).exactDivConstant(-DT.Coef);
   return Quotient.exactDivConstant(DT.Coef);
@@ -418,7 +450,7 @@ std::optional<int64_t> DimExpr::evaluate(
     const std::function<std::optional<int64_t>(llvm::StringRef)> &Lookup)
     const {
   int64_t Sum = 0;
-  for (const auto &Entry : Terms) {
+  for (const auto &Entry : terms()) {
     int64_t Product = Entry.second.Coef;
     for (const AtomRef &A : Entry.second.Factors) {
       std::optional<int64_t> V;
@@ -451,7 +483,7 @@ std::optional<int64_t> DimExpr::evaluate(
 
 bool DimExpr::isNondecreasing(
     const std::function<std::optional<int64_t>(llvm::StringRef)> &Min) const {
-  for (const auto &Entry : Terms) {
+  for (const auto &Entry : terms()) {
     const Term &T = Entry.second;
     if (T.Factors.empty())
       continue;
@@ -478,7 +510,7 @@ bool DimExpr::isNondecreasing(
 DimExpr DimExpr::substitute(
     const std::function<std::optional<DimExpr>(llvm::StringRef)> &F) const {
   DimExpr Result;
-  for (const auto &Entry : Terms) {
+  for (const auto &Entry : terms()) {
     DimExpr P = constant(Entry.second.Coef);
     for (const AtomRef &A : Entry.second.Factors) {
       DimExpr X;
@@ -508,7 +540,7 @@ DimExpr DimExpr::substitute(
 
 std::pair<int64_t, int64_t> DimExpr::coefficientGcd() const {
   int64_t G = 0, C = 0;
-  for (const auto &Entry : Terms) {
+  for (const auto &Entry : terms()) {
     if (Entry.second.Factors.empty())
       C = Entry.second.Coef;
     else if (Entry.second.Coef == INT64_MIN)
@@ -521,11 +553,11 @@ std::pair<int64_t, int64_t> DimExpr::coefficientGcd() const {
 }
 
 std::string DimExpr::str() const {
-  if (Terms.empty())
+  if (!R)
     return "0";
   // Higher-degree terms first, the constant last; ties alphabetically.
   std::vector<std::pair<size_t, std::string>> Order;
-  for (const auto &Entry : Terms)
+  for (const auto &Entry : terms())
     Order.emplace_back(Entry.second.Factors.size(), printTerm(Entry.second));
   std::sort(Order.begin(), Order.end(), [](const auto &A, const auto &B) {
     if (A.first != B.first)

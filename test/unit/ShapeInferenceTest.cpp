@@ -20,6 +20,7 @@
 #include <map>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <thread>
 
 using namespace onnxopt;
 
@@ -503,6 +504,39 @@ TEST(DimExpr, ExactDivision) {
   EXPECT_FALSE((H + W).divExact(H).has_value());
   EXPECT_FALSE(H.divExact(W).has_value());
   EXPECT_EQ(*H.divExact(H), num(1));
+}
+
+TEST(DimExpr, SharedFormsAreValues) {
+  // Copies share their terms; none of the operations may change the one
+  // they read, and the small constants made once are the same everywhere.
+  DimExpr H = sym("H");
+  DimExpr Copy = H;
+  DimExpr Sum = Copy + num(1);
+  EXPECT_EQ(Copy.str(), "H");
+  EXPECT_EQ(Sum.str(), "H+1");
+  EXPECT_EQ((Sum - H).key(), num(1).key());
+  EXPECT_TRUE((Sum - H - num(1)).isConstant());
+  EXPECT_EQ((Sum - H - num(1)).key(), DimExpr().key());
+  // Inside and outside the shared range, and at its edges.
+  for (int64_t C : {int64_t(-17), int64_t(-16), int64_t(-1), int64_t(1),
+                    int64_t(1023), int64_t(1024), int64_t(1) << 40}) {
+    EXPECT_EQ(num(C), (H + num(C)) - H) << C;
+    EXPECT_EQ(num(C).getConstant(), C);
+  }
+  // Made from several threads at once, a shared constant is one value.
+  std::vector<std::thread> Threads;
+  std::vector<std::string> Keys(4);
+  for (size_t I = 0; I < Keys.size(); ++I)
+    Threads.emplace_back([&Keys, I] {
+      for (int64_t C = -16; C < 1024; ++C)
+        if (DimExpr::constant(C).getConstant() != C)
+          return;
+      Keys[I] = DimExpr::constant(777).key();
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  for (const std::string &K : Keys)
+    EXPECT_EQ(K, num(777).key());
 }
 
 TEST(DimExpr, UnknownsAreOnlyEqualToThemselves) {

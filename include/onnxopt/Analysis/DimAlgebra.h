@@ -18,6 +18,7 @@
 #define ONNXOPT_ANALYSIS_DIMALGEBRA_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/IntrusiveRefCntPtr.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -98,10 +99,12 @@ public:
   std::pair<int64_t, int64_t> coefficientGcd() const;
 
   /// The canonical key: equal keys mean equal expressions.
-  const std::string &key() const { return Key; }
-  bool operator==(const DimExpr &O) const { return Key == O.Key; }
-  bool operator!=(const DimExpr &O) const { return Key != O.Key; }
-  bool operator<(const DimExpr &O) const { return Key < O.Key; }
+  const std::string &key() const { return R ? R->Key : ZeroKey; }
+  bool operator==(const DimExpr &O) const {
+    return R == O.R || key() == O.key();
+  }
+  bool operator!=(const DimExpr &O) const { return !(*this == O); }
+  bool operator<(const DimExpr &O) const { return key() < O.key(); }
 
   /// Readable form, e.g. `2*ceil(H/8)*ceil(W/8)+4`, `N*C`, `(H*W)/3`.
   std::string str() const;
@@ -120,11 +123,23 @@ private:
   /// and single symbols, the common dims, then cost no allocation (the
   /// keys are short), and the order is the one a map by key has.
   using TermList = llvm::SmallVector<std::pair<std::string, Term>, 1>;
-  TermList Terms;
-  std::string Key = "0";
+  /// The terms and key of a non-zero expression, shared by its copies and
+  /// never changed once made. A large model holds a few dims per value and
+  /// copies them between values all the time: one pointer per dim (with
+  /// the common small constants made once) rather than the terms and key
+  /// inline (about 120 bytes) keeps the analyses' per-value dims small.
+  struct Rep : llvm::ThreadSafeRefCountedBase<Rep> {
+    TermList Terms;
+    std::string Key;
+  };
+  /// Null for the constant 0.
+  llvm::IntrusiveRefCntPtr<const Rep> R;
+  inline static const std::string ZeroKey = "0";
 
-  void addTerm(Term T);
-  void finish();
+  const TermList &terms() const;
+  /// The expression with these (canonical, sorted) terms.
+  static DimExpr make(TermList Terms);
+  static void addTerm(TermList &Terms, Term T);
   DimExpr exactDivConstant(int64_t K) const;
   friend struct DimExprAccess;
 };
