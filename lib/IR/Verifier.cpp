@@ -1,8 +1,8 @@
 //===- Verifier.cpp - IR invariants ---------------------------------------===//
 //
 // Checks what every pass must preserve. The walk is linear: each graph keeps
-// the set of values defined so far, and subgraphs see the chain of their
-// ancestors' sets as they were at the node that holds them.
+// the values defined so far (by name), and subgraphs see the chain of their
+// ancestors' as they were at the node that holds them.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/IR/Verifier.h"
@@ -10,7 +10,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringRef.h"
-#include <unordered_map>
 
 using namespace onnxopt;
 
@@ -21,18 +20,24 @@ public:
   Verifier(DiagnosticEngine &Diags, VerifyOptions Opts)
       : Diags(Diags), Opts(Opts) {}
 
-  bool verifyGraph(const Graph &G, std::vector<const Graph *> &Chain);
-  bool checkUseCounts();
-
-private:
-  bool isVisible(const Value *V, const std::vector<const Graph *> &Chain);
   /// Names of a graph's values, keyed by where the text of each is stored:
   /// a value's name is its model's interned entry (Model::internName), so
   /// equal names are the same storage, and no name is hashed or compared.
+  /// The map is also the set of values defined so far: a value is visible
+  /// where its graph's map (or an ancestor's) has it under its name.
   using NameMap = llvm::DenseMap<const char *, const Value *>;
-  void define(const Graph &G, const Value *V, NameMap &Names,
-              llvm::DenseSet<const Value *> &Set);
-  void countRef(const Value *V) { ++Refs[V]; }
+  bool verifyGraph(const Graph &G, std::vector<const NameMap *> &Chain);
+  bool checkUseLists(const Graph &Main);
+
+private:
+  bool isVisible(const Value *V, const std::vector<const NameMap *> &Chain);
+  void define(const Graph &G, const Value *V, NameMap &Names);
+  /// The reference at operand \p I of \p N (or output \p I of \p G) must be
+  /// in \p V's use list at the slot the IR recorded for it. With every use
+  /// entry exact and the counts equal, the use lists are then exactly the
+  /// references (see checkUseLists), and no per-value count is kept.
+  void checkOperandUse(const Node &N, unsigned I, const Value *V);
+  void checkOutputUse(const Graph &G, unsigned I, const Value *V);
   template <typename T> InFlightDiagnostic fail(const T &Where) {
     Ok = false;
     return emitError(Diags, Where);
@@ -40,62 +45,94 @@ private:
 
   DiagnosticEngine &Diags;
   VerifyOptions Opts;
-  /// Values defined so far, per graph being walked. Node-based, so that a
-  /// graph's set stays put while its subgraphs add theirs.
-  std::unordered_map<const Graph *, llvm::DenseSet<const Value *>> Defined;
-  /// References found by the walk, to compare with the recorded use lists.
-  llvm::DenseMap<const Value *, unsigned> Refs;
+  /// Values whose name another value of their graph took first (already an
+  /// error): defined all the same, so that their uses are not also
+  /// reported as undefined.
+  llvm::DenseSet<const Value *> Shadowed;
+  /// References found by the walk, to compare with the use lists' sizes.
+  size_t NumRefs = 0;
   std::vector<const Value *> AllValues;
   bool Ok = true;
 };
 
+/// How often the graphs reference each value (operands and outputs); only
+/// for the message when the use lists and the references disagree.
+void countReferences(const Graph &G,
+                     llvm::DenseMap<const Value *, unsigned> &Refs) {
+  for (const Node &N : G.getNodes()) {
+    for (const Value *V : N.getOperands())
+      if (V)
+        ++Refs[V];
+    for (const Graph *Sub : N.getSubgraphs())
+      countReferences(*Sub, Refs);
+  }
+  for (const Value *V : G.getOutputs())
+    ++Refs[V];
+}
+
 } // namespace
 
 bool Verifier::isVisible(const Value *V,
-                         const std::vector<const Graph *> &Chain) {
-  for (const Graph *G : Chain)
-    if (Defined[G].count(V))
+                         const std::vector<const NameMap *> &Chain) {
+  for (const NameMap *Names : Chain) {
+    auto It = Names->find(V->getName().data());
+    if (It != Names->end() && It->second == V)
       return true;
-  return false;
+  }
+  return !Shadowed.empty() && Shadowed.count(V);
 }
 
-void Verifier::define(const Graph &G, const Value *V, NameMap &Names,
-                      llvm::DenseSet<const Value *> &Set) {
+void Verifier::define(const Graph &G, const Value *V, NameMap &Names) {
   if (V->getName().empty()) {
     fail(G) << "a value has an empty name";
     return;
   }
   if (V->getOwningGraph() != &G) {
-    fail(*V) << "is listed in " << describe(G)
-                              << " but owned by another graph";
+    fail(*V) << "is listed in " << describe(G) << " but owned by another graph";
   }
   auto Ins = Names.try_emplace(V->getName().data(), V);
-  if (!Ins.second)
-    fail(G) << "name '" << V->getName()
-                             << "' is defined more than once";
-  Set.insert(V);
+  if (!Ins.second) {
+    fail(G) << "name '" << V->getName() << "' is defined more than once";
+    Shadowed.insert(V);
+  }
   AllValues.push_back(V);
 }
 
-bool Verifier::verifyGraph(const Graph &G, std::vector<const Graph *> &Chain) {
-  Chain.push_back(&G);
-  // Sized up front: growing the maps value by value cost as much as the
+void Verifier::checkOperandUse(const Node &N, unsigned I, const Value *V) {
+  ++NumRefs;
+  unsigned Slot = N.getOperandUseSlot(I);
+  llvm::ArrayRef<Use> Uses = V->getUses();
+  if (Slot >= Uses.size() || Uses[Slot].User != &N || Uses[Slot].Index != I)
+    fail(N) << "operand " << I << " '" << V->getName()
+            << "' is missing from its value's use list";
+}
+
+void Verifier::checkOutputUse(const Graph &G, unsigned I, const Value *V) {
+  ++NumRefs;
+  unsigned Slot = G.getOutputUseSlot(I);
+  llvm::ArrayRef<Use> Uses = V->getUses();
+  if (Slot >= Uses.size() || Uses[Slot].OutputOf != &G || Uses[Slot].Index != I)
+    fail(G) << "output " << I << " '" << V->getName()
+            << "' is missing from its value's use list";
+}
+
+bool Verifier::verifyGraph(const Graph &G,
+                           std::vector<const NameMap *> &Chain) {
+  // Sized up front: growing the map value by value cost as much as the
   // checks on large graphs.
   size_t NumValues = G.getInputs().size() + G.getConstants().size();
   for (const Node &N : G.getNodes())
     NumValues += N.getNumResults();
   NameMap Names;
   Names.reserve(NumValues);
-  llvm::DenseSet<const Value *> &Set = Defined[&G];
-  Set.reserve(NumValues);
+  Chain.push_back(&Names);
   AllValues.reserve(AllValues.size() + NumValues);
-  Refs.reserve(Refs.size() + NumValues);
   for (const auto &V : G.getInputs())
-    define(G, V.get(), Names, Set);
+    define(G, V.get(), Names);
   for (const auto &V : G.getConstants()) {
     if (!V->hasInitializer())
       fail(*V) << "constant without initializer";
-    define(G, V.get(), Names, Set);
+    define(G, V.get(), Names);
   }
   // Without the order requirement every result of the graph is visible
   // everywhere in it; the check is only that the producer exists.
@@ -103,7 +140,7 @@ bool Verifier::verifyGraph(const Graph &G, std::vector<const Graph *> &Chain) {
     for (const Node &N : G.getNodes())
       for (unsigned I = 0; I < N.getNumResults(); ++I)
         if (const Value *R = N.getResult(I))
-          define(G, R, Names, Set);
+          define(G, R, Names);
 
   for (const Node &N : G.getNodes()) {
     if (N.getParentGraph() != &G)
@@ -112,20 +149,19 @@ bool Verifier::verifyGraph(const Graph &G, std::vector<const Graph *> &Chain) {
       const Value *V = N.getOperand(I);
       if (!V)
         continue;
-      countRef(V);
+      checkOperandUse(N, I, V);
       if (!isVisible(V, Chain)) {
         bool Later = V->getOwningGraph() == &G && V->getDefiningNode();
-        fail(N)
-                 << "operand " << I << " '" << V->getName() << "' "
-                 << (Later ? "is used before its definition (the graph is "
-                             "not in topological order; run --topo-sort)"
-                           : "is not defined in this scope");
+        fail(N) << "operand " << I << " '" << V->getName() << "' "
+                << (Later ? "is used before its definition (the graph is "
+                            "not in topological order; run --topo-sort)"
+                          : "is not defined in this scope");
       }
     }
     for (const Graph *Sub : N.getSubgraphs()) {
       if (Sub->getParentNode() != &N)
         fail(N) << "subgraph '" << Sub->getName()
-                                 << "' has a wrong parent node";
+                << "' has a wrong parent node";
       verifyGraph(*Sub, Chain);
     }
     for (unsigned I = 0; I < N.getNumResults(); ++I) {
@@ -133,41 +169,48 @@ bool Verifier::verifyGraph(const Graph &G, std::vector<const Graph *> &Chain) {
       if (!R)
         continue;
       if (R->getDefiningNode() != &N || R->getResultIndex() != I)
-        fail(N) << "result " << I
-                                 << " does not point back to its node";
+        fail(N) << "result " << I << " does not point back to its node";
       if (Opts.RequireTopologicalOrder)
-        define(G, R, Names, Set);
+        define(G, R, Names);
     }
   }
   for (unsigned I = 0; I < G.getNumOutputs(); ++I) {
     const Value *V = G.getOutput(I);
-    countRef(V);
+    checkOutputUse(G, I, V);
     if (!isVisible(V, Chain))
-      fail(G) << "output " << I << " '" << V->getName()
-                               << "' is not defined";
+      fail(G) << "output " << I << " '" << V->getName() << "' is not defined";
   }
   Chain.pop_back();
-  Defined.erase(&G);
   return Ok;
 }
 
-bool Verifier::checkUseCounts() {
+bool Verifier::checkUseLists(const Graph &Main) {
+  // Every reference has its entry (checkOperandUse), distinct references
+  // have distinct entries (an entry names one operand), and every entry is
+  // a reference (below). So when the entries are as many as the
+  // references, each use list is exactly its value's references.
+  size_t NumUses = 0;
   for (const Value *V : AllValues) {
-    unsigned Found = Refs.lookup(V);
-    if (Found != V->getNumUses()) {
-      fail(*V) << "use list records " << V->getNumUses()
-                                << " uses but the graph has " << Found;
-      continue;
-    }
+    NumUses += V->getNumUses();
     for (const Use &U : V->getUses()) {
-      bool Exact = U.isGraphOutput()
-                       ? U.Index < U.OutputOf->getNumOutputs() &&
-                             U.OutputOf->getOutput(U.Index) == V
-                       : U.Index < U.User->getNumOperands() &&
-                             U.User->getOperand(U.Index) == V;
+      bool Exact = U.isGraphOutput() ? U.Index < U.OutputOf->getNumOutputs() &&
+                                           U.OutputOf->getOutput(U.Index) == V
+                                     : U.Index < U.User->getNumOperands() &&
+                                           U.User->getOperand(U.Index) == V;
       if (!Exact)
         fail(*V) << "use list has a stale entry";
     }
+  }
+  if (NumUses == NumRefs)
+    return Ok;
+  // A duplicate entry, or one for a node outside the graphs: find whose.
+  llvm::DenseMap<const Value *, unsigned> Refs;
+  countReferences(Main, Refs);
+  for (const Value *V : AllValues) {
+    unsigned Found = Refs.lookup(V);
+    if (Found != V->getNumUses())
+      fail(*V) << "use list records " << V->getNumUses()
+               << " uses but the graph has " << Found;
   }
   return Ok;
 }
@@ -175,8 +218,8 @@ bool Verifier::checkUseCounts() {
 LogicalResult onnxopt::verifyModel(const Model &M, DiagnosticEngine &Diags,
                                    VerifyOptions Opts) {
   Verifier V(Diags, Opts);
-  std::vector<const Graph *> Chain;
+  std::vector<const Verifier::NameMap *> Chain;
   bool Ok = V.verifyGraph(M.getGraph(), Chain);
-  Ok &= V.checkUseCounts();
+  Ok &= V.checkUseLists(M.getGraph());
   return success(Ok);
 }

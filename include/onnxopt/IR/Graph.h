@@ -63,6 +63,8 @@ public:
   llvm::ArrayRef<Value *> getOutputs() const { return Outputs; }
   Value *getOutput(unsigned I) const { return Outputs[I]; }
   unsigned getNumOutputs() const { return Outputs.size(); }
+  /// Where output \p I's entry is in its value's use list.
+  unsigned getOutputUseSlot(unsigned I) const { return OutputUseSlots[I]; }
   void addOutput(Value *V);
   void setOutput(unsigned I, Value *V);
   void eraseOutput(unsigned I);

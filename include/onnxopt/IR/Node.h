@@ -57,6 +57,9 @@ public:
   unsigned getNumOperands() const { return Operands.size(); }
   Value *getOperand(unsigned I) const { return Operands[I]; }
   llvm::ArrayRef<Value *> getOperands() const { return Operands; }
+  /// Where operand \p I's entry is in its value's use list (the verifier
+  /// checks the two agree without counting uses in a map).
+  unsigned getOperandUseSlot(unsigned I) const { return OperandUseSlots[I]; }
   /// Sets operand \p I (null = omitted), keeping use lists exact.
   void setOperand(unsigned I, Value *V);
   void addOperand(Value *V);
