@@ -32,12 +32,14 @@ public:
 private:
   bool isVisible(const Value *V, const std::vector<const NameMap *> &Chain);
   void define(const Graph &G, const Value *V, NameMap &Names);
-  /// The reference at operand \p I of \p N (or output \p I of \p G) must be
-  /// in \p V's use list at the slot the IR recorded for it. With every use
-  /// entry exact and the counts equal, the use lists are then exactly the
-  /// references (see checkUseLists), and no per-value count is kept.
-  void checkOperandUse(const Node &N, unsigned I, const Value *V);
-  void checkOutputUse(const Graph &G, unsigned I, const Value *V);
+  /// A reference (operand or output \p I of \p Where) to \p V must be
+  /// \p Expected, at the slot of \p V's use list the IR recorded for it.
+  /// With every use entry exact and the counts equal, the use lists are
+  /// then exactly the references (see checkUseLists), and no per-value
+  /// count is kept.
+  template <typename T>
+  void checkUseAt(const T &Where, const char *What, unsigned I, const Value *V,
+                  unsigned Slot, const Use &Expected);
   template <typename T> InFlightDiagnostic fail(const T &Where) {
     Ok = false;
     return emitError(Diags, Where);
@@ -98,22 +100,16 @@ void Verifier::define(const Graph &G, const Value *V, NameMap &Names) {
   AllValues.push_back(V);
 }
 
-void Verifier::checkOperandUse(const Node &N, unsigned I, const Value *V) {
+template <typename T>
+void Verifier::checkUseAt(const T &Where, const char *What, unsigned I,
+                          const Value *V, unsigned Slot, const Use &Expected) {
   ++NumRefs;
-  unsigned Slot = N.getOperandUseSlot(I);
   llvm::ArrayRef<Use> Uses = V->getUses();
-  if (Slot >= Uses.size() || Uses[Slot].User != &N || Uses[Slot].Index != I)
-    fail(N) << "operand " << I << " '" << V->getName()
-            << "' is missing from its value's use list";
-}
-
-void Verifier::checkOutputUse(const Graph &G, unsigned I, const Value *V) {
-  ++NumRefs;
-  unsigned Slot = G.getOutputUseSlot(I);
-  llvm::ArrayRef<Use> Uses = V->getUses();
-  if (Slot >= Uses.size() || Uses[Slot].OutputOf != &G || Uses[Slot].Index != I)
-    fail(G) << "output " << I << " '" << V->getName()
-            << "' is missing from its value's use list";
+  if (Slot >= Uses.size() || Uses[Slot].User != Expected.User ||
+      Uses[Slot].OutputOf != Expected.OutputOf ||
+      Uses[Slot].Index != Expected.Index)
+    fail(Where) << What << " " << I << " '" << V->getName()
+                << "' is missing from its value's use list";
 }
 
 bool Verifier::verifyGraph(const Graph &G,
@@ -149,7 +145,8 @@ bool Verifier::verifyGraph(const Graph &G,
       const Value *V = N.getOperand(I);
       if (!V)
         continue;
-      checkOperandUse(N, I, V);
+      checkUseAt(N, "operand", I, V, N.getOperandUseSlot(I),
+                 Use{const_cast<Node *>(&N), nullptr, I});
       if (!isVisible(V, Chain)) {
         bool Later = V->getOwningGraph() == &G && V->getDefiningNode();
         fail(N) << "operand " << I << " '" << V->getName() << "' "
@@ -176,7 +173,8 @@ bool Verifier::verifyGraph(const Graph &G,
   }
   for (unsigned I = 0; I < G.getNumOutputs(); ++I) {
     const Value *V = G.getOutput(I);
-    checkOutputUse(G, I, V);
+    checkUseAt(G, "output", I, V, G.getOutputUseSlot(I),
+               Use{nullptr, const_cast<Graph *>(&G), I});
     if (!isVisible(V, Chain))
       fail(G) << "output " << I << " '" << V->getName() << "' is not defined";
   }
