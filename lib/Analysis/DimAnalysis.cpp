@@ -957,9 +957,17 @@ void DimAnalysis::Impl::transferConstant(Node &N, const Dims *X,
       D.push_back(DimExpr::constant(V));
     Out[0] = full(D);
   }
+  // Straight into the result's data: kept with the other results', not
+  // also as a constant read through an operand.
   if (N.getResult(0))
-    if (const Dims *D = constantData(*N.getResult(0)))
-      OutData[0] = *D;
+    if (std::optional<ConstantInts> C =
+            getConstantInts(*N.getResult(0), kMaxDataLength)) {
+      Dims D;
+      D.reserve(C->Values.size());
+      for (int64_t V : C->Values)
+        D.push_back(DimExpr::constant(V));
+      OutData[0] = std::move(D);
+    }
 }
 
 void DimAnalysis::Impl::transferShape(Node &N, const Dims *X, ResultDims &Out,

@@ -218,15 +218,16 @@ std::optional<ConstantInts> onnxopt::getConstantInts(const Value &V,
   if (T.isNull())
     return std::nullopt;
   int32_t Elem = T.getElemType();
-  if ((Elem != static_cast<int32_t>(ElementType::Int64) &&
-       Elem != static_cast<int32_t>(ElementType::Int32)) ||
-      T.getDims().size() > 1 ||
-      T.getNumElements() > static_cast<int64_t>(MaxElements))
+  if (Elem != static_cast<int32_t>(ElementType::Int64) &&
+      Elem != static_cast<int32_t>(ElementType::Int32))
+    return std::nullopt;
+  size_t Rank = T.getDims().size();
+  if (Rank > 1 || T.getNumElements() > static_cast<int64_t>(MaxElements))
     return std::nullopt;
   std::optional<std::vector<int64_t>> Values = T.toInt64s();
   if (!Values)
     return std::nullopt;
-  return ConstantInts{std::move(*Values), T.getDims().empty()};
+  return ConstantInts{std::move(*Values), Rank == 0};
 }
 
 Tensor onnxopt::getConstantNodeValue(const Node &N) {
