@@ -14,15 +14,6 @@ using namespace onnxopt::detail;
 
 namespace {
 
-void appendInt(std::string &Key, int64_t X) {
-  Key.append(reinterpret_cast<const char *>(&X), sizeof(X));
-}
-
-void appendText(std::string &Key, llvm::StringRef S) {
-  appendInt(Key, int64_t(S.size()));
-  Key.append(S.data(), S.size());
-}
-
 /// `?K`, the canonical name of symbol number \p K.
 Dim canonicalDim(unsigned K, llvm::StringRef Denotation) {
   Dim D = Dim::symbol("?" + std::to_string(K));
@@ -40,25 +31,52 @@ int canonicalNumber(llvm::StringRef Sym) {
 
 } // namespace
 
+void onnxopt::detail::appendKeyInt(std::string &Key, int64_t X) {
+  // Zigzag, so that small negative numbers are short too.
+  uint64_t U = (uint64_t(X) << 1) ^ uint64_t(X >> 63);
+  while (U >= 0x80) {
+    Key += char(U | 0x80);
+    U >>= 7;
+  }
+  Key += char(U);
+}
+
+void onnxopt::detail::appendKeyText(std::string &Key, llvm::StringRef S) {
+  appendKeyInt(Key, int64_t(S.size()));
+  Key.append(S.data(), S.size());
+}
+
 int SignatureSymbols::find(llvm::StringRef Sym) const {
-  // Symbols are interned: equal texts are one pointer.
-  for (unsigned K = 0; K < Originals.size(); ++K)
-    if (Originals[K].getSymbol().data() == Sym.data())
+  // A node has a few symbols. Those of types are interned (one pointer per
+  // text); those of shape protos are compared as text.
+  for (unsigned K = 0; K < Originals.size(); ++K) {
+    llvm::StringRef S = Originals[K].getSymbol();
+    if (S.data() == Sym.data() || S == Sym)
       return int(K);
+  }
   return -1;
 }
 
 unsigned SignatureSymbols::number(const Dim &Sym) {
   if (int K = find(Sym.getSymbol()); K >= 0)
     return unsigned(K);
-  Originals.push_back(Dim::symbol(Sym.getSymbol()));
+  Dim D = Sym;
+  D.setDenotation("");
+  Originals.push_back(D);
+  return Originals.size() - 1;
+}
+
+unsigned SignatureSymbols::number(llvm::StringRef Sym) {
+  if (int K = find(Sym); K >= 0)
+    return unsigned(K);
+  Originals.push_back(Dim::symbol(Sym));
   return Originals.size() - 1;
 }
 
 void SignatureSymbols::encode(const Type &T, std::string &Key) {
   Key += char('A' + int(T.getKind()));
-  appendInt(Key, T.getElemType());
-  appendText(Key, T.getDenotation());
+  appendKeyInt(Key, T.getElemType());
+  appendKeyText(Key, T.getDenotation());
   switch (T.getKind()) {
   case Type::Kind::Tensor:
   case Type::Kind::SparseTensor:
@@ -66,18 +84,18 @@ void SignatureSymbols::encode(const Type &T, std::string &Key) {
       Key += 'n';
       return;
     }
-    appendInt(Key, int64_t(T.getRank()));
+    appendKeyInt(Key, int64_t(T.getRank()));
     for (const Dim &D : T.getDims()) {
       if (D.isKnown()) {
         Key += 'v';
-        appendInt(Key, D.getValue());
+        appendKeyInt(Key, D.getValue());
       } else if (D.isSymbol()) {
         Key += 's';
-        appendInt(Key, number(D));
+        appendKeyInt(Key, number(D));
       } else {
         Key += 'u';
       }
-      appendText(Key, D.getDenotation());
+      appendKeyText(Key, D.getDenotation());
     }
     return;
   case Type::Kind::Sequence:
@@ -86,8 +104,8 @@ void SignatureSymbols::encode(const Type &T, std::string &Key) {
     encode(T.getElementType(), Key);
     return;
   case Type::Kind::Opaque:
-    appendText(Key, T.getOpaqueDomain());
-    appendText(Key, T.getOpaqueName());
+    appendKeyText(Key, T.getOpaqueDomain());
+    appendKeyText(Key, T.getOpaqueName());
     return;
   case Type::Kind::None:
     return;
@@ -96,12 +114,12 @@ void SignatureSymbols::encode(const Type &T, std::string &Key) {
 
 void SignatureSymbols::encode(const onnx::TensorShapeProto &S,
                               std::string &Key) {
-  appendInt(Key, S.dim_size());
+  appendKeyInt(Key, S.dim_size());
   for (const onnx::TensorShapeProto_Dimension &D : S.dim()) {
     switch (D.value_case()) {
     case onnx::TensorShapeProto_Dimension::kDimValue:
       Key += 'v';
-      appendInt(Key, D.dim_value());
+      appendKeyInt(Key, D.dim_value());
       break;
     case onnx::TensorShapeProto_Dimension::kDimParam:
       // An empty dim_param reads as unknown, but it is written as given.
@@ -110,14 +128,14 @@ void SignatureSymbols::encode(const onnx::TensorShapeProto &S,
         break;
       }
       Key += 's';
-      appendInt(Key, number(Dim::symbol(D.dim_param())));
+      appendKeyInt(Key, number(llvm::StringRef(D.dim_param())));
       break;
     default:
       Key += 'u';
       break;
     }
     Key += D.has_denotation() ? 'd' : '-';
-    appendText(Key, D.denotation());
+    appendKeyText(Key, D.denotation());
   }
 }
 
@@ -141,7 +159,7 @@ bool SignatureSymbols::canonicalize(onnx::TensorShapeProto &S) const {
   for (onnx::TensorShapeProto_Dimension &D : *S.mutable_dim()) {
     if (!D.has_dim_param() || D.dim_param().empty())
       continue;
-    int K = find(Dim::symbol(D.dim_param()).getSymbol());
+    int K = find(D.dim_param());
     if (K < 0) {
       AllNumbered = false;
       continue;

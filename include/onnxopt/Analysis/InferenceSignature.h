@@ -24,6 +24,12 @@
 namespace onnxopt {
 namespace detail {
 
+/// Append an integer (a varint: small ones take a byte) and a text (its
+/// length first) to a signature, so that different sequences of them
+/// never encode the same.
+void appendKeyInt(std::string &Key, int64_t X);
+void appendKeyText(std::string &Key, llvm::StringRef S);
+
 /// The dim symbols of one node's signature, numbered in order of first
 /// appearance, and the encoding of the types and shapes that hold them.
 class SignatureSymbols {
@@ -50,6 +56,7 @@ public:
 
 private:
   unsigned number(const Dim &Sym);
+  unsigned number(llvm::StringRef Sym);
   int find(llvm::StringRef Sym) const;
   /// A symbol dim (without denotation) per number: restoring copies it
   /// instead of interning the text again.
