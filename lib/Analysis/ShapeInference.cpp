@@ -12,11 +12,14 @@
 // rules; a contradiction is an error naming the node and the value.
 //
 // Cost: each node converts only its own operands and requested attributes,
-// so a whole model is linear in its size.
+// so a whole model is linear in its size. Exported graphs repeat a few node
+// signatures thousands of times: the functions run once per signature and
+// the repeats take their results, symbols renamed (InferenceMemo.h).
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "ContribOps.h"
+#include "InferenceMemo.h"
 #include "ModernOps.h"
 #include "SymbolicRefinement.h"
 #include "onnxopt/Analysis/ConstantEval.h"
@@ -432,7 +435,30 @@ private:
   bool resolve(const Node &N, Resolved &R, std::string &Why);
   const onnx::FunctionProto *findLocalFunction(const Node &N);
   LogicalResult reportFailure(Node &N, llvm::StringRef What);
-  LogicalResult writeResults(Node &N, NodeContext &Ctx);
+  /// What inference says about one result: nothing, a type, or a type too
+  /// deep to take (TooDeep is then its largest rank).
+  struct InferredResult {
+    std::optional<Type> T;
+    size_t TooDeep = 0;
+  };
+  static std::vector<InferredResult> inferredResults(const NodeContext &Ctx);
+  LogicalResult writeResults(Node &N,
+                             llvm::MutableArrayRef<InferredResult> Results);
+  /// Runs \p N's data propagation, if it has one; the exception's message
+  /// when it threw. \p Capture (when set) receives each result's data.
+  std::optional<std::string>
+  propagateData(Node &N, NodeContext &Ctx, const Resolution &Res,
+                std::vector<std::optional<onnx::TensorShapeProto>> *Capture);
+
+  /// The memo of node signatures (InferenceMemo.h).
+  bool isMemoizable(const Resolution &Res) const;
+  bool readsMatch(const detail::MemoEntry &E, NodeContext &Ctx,
+                  detail::SignatureSymbols &Sig);
+  LogicalResult applyEntry(Node &N, const detail::MemoEntry &E,
+                           const detail::SignatureSymbols &Sig);
+  void remember(std::vector<detail::MemoEntry> &Bucket, detail::MemoEntry E,
+                const detail::SignatureSymbols &Sig);
+  std::unordered_map<std::string, std::vector<detail::MemoEntry>> Memo;
   /// Our symbolic rules after ONNX's function (SymbolicRefinement.h).
   void refineSymbolically(Node &N, NodeContext &Ctx);
   /// An If whose condition is known takes the types of the branch it runs.
@@ -547,6 +573,35 @@ public:
   }
 
   const onnx::TensorProto *getInputData(size_t I) const override {
+    const onnx::TensorProto *P = readInputData(I);
+    if (Log) {
+      std::string Value;
+      Unmemoizable |= !detail::encodeRead(P, Value);
+      Log->push_back({detail::MemoRead::Kind::Data, unsigned(I), Value});
+    }
+    return P;
+  }
+
+  /// Starts recording the reads of contents into \p Reads, shapes encoded
+  /// with \p Sig (the node's memo entry).
+  void recordReads(std::vector<detail::MemoRead> *Reads,
+                   detail::SignatureSymbols *Sig) {
+    Log = Reads;
+    LogSymbols = Sig;
+  }
+  /// Records a read of shape data (propagated, or a constant as such).
+  void noteRead(detail::MemoRead::Kind K, size_t I,
+                const onnx::TensorShapeProto *P) const {
+    if (!Log)
+      return;
+    std::string Value;
+    detail::encodeRead(P, *LogSymbols, Value);
+    Log->push_back({K, unsigned(I), std::move(Value)});
+  }
+  /// A read was too large to record: the node's entry must not be kept.
+  bool isUnmemoizable() const { return Unmemoizable; }
+
+  const onnx::TensorProto *readInputData(size_t I) const {
     checkInput(I);
     if (InputDataState[I])
       return InputData[I];
@@ -608,9 +663,10 @@ public:
     checkInput(I);
     const Value *V = N.getOperand(I);
     // Like onnx: constant contents come through getInputData instead.
-    if (!V || getStoredConstant(*V))
-      return nullptr;
-    return E.getData(V);
+    const onnx::TensorShapeProto *P =
+        !V || getStoredConstant(*V) ? nullptr : E.getData(V);
+    noteRead(detail::MemoRead::Kind::Symbolic, I, P);
+    return P;
   }
 
   /// Keeps a converted tensor alive for the duration of the node.
@@ -642,6 +698,9 @@ private:
   std::vector<std::pair<std::string, std::unique_ptr<SubgraphInferencer>>>
       Inferencers;
   mutable std::vector<std::unique_ptr<onnx::TensorProto>> Owned;
+  std::vector<detail::MemoRead> *Log = nullptr;
+  detail::SignatureSymbols *LogSymbols = nullptr;
+  mutable bool Unmemoizable = false;
 
   static google::protobuf::ArenaOptions arenaOptions(char *Block, size_t Size) {
     google::protobuf::ArenaOptions O;
@@ -711,6 +770,32 @@ public:
   }
 
   const onnx::TensorShapeProto *getInputData(size_t I) override {
+    const onnx::TensorShapeProto *P = readInputData(I);
+    Ctx.noteRead(detail::MemoRead::Kind::Propagated, I, P);
+    return P;
+  }
+
+  /// Copies what the function computes for each result into \p Out.
+  void captureOutputs(std::vector<std::optional<onnx::TensorShapeProto>> *Out) {
+    Capture = Out;
+  }
+
+  void addOutputData(size_t I, onnx::TensorShapeProto &&P) override {
+    if (I >= Ctx.getNumOutputs())
+      fail_type_inference("output ", I, " is out of bounds");
+    if (Capture)
+      (*Capture)[I] = P;
+    if (const Value *V = Ctx.getNode().getResult(I))
+      E.Data[V] = std::make_unique<onnx::TensorShapeProto>(std::move(P));
+  }
+
+private:
+  ShapeInference::Impl &E;
+  NodeContext &Ctx;
+  std::vector<std::unique_ptr<onnx::TensorShapeProto>> Owned;
+  std::vector<std::optional<onnx::TensorShapeProto>> *Capture = nullptr;
+
+  const onnx::TensorShapeProto *readInputData(size_t I) {
     if (I >= Ctx.getNumInputs())
       fail_type_inference("input ", I, " is out of bounds");
     const Value *V = Ctx.getNode().getOperand(I);
@@ -718,8 +803,9 @@ public:
       return nullptr;
     if (const onnx::TensorShapeProto *P = E.getData(V))
       return P;
-    // Integer constants of rank 0 or 1 read as shape data, as in onnx.
-    const onnx::TensorProto *T = Ctx.getInputData(I);
+    // Integer constants of rank 0 or 1 read as shape data, as in onnx. Not
+    // a read for the memo: the shape returned is (and is recorded).
+    const onnx::TensorProto *T = Ctx.readInputData(I);
     if (!T || T->dims_size() > 1 ||
         (T->data_type() != kInt64 && T->data_type() != kInt32))
       return nullptr;
@@ -735,18 +821,6 @@ public:
     Owned.push_back(std::move(P));
     return Owned.back().get();
   }
-
-  void addOutputData(size_t I, onnx::TensorShapeProto &&P) override {
-    if (I >= Ctx.getNumOutputs())
-      fail_type_inference("output ", I, " is out of bounds");
-    if (const Value *V = Ctx.getNode().getResult(I))
-      E.Data[V] = std::make_unique<onnx::TensorShapeProto>(std::move(P));
-  }
-
-private:
-  ShapeInference::Impl &E;
-  NodeContext &Ctx;
-  std::vector<std::unique_ptr<onnx::TensorShapeProto>> Owned;
 };
 
 std::string describeOp(const Node &N) {
@@ -898,21 +972,37 @@ LogicalResult ShapeInference::Impl::reportFailure(Node &N,
   return success();
 }
 
-LogicalResult ShapeInference::Impl::writeResults(Node &N, NodeContext &Ctx) {
+std::vector<ShapeInference::Impl::InferredResult>
+ShapeInference::Impl::inferredResults(const NodeContext &Ctx) {
+  std::vector<InferredResult> Results(Ctx.getNumOutputs());
+  for (unsigned I = 0; I < Results.size(); ++I) {
+    const onnx::TypeProto &P = Ctx.getInferredOutput(I);
+    if (P.value_case() == onnx::TypeProto::VALUE_NOT_SET)
+      continue;
+    // Checked before converting: the rank may be anything a file says.
+    if (size_t Rank = detail::maxRankOf(P); Rank > MaxTensorRank)
+      Results[I].TooDeep = Rank;
+    else
+      Results[I].T = typeFromProto(P);
+  }
+  return Results;
+}
+
+LogicalResult ShapeInference::Impl::writeResults(
+    Node &N, llvm::MutableArrayRef<InferredResult> Results) {
   bool Ok = true;
   for (unsigned I = 0; I < N.getNumResults(); ++I) {
     Value *V = N.getResult(I);
-    const onnx::TypeProto &P = Ctx.getInferredOutput(I);
-    if (!V || P.value_case() == onnx::TypeProto::VALUE_NOT_SET)
+    if (!V || (!Results[I].T && !Results[I].TooDeep))
       continue;
-    if (size_t Rank = detail::maxRankOf(P); Rank > MaxTensorRank) {
+    if (size_t Rank = Results[I].TooDeep) {
       emitError(Diags, N) << "inferred rank " << Rank << " of value '"
                           << V->getName() << "' is above " << MaxTensorRank
                           << ", the largest onnx-opt takes";
       Ok = false;
       continue;
     }
-    Type Inferred = typeFromProto(P);
+    Type Inferred = std::move(*Results[I].T);
     // As onnx does: name the unknown dims of the inferred type, then merge;
     // a declared unknown dim about which inference says nothing stays so.
     // A dim that depends on the data (how many boxes NMS keeps) is named
@@ -1108,14 +1198,36 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
     return success(Ok);
   }
 
+  // A signature seen before passed the node check, which reads nothing
+  // else; its entries say what the functions returned for which contents.
+  detail::SignatureSymbols Sig;
+  std::vector<detail::MemoEntry> *Bucket = nullptr;
+  if (isMemoizable(Res)) {
+    std::string Key;
+    Key.reserve(128);
+    if (detail::encodeSignature(N, Res.Version, Sig, Key))
+      Bucket = &Memo[Key];
+  }
+  bool Validated = Bucket && !Bucket->empty();
   // ONNX's inference functions assume a node that matches its schema. A
   // schema standing in for a newer op version allows fewer element types
   // than that version: those are the op table's to check.
-  if (failed(validateNode(N, Schema, Diags,
-                          /*CheckElementTypes=*/!Res.StandIn)))
+  if (!Validated && failed(validateNode(N, Schema, Diags,
+                                        /*CheckElementTypes=*/!Res.StandIn)))
     return failure();
   NodeContext Ctx(*this, N);
   evaluateShapeOperands(N, Ctx);
+  if (Validated)
+    for (const detail::MemoEntry &E : *Bucket)
+      if (readsMatch(E, Ctx, Sig))
+        return applyEntry(N, E, Sig);
+
+  std::optional<detail::MemoEntry> Entry;
+  if (Bucket) {
+    Entry.emplace();
+    Entry->Data.resize(N.getNumResults());
+    Ctx.recordReads(&Entry->Reads, &Sig);
+  }
   try {
     if (Local)
       runFunction(*Local, Ctx);
@@ -1139,41 +1251,156 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
   }
   ++Stats.NodesInferred;
   refineSymbolically(N, Ctx);
-  LogicalResult Written = writeResults(N, Ctx);
+  std::vector<InferredResult> Results = inferredResults(Ctx);
+  if (Entry)
+    for (const InferredResult &Result : Results) {
+      if (Result.TooDeep) {
+        Entry.reset();
+        break;
+      }
+      Entry->Results.push_back(Result.T);
+    }
+  LogicalResult Written = writeResults(N, Results);
 
-  if (!Opts.DataPropagation)
+  std::optional<std::string> Thrown =
+      propagateData(N, Ctx, Res, Entry ? &Entry->Data : nullptr);
+  if (!Thrown) {
+    if (Entry && !Ctx.isUnmemoizable())
+      remember(*Bucket, std::move(*Entry), Sig);
     return Written;
-  OwnPropagationFn Own = findOwnPropagation(N);
-  bool OwnPropagation = Own != nullptr;
-  const onnx::OpSchema *Propagation = Res.PropagationSchema;
-  if (!OwnPropagation && !Propagation)
-    return Written;
-  // Data propagation functions read their inputs' types unchecked (Shape
-  // dereferences a missing one): only nodes whose inputs all have types.
-  for (const Value *V : N.getOperands())
-    if (V && V->getType().isNone())
-      return Written;
-  PropagationContext PCtx(*this, Ctx);
-  std::string Failure;
-  try {
-    if (OwnPropagation)
-      Own(PCtx);
-    else
-      Propagation->GetDataPropagationFunction()(PCtx);
-  } catch (const std::exception &Ex) {
-    Failure = Ex.what();
-  } catch (...) {
-    Failure = "unknown exception";
   }
-  if (!Failure.empty()) {
+  // As before the memo, an exception without a message is no failure.
+  if (!Thrown->empty()) {
     for (unsigned I = 0; I < N.getNumResults(); ++I)
       if (Value *V = N.getResult(I))
         Data.erase(V);
     --Stats.NodesInferred;
-    if (failed(reportFailure(N, Failure)))
+    if (failed(reportFailure(N, *Thrown)))
       return failure();
   }
   return Written;
+}
+
+std::optional<std::string> ShapeInference::Impl::propagateData(
+    Node &N, NodeContext &Ctx, const Resolution &Res,
+    std::vector<std::optional<onnx::TensorShapeProto>> *Capture) {
+  if (!Opts.DataPropagation)
+    return std::nullopt;
+  OwnPropagationFn Own = findOwnPropagation(N);
+  const onnx::OpSchema *Propagation = Res.PropagationSchema;
+  if (!Own && !Propagation)
+    return std::nullopt;
+  // Data propagation functions read their inputs' types unchecked (Shape
+  // dereferences a missing one): only nodes whose inputs all have types.
+  for (const Value *V : N.getOperands())
+    if (V && V->getType().isNone())
+      return std::nullopt;
+  PropagationContext PCtx(*this, Ctx);
+  PCtx.captureOutputs(Capture);
+  try {
+    if (Own)
+      Own(PCtx);
+    else
+      Propagation->GetDataPropagationFunction()(PCtx);
+  } catch (const std::exception &Ex) {
+    return std::string(Ex.what());
+  } catch (...) {
+    return std::string("unknown exception");
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// The memo
+//===----------------------------------------------------------------------===//
+
+bool ShapeInference::Impl::isMemoizable(const Resolution &Res) const {
+  if (!Opts.Memoize || !Res.Known)
+    return false;
+  // A function body is inferred with our fresh-symbol table, which names
+  // dims per node; local functions are not Known.
+  if (Res.R.Own)
+    return true;
+  return Res.R.Schema && Res.R.Schema->has_type_and_shape_inference_function();
+}
+
+bool ShapeInference::Impl::readsMatch(const detail::MemoEntry &E,
+                                      NodeContext &Ctx,
+                                      detail::SignatureSymbols &Sig) {
+  // The same reads, in the same order, returning the same (symbols
+  // numbered on from the signature's): the functions, pure in what they
+  // read, then do for this node what they did for the entry's.
+  size_t KeySymbols = Sig.size();
+  PropagationContext PCtx(*this, Ctx);
+  auto Same = [&](const detail::MemoRead &Read, std::string &Value) {
+    switch (Read.K) {
+    case detail::MemoRead::Kind::Data:
+      if (!detail::encodeRead(Ctx.getInputData(Read.Operand), Value))
+        return false;
+      break;
+    case detail::MemoRead::Kind::Symbolic:
+      detail::encodeRead(Ctx.getSymbolicInput(Read.Operand), Sig, Value);
+      break;
+    case detail::MemoRead::Kind::Propagated:
+      detail::encodeRead(PCtx.getInputData(Read.Operand), Sig, Value);
+      break;
+    }
+    return Value == Read.Value;
+  };
+  std::string Value;
+  try {
+    for (const detail::MemoRead &Read : E.Reads) {
+      Value.clear();
+      if (!Same(Read, Value)) {
+        Sig.truncate(KeySymbols);
+        return false;
+      }
+    }
+  } catch (const std::exception &) {
+    Sig.truncate(KeySymbols);
+    return false;
+  }
+  return true;
+}
+
+LogicalResult
+ShapeInference::Impl::applyEntry(Node &N, const detail::MemoEntry &E,
+                                 const detail::SignatureSymbols &Sig) {
+  ++Stats.NodesInferred;
+  ++Stats.NodesMemoized;
+  std::vector<InferredResult> Results(E.Results.size());
+  for (unsigned I = 0; I < Results.size(); ++I)
+    if (E.Results[I]) {
+      Results[I].T = *E.Results[I];
+      Sig.restore(*Results[I].T);
+    }
+  LogicalResult Written = writeResults(N, Results);
+  for (unsigned I = 0; I < E.Data.size(); ++I)
+    if (Value *V = N.getResult(I); V && E.Data[I]) {
+      auto P = std::make_unique<onnx::TensorShapeProto>(*E.Data[I]);
+      Sig.restore(*P);
+      Data[V] = std::move(P);
+    }
+  return Written;
+}
+
+void ShapeInference::Impl::remember(std::vector<detail::MemoEntry> &Bucket,
+                                    detail::MemoEntry E,
+                                    const detail::SignatureSymbols &Sig) {
+  // A node whose reads differ each time (Reshapes to many constant shapes)
+  // would make every lookup replay a long list.
+  constexpr size_t kMaxEntriesPerSignature = 4;
+  if (Bucket.size() >= kMaxEntriesPerSignature)
+    return;
+  // A symbol that came from neither the types nor the reads would be a
+  // constant of the function's: not the same under renaming.
+  for (std::optional<Type> &T : E.Results)
+    if (T && !Sig.canonicalize(*T))
+      return;
+  for (std::optional<onnx::TensorShapeProto> &D : E.Data)
+    if (D && !Sig.canonicalize(*D))
+      return;
+  Bucket.push_back(std::move(E));
 }
 
 void ShapeInference::Impl::emitUnsupportedRemarks() {

@@ -20,14 +20,16 @@
 // Exported graphs repeat the same few node signatures thousands of times, so
 // the inference function and the type-constraint check run once per
 // signature: the op's schema, its attributes, its input types with dim
-// symbols renamed in order of appearance, and the contents of the inputs the
-// function actually read. The functions are pure in those (they compare dim
-// symbols only for equality), so a repeated signature has the same outcome.
+// symbols renamed in order of appearance (InferenceSignature.h), and the
+// contents of the inputs the function actually read. The functions are pure
+// in those (they compare dim symbols only for equality), so a repeated
+// signature has the same outcome.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ExportDetail.h"
 #include "onnxopt/Analysis/InferenceProtos.h"
+#include "onnxopt/Analysis/InferenceSignature.h"
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
@@ -35,7 +37,6 @@
 #include "onnxopt/IR/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
@@ -304,76 +305,6 @@ std::vector<const onnx::TypeProto *> BodyInferencer::doInferencing(
 // Signatures
 //===----------------------------------------------------------------------===//
 
-/// Appends \p T to a signature, its dim symbols numbered in order of first
-/// appearance across the node's operands (\p Names).
-void encodeType(const Type &T, llvm::StringMap<unsigned> &Names,
-                std::string &Key) {
-  auto Int = [&](int64_t X) {
-    Key.append(reinterpret_cast<const char *>(&X), sizeof(X));
-  };
-  Key += char('A' + int(T.getKind()));
-  Int(T.getElemType());
-  switch (T.getKind()) {
-  case Type::Kind::Tensor:
-  case Type::Kind::SparseTensor:
-    if (!T.hasShape()) {
-      Key += 'n';
-      return;
-    }
-    Int(int64_t(T.getRank()));
-    for (const Dim &D : T.getDims()) {
-      if (D.isKnown()) {
-        Key += 'v';
-        Int(D.getValue());
-      } else if (D.isSymbol()) {
-        Key += 's';
-        Int(Names.try_emplace(D.getSymbol(), Names.size()).first->second);
-      } else {
-        Key += 'u';
-      }
-    }
-    return;
-  case Type::Kind::Sequence:
-  case Type::Kind::Optional:
-  case Type::Kind::Map:
-    encodeType(T.getElementType(), Names, Key);
-    return;
-  default:
-    // Opaque and other rare kinds: the printed type, symbols included.
-    Key += T.str();
-    return;
-  }
-}
-
-/// \p T with its symbols renamed `?K` as numbered by encodeType.
-Type renamed(const Type &T, const llvm::StringMap<unsigned> &Names) {
-  Type R = T;
-  forEachDimOf(R, [&](Dim &D, unsigned) {
-    if (!D.isSymbol())
-      return;
-    auto It = Names.find(D.getSymbol());
-    if (It == Names.end())
-      return;
-    std::string Denotation = D.getDenotation().str();
-    D = Dim::symbol("?" + std::to_string(It->second));
-    D.setDenotation(Denotation);
-  });
-  return R;
-}
-
-/// Undoes renamed() on an inferred type.
-void restoreSymbols(Type &T, const std::vector<std::string> &Originals) {
-  forEachDimOf(T, [&](Dim &D, unsigned) {
-    unsigned K = 0;
-    if (!D.isSymbol() || !D.getSymbol().startswith("?") ||
-        D.getSymbol().drop_front().getAsInteger(10, K) || K >= Originals.size())
-      return;
-    std::string Denotation = D.getDenotation().str();
-    D = Dim::symbol(Originals[K]);
-    D.setDenotation(Denotation);
-  });
-}
-
 bool holdsGraph(const Node &N) {
   for (const Attribute &A : N.getAttrs())
     if (A.isGraph())
@@ -519,7 +450,7 @@ std::optional<Failure> Engine::runInference(const Node &N,
   // (compared against a representative node), data read (checked per entry).
   bool Memoizable = !Local && !holdsGraph(N) && Schema &&
                     Schema->has_type_and_shape_inference_function();
-  llvm::StringMap<unsigned> Names;
+  SignatureSymbols Symbols;
   std::vector<const Type *> Operands(N.getNumOperands(), nullptr);
   std::string Key;
   if (Memoizable) {
@@ -531,14 +462,11 @@ std::optional<Failure> Engine::runInference(const Node &N,
     Operands[I] = V ? typeOf(V) : nullptr;
     Key += Operands[I] ? '+' : '-';
     if (Operands[I])
-      encodeType(*Operands[I], Names, Key);
+      Symbols.encode(*Operands[I], Key);
   }
-  std::vector<std::string> Originals(Names.size());
-  for (const auto &Entry : Names)
-    Originals[Entry.second] = Entry.first().str();
   auto Restore = [&](std::vector<Type> Results) {
     for (Type &T : Results)
-      restoreSymbols(T, Originals);
+      Symbols.restore(T);
     Out = std::move(Results);
   };
 
@@ -577,7 +505,9 @@ std::optional<Failure> Engine::runInference(const Node &N,
   std::vector<const onnx::TypeProto *> InputTypes(N.getNumOperands(), nullptr);
   for (unsigned I = 0; I < N.getNumOperands(); ++I)
     if (Operands[I]) {
-      exportType(renamed(*Operands[I], Names), Protos[I]);
+      Type Renamed = *Operands[I];
+      Symbols.canonicalize(Renamed);
+      exportType(Renamed, Protos[I]);
       InputTypes[I] = &Protos[I];
     }
   StrictContext Ctx(*this, N, InputTypes);

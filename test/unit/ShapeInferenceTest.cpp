@@ -1148,3 +1148,111 @@ TEST(ShapeInference, DISABLED_Scaling) {
                 M->getGraph().getOutput(0)->getType().str().c_str());
   }
 }
+
+//===----------------------------------------------------------------------===//
+// The memo of node signatures
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string printDims(llvm::ArrayRef<Dim> Dims) {
+  std::string S;
+  for (const Dim &D : Dims)
+    S += (D.isKnown()    ? std::to_string(D.getValue())
+          : D.isSymbol() ? D.getSymbol().str()
+                         : std::string("?")) +
+         ",";
+  return S;
+}
+
+/// Everything an engine leaves behind: types, propagated data, facts,
+/// stats and diagnostics, one line each.
+std::string inferAndDump(llvm::StringRef Text, bool Memoize,
+                         size_t *FromMemo = nullptr) {
+  auto M = parse(Text);
+  Collected C;
+  ShapeInferenceOptions Opts;
+  Opts.Memoize = Memoize;
+  ShapeInference SI(*M, C.Diags, Opts);
+  std::string S = succeeded(SI.inferModel()) ? "ok\n" : "failed\n";
+  auto Dump = [&](const Value &V) {
+    S += V.getName().str() + ": " + V.getType().str();
+    if (std::optional<std::vector<Dim>> D = SI.getPropagatedData(V))
+      S += " data " + printDims(*D);
+    S += "\n";
+  };
+  for (const std::unique_ptr<Value> &V : M->getGraph().getInputs())
+    Dump(*V);
+  for (Node &N : M->getGraph().getNodes())
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      if (Value *V = N.getResult(I))
+        Dump(*V);
+  for (const DimFact &F : SI.getDimFacts())
+    S += "fact " + F.V->getName().str() + " from " + F.From->getName().str() +
+         " dim " + std::to_string(F.DimIndex) + ": " +
+         printDims({F.Declared, F.Inferred}) + "\n";
+  const ShapeInferenceStats &St = SI.getStats();
+  if (FromMemo)
+    *FromMemo = St.NodesMemoized;
+  S += "stats " + std::to_string(St.NodesInferred) + " " +
+       std::to_string(St.NodesWithoutSchema) + " " +
+       std::to_string(St.NodesFailed) + " " + std::to_string(St.ValuesRefined) +
+       " " + std::to_string(St.Contradictions) + "\n";
+  return S + C.text();
+}
+
+} // namespace
+
+TEST(ShapeInferenceMemo, RepeatedSignaturesGetWhatEachNodeWouldGet) {
+  // Pairs of nodes of one signature up to symbol names ([N,8] and [M,8]),
+  // reading the same or different constants; fresh dims (the -1 of
+  // Reshape to [-1,3]), failures and contradictions per node.
+  const char *Text = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,8] A, float[M,8] B, float[8,4] W, float[N,3] E1,
+       float[M,3] E2) => (float[N,2,2] RA2, float[M,2,2] RB2, float[M,3] RB3) {
+      A1 = MatMul(A, W)
+      B1 = MatMul(B, W)
+      SA = Shape(A1)
+      SB = Shape(B1)
+      C22 = Constant <value_ints = [0, 2, 2]> ()
+      C41 = Constant <value_ints = [0, 4, 1]> ()
+      C3 = Constant <value_ints = [-1, 3]> ()
+      RA = Reshape(A1, C22)
+      RB = Reshape(B1, C41)
+      RA2 = Reshape(A1, C22)
+      RB2 = Reshape(B1, C22)
+      RA3 = Reshape(A1, C3)
+      RB3 = Reshape(B1, C3)
+      Zero = Constant <value_ints = [0]> ()
+      GA = Gather <axis = 0> (SA, Zero)
+      GB = Gather <axis = 0> (SB, Zero)
+      One = Constant <value_ints = [-1]> ()
+      TA = Concat <axis = 0> (GA, One)
+      TB = Concat <axis = 0> (GB, One)
+      FA = Reshape(A1, TA)
+      FB = Reshape(B1, TB)
+      SameN = Add(A1, A1)
+      NandM = Add(A1, B1)
+      BadA = MatMul(E1, W)
+      BadB = MatMul(E2, W)
+    })";
+  size_t FromMemo = 0;
+  std::string Memoized = inferAndDump(Text, /*Memoize=*/true, &FromMemo);
+  EXPECT_EQ(Memoized, inferAndDump(Text, /*Memoize=*/false));
+  // B1, SB, RA2, RB2, RB3, GB, TB and FB repeat a signature and its reads;
+  // not RB (another constant), NandM ([N,4]+[M,4] is not [N,4]+[N,4]) nor
+  // BadB (failures are not remembered).
+  EXPECT_EQ(FromMemo, 8u);
+  // Spot checks: symbols mapped back, contents told apart.
+  EXPECT_NE(Memoized.find("RA: float[N,2,2]\n"), std::string::npos) << Memoized;
+  EXPECT_NE(Memoized.find("RB: float[M,4,1]\n"), std::string::npos) << Memoized;
+  EXPECT_NE(Memoized.find("RB2: float[M,2,2]\n"), std::string::npos)
+      << Memoized;
+  EXPECT_NE(Memoized.find("SB: int64[2] data M,4,\n"), std::string::npos)
+      << Memoized;
+  EXPECT_NE(Memoized.find("FB: float[M,4]\n"), std::string::npos) << Memoized;
+  // Each node of a failing signature warns with its own name.
+  EXPECT_NE(Memoized.find("BadA"), std::string::npos) << Memoized;
+  EXPECT_NE(Memoized.find("BadB"), std::string::npos) << Memoized;
+}
