@@ -118,9 +118,8 @@ bool onnxopt::detail::encodeRead(const onnx::TensorProto *P, std::string &Out) {
   constexpr size_t kMaxReadBytes = 64 * 1024;
   if (P->ByteSizeLong() > kMaxReadBytes)
     return false;
-  // All of it, name included: the function is given the whole proto.
   Out += '+';
-  P->AppendToString(&Out);
+  appendTensorContents(Out, *P);
   return true;
 }
 

@@ -46,6 +46,19 @@ void onnxopt::detail::appendKeyText(std::string &Key, llvm::StringRef S) {
   Key.append(S.data(), S.size());
 }
 
+void onnxopt::detail::appendTensorContents(std::string &Key,
+                                           const onnx::TensorProto &T) {
+  if (!T.has_name()) {
+    T.AppendToString(&Key);
+    return;
+  }
+  // A copy: the tensor may be the IR's, which other threads read. Reads
+  // are of shape operands, a few numbers.
+  onnx::TensorProto Unnamed(T);
+  Unnamed.clear_name();
+  Unnamed.AppendToString(&Key);
+}
+
 int SignatureSymbols::find(llvm::StringRef Sym) const {
   // A node has a few symbols. Those of types are interned (one pointer per
   // text); those of shape protos are compared as text.

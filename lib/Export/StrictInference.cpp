@@ -51,6 +51,16 @@ using namespace onnxopt::detail;
 
 namespace {
 
+/// What a memo entry remembers of a read of contents: the tensor without
+/// its name (appendTensorContents), or that there was none.
+std::string encodeDataRead(const onnx::TensorProto *P) {
+  if (!P)
+    return std::string("\x01");
+  std::string Bytes;
+  appendTensorContents(Bytes, *P);
+  return Bytes;
+}
+
 /// Thrown (as ONNX would) when a body inferred for its holder fails.
 [[noreturn]] void failBody(const std::string &Why) {
   fail_type_inference("in a body: ", Why);
@@ -256,8 +266,7 @@ StrictContext::getAttribute(const std::string &Name) const {
 const onnx::TensorProto *StrictContext::getInputData(size_t I) const {
   checkInput(I);
   const onnx::TensorProto *P = E.dataOf(N, N.getOperand(I));
-  DataReads.emplace_back(unsigned(I),
-                         P ? P->SerializeAsString() : std::string("\x01"));
+  DataReads.emplace_back(unsigned(I), encodeDataRead(P));
   return P;
 }
 
@@ -479,7 +488,7 @@ std::optional<Failure> Engine::runInference(const Node &N,
       bool Same = true;
       for (const auto &[I, Bytes] : E.DataReads) {
         const onnx::TensorProto *P = dataOf(N, N.getOperand(I));
-        if ((P ? P->SerializeAsString() : std::string("\x01")) != Bytes) {
+        if (encodeDataRead(P) != Bytes) {
           Same = false;
           break;
         }

@@ -1210,7 +1210,8 @@ TEST(ShapeInferenceMemo, RepeatedSignaturesGetWhatEachNodeWouldGet) {
   const char *Text = R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[N,8] A, float[M,8] B, float[8,4] W, float[N,3] E1,
-       float[M,3] E2) => (float[N,2,2] RA2, float[M,2,2] RB2, float[M,3] RB3) {
+       float[M,3] E2) => (float[N,2,2] RA2, float[M,2,2] RB2, float[M,3] RB3)
+      <int64[3] S1 = {0, 2, 2}, int64[3] S2 = {0, 2, 2}> {
       A1 = MatMul(A, W)
       B1 = MatMul(B, W)
       SA = Shape(A1)
@@ -1224,6 +1225,8 @@ TEST(ShapeInferenceMemo, RepeatedSignaturesGetWhatEachNodeWouldGet) {
       RB2 = Reshape(B1, C22)
       RA3 = Reshape(A1, C3)
       RB3 = Reshape(B1, C3)
+      RS1 = Reshape(A1, S1)
+      RS2 = Reshape(A1, S2)
       Zero = Constant <value_ints = [0]> ()
       GA = Gather <axis = 0> (SA, Zero)
       GB = Gather <axis = 0> (SB, Zero)
@@ -1240,10 +1243,11 @@ TEST(ShapeInferenceMemo, RepeatedSignaturesGetWhatEachNodeWouldGet) {
   size_t FromMemo = 0;
   std::string Memoized = inferAndDump(Text, /*Memoize=*/true, &FromMemo);
   EXPECT_EQ(Memoized, inferAndDump(Text, /*Memoize=*/false));
-  // B1, SB, RA2, RB2, RB3, GB, TB and FB repeat a signature and its reads;
-  // not RB (another constant), NandM ([N,4]+[M,4] is not [N,4]+[N,4]) nor
-  // BadB (failures are not remembered).
-  EXPECT_EQ(FromMemo, 8u);
+  // B1, SB, RA2, RB2, RB3, GB, TB and FB repeat a signature and its reads,
+  // and so do RS1 and RS2 (initializers S1 and S2 hold C22's contents
+  // under other names); not RB (another constant), NandM ([N,4]+[M,4] is
+  // not [N,4]+[N,4]) nor BadB (failures are not remembered).
+  EXPECT_EQ(FromMemo, 10u);
   // Spot checks: symbols mapped back, contents told apart.
   EXPECT_NE(Memoized.find("RA: float[N,2,2]\n"), std::string::npos) << Memoized;
   EXPECT_NE(Memoized.find("RB: float[M,4,1]\n"), std::string::npos) << Memoized;
@@ -1252,6 +1256,8 @@ TEST(ShapeInferenceMemo, RepeatedSignaturesGetWhatEachNodeWouldGet) {
   EXPECT_NE(Memoized.find("SB: int64[2] data M,4,\n"), std::string::npos)
       << Memoized;
   EXPECT_NE(Memoized.find("FB: float[M,4]\n"), std::string::npos) << Memoized;
+  EXPECT_NE(Memoized.find("RS2: float[N,2,2]\n"), std::string::npos)
+      << Memoized;
   // Each node of a failing signature warns with its own name.
   EXPECT_NE(Memoized.find("BadA"), std::string::npos) << Memoized;
   EXPECT_NE(Memoized.find("BadB"), std::string::npos) << Memoized;

@@ -29,6 +29,13 @@ namespace detail {
 /// never encode the same.
 void appendKeyInt(std::string &Key, int64_t X);
 void appendKeyText(std::string &Key, llvm::StringRef S);
+/// Appends what an inference function can learn from reading tensor \p T:
+/// all of it but its name. ONNX's functions (1.12: ParseData and the ops
+/// that read contents) and ours read a tensor's name only for a failure's
+/// message, and no memo keeps a failure. So shape constants that differ
+/// only by name (each exported Reshape's own initializer, each constant
+/// fold-shapes makes) share a result.
+void appendTensorContents(std::string &Key, const onnx::TensorProto &T);
 
 /// The dim symbols of one node's signature, numbered in order of first
 /// appearance, and the encoding of the types and shapes that hold them.
