@@ -249,7 +249,8 @@ void Exporter::exportInitializers(const Graph &G, onnx::GraphProto &GP,
 
 /// value_info: the entries that were imported keep their position among the
 /// carried ones (orphans fill the gaps), new ones follow in node order.
-void Exporter::exportValueInfos(const Graph &G, onnx::GraphProto &GP) {
+void Exporter::exportValueInfos(const Graph &G, onnx::GraphProto &GP,
+                                bool IsMain) {
   std::vector<const Value *> Infos;
   for (const auto &V : G.getConstants())
     if (V->HadValueInfo)
@@ -265,16 +266,31 @@ void Exporter::exportValueInfos(const Graph &G, onnx::GraphProto &GP) {
                    [](const Value *A, const Value *B) {
                      return A->InfoOrder < B->InfoOrder;
                    });
+  // Streamed like the nodes: one proto reused, handed to the sink.
+  bool Stream = IsMain && MainValueInfoSink;
+  onnx::ValueInfoProto Scratch;
+  auto Next = [&]() -> onnx::ValueInfoProto & {
+    if (!Stream)
+      return *GP.add_value_info();
+    Scratch.Clear();
+    return Scratch;
+  };
+  auto Done = [&] {
+    if (Stream)
+      MainValueInfoSink(Scratch);
+  };
   size_t NextOrphan = 0;
   uint64_t Pos = 0;
   auto EmitOrphan = [&] {
-    GP.add_value_info()->ParseFromString(G.OrphanValueInfos[NextOrphan++]);
+    Next().ParseFromString(G.OrphanValueInfos[NextOrphan++]);
+    Done();
     ++Pos;
   };
   for (const Value *V : Infos) {
     while (NextOrphan < G.OrphanValueInfos.size() && Pos < V->InfoOrder)
       EmitOrphan();
-    exportValueInfo(*V, *GP.add_value_info());
+    exportValueInfo(*V, Next());
+    Done();
     ++Pos;
   }
   while (NextOrphan < G.OrphanValueInfos.size())
@@ -304,7 +320,7 @@ void Exporter::exportGraph(const Graph &G, onnx::GraphProto &GP, bool IsMain) {
     exportValueInfo(*V, *GP.add_input());
   for (const Value *V : G.getOutputs())
     exportValueInfo(*V, *GP.add_output());
-  exportValueInfos(G, GP);
+  exportValueInfos(G, GP, IsMain);
 }
 
 void Exporter::exportHeader(const Model &M, onnx::ModelProto &MP) {

@@ -132,11 +132,14 @@ public:
   /// order, instead of being added to its proto: saveModel checks and
   /// serializes each as it comes, so the skeleton never holds them.
   std::function<void(const Node &, const onnx::NodeProto &)> MainNodeSink;
+  /// Likewise for the main graph's value_info entries (which ONNX 1.12's
+  /// check_model does not read).
+  std::function<void(const onnx::ValueInfoProto &)> MainValueInfoSink;
 
 private:
   void exportGraph(const Graph &G, onnx::GraphProto &GP, bool IsMain);
   void exportInitializers(const Graph &G, onnx::GraphProto &GP, bool IsMain);
-  void exportValueInfos(const Graph &G, onnx::GraphProto &GP);
+  void exportValueInfos(const Graph &G, onnx::GraphProto &GP, bool IsMain);
   void exportNode(const Node &N, onnx::NodeProto &NP);
   void exportAttribute(const Attribute &A, onnx::AttributeProto &AP);
   void exportValueInfo(const Value &V, onnx::ValueInfoProto &VI);

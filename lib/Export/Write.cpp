@@ -187,6 +187,11 @@ private:
   size_t Total = 0;
 };
 
+/// The main graph's parts serialized as they are exported.
+struct StreamedParts {
+  ByteBlocks Nodes, Infos;
+};
+
 struct SplitModel {
   /// On the skeleton's arena, so that moving its parts here swaps pointers.
   explicit SplitModel(google::protobuf::Arena &A)
@@ -196,6 +201,7 @@ struct SplitModel {
             *google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)),
         GraphTail(
             *google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)),
+        GraphEnd(*google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)),
         Inits(*google::protobuf::Arena::CreateMessage<onnx::GraphProto>(&A)
                    ->mutable_initializer()) {}
 
@@ -203,7 +209,10 @@ struct SplitModel {
   /// The main graph's nodes, serialized as they were exported, when the
   /// skeleton does not hold them: written before GraphHead (then the name).
   ByteBlocks NodeBytes;
-  onnx::GraphProto &GraphHead, &GraphTail;
+  /// Likewise the main graph's value_info entries: written after GraphTail
+  /// (fields up to the outputs), before GraphEnd (the fields after them).
+  ByteBlocks InfoBytes;
+  onnx::GraphProto &GraphHead, &GraphTail, &GraphEnd;
   google::protobuf::RepeatedPtrField<onnx::TensorProto> &Inits;
   std::vector<InitEntry> Entries;
   size_t GraphSize = 0, TotalSize = 0;
@@ -211,6 +220,7 @@ struct SplitModel {
 
 constexpr uint32_t GraphTag = (7 << 3) | 2;       // ModelProto.graph
 constexpr uint32_t NodeTag = (1 << 3) | 2;        // GraphProto.node
+constexpr uint32_t ValueInfoTag = (13 << 3) | 2;  // GraphProto.value_info
 constexpr uint32_t InitializerTag = (5 << 3) | 2; // GraphProto.initializer
 
 /// Block size of the buffered writer (protobuf's default is 8 KiB).
@@ -342,8 +352,9 @@ private:
 
 static void splitModel(onnx::ModelProto &&Skeleton,
                        std::vector<const Tensor *> Streamed,
-                       ByteBlocks &&NodeBytes, SplitModel &S) {
-  S.NodeBytes = std::move(NodeBytes);
+                       StreamedParts &&Parts, SplitModel &S) {
+  S.NodeBytes = std::move(Parts.Nodes);
+  S.InfoBytes = std::move(Parts.Infos);
   onnx::GraphProto &G = *Skeleton.mutable_graph();
   S.Inits.Swap(G.mutable_initializer());
   S.GraphHead.mutable_node()->Swap(G.mutable_node());
@@ -352,6 +363,15 @@ static void splitModel(onnx::ModelProto &&Skeleton,
     G.clear_name();
   }
   S.GraphTail.Swap(&G);
+  // The fields numbered after value_info, and the unknown ones (written
+  // last), follow the streamed value_info entries.
+  S.GraphEnd.mutable_quantization_annotation()->Swap(
+      S.GraphTail.mutable_quantization_annotation());
+  S.GraphEnd.mutable_sparse_initializer()->Swap(
+      S.GraphTail.mutable_sparse_initializer());
+  S.GraphEnd.GetReflection()
+      ->MutableUnknownFields(&S.GraphEnd)
+      ->Swap(S.GraphTail.GetReflection()->MutableUnknownFields(&S.GraphTail));
   Skeleton.clear_graph();
 
   onnx::ModelProto &H = S.Head;
@@ -376,7 +396,8 @@ static void splitModel(onnx::ModelProto &&Skeleton,
   S.Tail.Swap(&Skeleton);
 
   size_t GraphSize = S.NodeBytes.size() + S.GraphHead.ByteSizeLong() +
-                     S.GraphTail.ByteSizeLong();
+                     S.GraphTail.ByteSizeLong() + S.InfoBytes.size() +
+                     S.GraphEnd.ByteSizeLong();
   S.Entries.resize(S.Inits.size());
   for (int I = 0; I < S.Inits.size(); ++I) {
     InitEntry &E = S.Entries[I];
@@ -437,6 +458,8 @@ static LogicalResult writeModel(SplitModel &S, int FD, llvm::StringRef Path,
     }
   }
   S.GraphTail.SerializeWithCachedSizes(&Coded);
+  S.InfoBytes.writeTo(Coded);
+  S.GraphEnd.SerializeWithCachedSizes(&Coded);
   S.Tail.SerializeWithCachedSizes(&Coded);
   if (!W.finish())
     return Fail();
@@ -495,11 +518,12 @@ static LogicalResult writeDataFile(const SaveContext &Ctx, int FD,
   return success();
 }
 
-/// Appends \p N to \p Out as GraphProto.node field.
-static void appendNodeField(const onnx::NodeProto &N, ByteBlocks &Out) {
+/// Appends \p N to \p Out as the field \p Tag (of a GraphProto).
+static void appendField(uint32_t Tag, const google::protobuf::MessageLite &N,
+                        ByteBlocks &Out) {
   size_t Size = N.ByteSizeLong();
   uint8_t Prefix[16];
-  uint8_t *End = pbio::CodedOutputStream::WriteTagToArray(NodeTag, Prefix);
+  uint8_t *End = pbio::CodedOutputStream::WriteTagToArray(Tag, Prefix);
   End = pbio::CodedOutputStream::WriteVarint64ToArray(Size, End);
   uint8_t *Dest = Out.append(size_t(End - Prefix) + Size);
   Dest = std::copy(Prefix, End, Dest);
@@ -507,13 +531,14 @@ static void appendNodeField(const onnx::NodeProto &N, ByteBlocks &Out) {
 }
 
 /// Builds the skeleton, externalizing tensors when the model would not fit
-/// protobuf's limit or when asked to. With \p NodeBytes, the main graph's
-/// nodes are serialized into it as they are exported (and checked by
-/// \p Check, if any, on the first build), not kept in the skeleton.
+/// protobuf's limit or when asked to. With \p Parts, the main graph's nodes
+/// and value_info entries are serialized into it as they are exported (the
+/// nodes checked by \p Check, if any, on the first build), not kept in the
+/// skeleton.
 static LogicalResult
 buildSkeleton(const Model &M, const ExportOptions &Opts, bool Binary,
               SaveContext &Ctx, onnx::ModelProto &Skeleton,
-              std::vector<const Tensor *> &Streamed, ByteBlocks *NodeBytes,
+              std::vector<const Tensor *> &Streamed, StreamedParts *Parts,
               SaveVerification *Check, DiagnosticEngine &Diags) {
   bool First = true;
   auto Build = [&] {
@@ -522,8 +547,9 @@ buildSkeleton(const Model &M, const ExportOptions &Opts, bool Binary,
     Ctx.KeptFiles.clear();
     Skeleton.Clear();
     Exporter E(&Ctx);
-    if (NodeBytes) {
-      NodeBytes->clear();
+    if (Parts) {
+      Parts->Nodes.clear();
+      Parts->Infos.clear();
       // The checks' verdict does not depend on where tensors are written.
       bool Checking = Check && First;
       E.MainNodeSink = [&, Checking](const Node &, const onnx::NodeProto &NP) {
@@ -531,7 +557,11 @@ buildSkeleton(const Model &M, const ExportOptions &Opts, bool Binary,
           Check->checkNode(NP);
         // Text is printed from the IR: the bytes are for binary files only.
         if (Binary)
-          appendNodeField(NP, *NodeBytes);
+          appendField(NodeTag, NP, Parts->Nodes);
+      };
+      E.MainValueInfoSink = [&](const onnx::ValueInfoProto &VI) {
+        if (Binary)
+          appendField(ValueInfoTag, VI, Parts->Infos);
       };
     }
     E.exportModel(M, Skeleton);
@@ -550,8 +580,8 @@ buildSkeleton(const Model &M, const ExportOptions &Opts, bool Binary,
 
   // Size check without touching the skeleton: sizes of the streamed parts
   // come from the IR.
-  uint64_t Total =
-      Skeleton.ByteSizeLong() + (NodeBytes ? NodeBytes->size() : 0);
+  uint64_t Total = Skeleton.ByteSizeLong() +
+                   (Parts ? Parts->Nodes.size() + Parts->Infos.size() : 0);
   for (int I = 0; I < int(Streamed.size()); ++I)
     if (Streamed[I])
       Total += Streamed[I]->getByteSize() + 16;
@@ -633,7 +663,7 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
   onnx::ModelProto &Skeleton =
       *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&Arena);
   std::vector<const Tensor *> Streamed;
-  ByteBlocks NodeBytes;
+  StreamedParts Parts;
   if (Binary || Opts.Verify) {
     // The checks that need only the IR run while the skeleton is built.
     std::optional<SaveVerification> Check;
@@ -647,7 +677,7 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
     // Nodes are streamed unless the verification needs them in the skeleton.
     bool StreamNodes = !Check || Check->checksNodes();
     if (failed(buildSkeleton(M, Opts, Binary, Ctx, Skeleton, Streamed,
-                             StreamNodes ? &NodeBytes : nullptr,
+                             StreamNodes ? &Parts : nullptr,
                              Check ? &*Check : nullptr, Diags)))
       return Abandon();
     if (ToStdout && !Ctx.Chunks.empty()) {
@@ -665,8 +695,7 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
     return writeText(M, Path, Diags);
 
   SplitModel Split(Arena);
-  splitModel(std::move(Skeleton), std::move(Streamed), std::move(NodeBytes),
-             Split);
+  splitModel(std::move(Skeleton), std::move(Streamed), std::move(Parts), Split);
   if (Split.TotalSize > size_t(INT_MAX))
     return emitError(Diags) << "the model is larger than 2 GB, which "
                                "protobuf cannot write";

@@ -25,6 +25,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <map>
 #include <onnx/onnx_pb.h> // exportModel's result, for --elide-weights
 #include <optional>
@@ -774,9 +777,6 @@ static LogicalResult sortInputIfNeeded(Model &M, DiagnosticEngine &Diags,
   return success();
 }
 
-/// The process is about to exit: tearing down a large IR only costs time (as
-/// LLVM tools do with -disable-free). Sanitizer builds free it, so that
-/// LeakSanitizer reports real leaks and ASan checks the destructors.
 /// The summary of the result, with the conditions its input dims must meet.
 static ModelSummary summarizeAfter(Model &M) {
   ModelSummary S = summarizeModel(M);
@@ -784,6 +784,21 @@ static ModelSummary summarizeAfter(Model &M) {
   return S;
 }
 
+/// After the passes, before saving: what the passes freed (the nodes dce
+/// erased, the analyses) lies in small holes all over malloc's heap, which
+/// the save's larger blocks and its second thread do not reuse, so the
+/// save's memory came on top of the passes' peak (100k nodes: 141 MB at the
+/// save against 136 in fold-shapes). Giving the free pages back to the
+/// system keeps the save below that peak.
+static void returnFreedMemory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
+/// The process is about to exit: tearing down a large IR only costs time (as
+/// LLVM tools do with -disable-free). Sanitizer builds free it, so that
+/// LeakSanitizer reports real leaks and ASan checks the destructors.
 static void releaseAtExit(std::unique_ptr<Model> &M) {
 #if defined(__SANITIZE_ADDRESS__) || ONNXOPT_HAS_FEATURE(address_sanitizer)
   M.reset();
@@ -887,6 +902,7 @@ static int runTool(const CommandLine &CL) {
 
   if (failed(PM.run(*M, Diags)))
     return 1;
+  returnFreedMemory();
   LapMs();
 
   if (!CL.ShapeSets.empty()) {
