@@ -214,7 +214,7 @@ DimExpr DimExpr::constant(int64_t C) {
     if (Slot.compare_exchange_strong(Shared, New, std::memory_order_acq_rel))
       Shared = New;
     else
-      delete New; // another thread made it first; Shared is theirs
+      New->Release(); // another thread made it first; Shared is theirs
   }
   E.R = static_cast<const Rep *>(Shared);
   return E;
