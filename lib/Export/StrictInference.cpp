@@ -203,14 +203,22 @@ public:
       return nullptr;
     auto [It, New] = Data.try_emplace(T, nullptr);
     if (New) {
-      It->second = std::make_unique<onnx::TensorProto>();
-      if (T->isExternal() || shouldStream(*T)) {
-        thinTensor(T->getStoredProto(), *It->second);
+      const onnx::TensorProto &Stored = T->getStoredProto();
+      // The IR's own proto where it is the whole tensor: the functions only
+      // read it, and so does the export on the other thread.
+      if (!T->isExternal() && !shouldStream(*T) && !T->hasMappedRawData() &&
+          !isDensifiedSparse(Stored)) {
+        It->second = &Stored;
       } else {
-        copyWholeTensor(*T, *It->second);
+        Owned.push_back(std::make_unique<onnx::TensorProto>());
+        if (T->isExternal() || shouldStream(*T))
+          thinTensor(Stored, *Owned.back());
+        else
+          copyWholeTensor(*T, *Owned.back());
+        It->second = Owned.back().get();
       }
     }
-    return It->second.get();
+    return It->second;
   }
 
   /// Checks \p Inferred (fresh symbols given to its unknown dims) against
@@ -236,7 +244,10 @@ private:
   /// initializers that carry none. Node-based: typeOf's pointers survive
   /// insertions.
   std::unordered_map<const Value *, Type> Overrides;
-  llvm::DenseMap<const Tensor *, std::unique_ptr<onnx::TensorProto>> Data;
+  /// What inference reads of a constant: the IR's proto, or a complete
+  /// (or thinned) copy in Owned.
+  llvm::DenseMap<const Tensor *, const onnx::TensorProto *> Data;
+  std::vector<std::unique_ptr<onnx::TensorProto>> Owned;
   llvm::DenseMap<Node::OpKey, const onnx::OpSchema *> Schemas;
   std::unordered_map<std::string, std::vector<MemoEntry>> Memo;
   llvm::StringSet<> TakenFresh;
