@@ -160,6 +160,15 @@ size_t broadcastLength(std::initializer_list<size_t> Lens) {
   return Len;
 }
 
+/// Known numbers as dims or data.
+Dims constantDims(llvm::ArrayRef<int64_t> Values) {
+  Dims D;
+  D.reserve(Values.size());
+  for (int64_t X : Values)
+    D.push_back(DimExpr::constant(X));
+  return D;
+}
+
 const DimExpr &elementAt(const Dims &D, size_t I) {
   return D[D.size() == 1 ? 0 : I];
 }
@@ -721,10 +730,7 @@ void DimAnalysis::Impl::sweepGraph(Graph &G) {
         D.push_back(fromRecorded(V, I));
       ValueDims[&V] = std::move(D);
     } else if (V.hasInitializer()) {
-      Dims D;
-      for (int64_t X : V.getInitializer().getDims())
-        D.push_back(DimExpr::constant(X));
-      ValueDims[&V] = std::move(D);
+      ValueDims[&V] = constantDims(V.getInitializer().getDims());
     }
   };
   for (const std::unique_ptr<Value> &V : G.getInputs())
@@ -749,10 +755,7 @@ const Dims *DimAnalysis::Impl::constantData(const Value &V) {
   std::optional<ConstantInts> C = getConstantInts(V, kMaxDataLength);
   if (!C)
     return nullptr;
-  Dims D;
-  for (int64_t X : C->Values)
-    D.push_back(DimExpr::constant(X));
-  return &(ConstantData[&V] = std::move(D));
+  return &(ConstantData[&V] = constantDims(C->Values));
 }
 
 const Dims *DimAnalysis::Impl::data(const Node &N, unsigned I) {
@@ -952,22 +955,14 @@ void DimAnalysis::Impl::transferConstant(Node &N, const Dims *X,
                                          ResultDims &Out, ResultData &OutData) {
   if (const Attribute *A = N.getAttr("value");
       A && A->Kind == AttrKind::Tensor && !A->Tensors.empty()) {
-    Dims D;
-    for (int64_t V : A->Tensors.front().getDims())
-      D.push_back(DimExpr::constant(V));
-    Out[0] = full(D);
+    Out[0] = full(constantDims(A->Tensors.front().getDims()));
   }
   // Straight into the result's data: kept with the other results', not
   // also as a constant read through an operand.
   if (N.getResult(0))
     if (std::optional<ConstantInts> C =
-            getConstantInts(*N.getResult(0), kMaxDataLength)) {
-      Dims D;
-      D.reserve(C->Values.size());
-      for (int64_t V : C->Values)
-        D.push_back(DimExpr::constant(V));
-      OutData[0] = std::move(D);
-    }
+            getConstantInts(*N.getResult(0), kMaxDataLength))
+      OutData[0] = constantDims(C->Values);
 }
 
 void DimAnalysis::Impl::transferShape(Node &N, const Dims *X, ResultDims &Out,
