@@ -32,14 +32,13 @@ public:
 private:
   bool isVisible(const Value *V, const std::vector<const NameMap *> &Chain);
   void define(const Graph &G, const Value *V, NameMap &Names);
-  /// A reference (operand or output \p I of \p Where) to \p V must be
-  /// \p Expected, at the slot of \p V's use list the IR recorded for it.
-  /// With every use entry exact and the counts equal, the use lists are
-  /// then exactly the references (see checkUseLists), and no per-value
-  /// count is kept.
-  template <typename T>
-  void checkUseAt(const T &Where, const char *What, unsigned I, const Value *V,
-                  unsigned Slot, const Use &Expected);
+  /// The reference to \p V at operand \p I of \p User, or else at output
+  /// \p I of \p OutputOf, must be the entry at \p Slot of \p V's use list
+  /// (the slot the IR recorded for it). With every use entry exact and the
+  /// counts equal, the use lists are then exactly the references (see
+  /// checkUseLists), and no per-value count is kept.
+  void checkUseAt(const Node *User, const Graph *OutputOf, unsigned I,
+                  const Value *V, unsigned Slot);
   template <typename T> InFlightDiagnostic fail(const T &Where) {
     Ok = false;
     return emitError(Diags, Where);
@@ -100,16 +99,16 @@ void Verifier::define(const Graph &G, const Value *V, NameMap &Names) {
   AllValues.push_back(V);
 }
 
-template <typename T>
-void Verifier::checkUseAt(const T &Where, const char *What, unsigned I,
-                          const Value *V, unsigned Slot, const Use &Expected) {
+void Verifier::checkUseAt(const Node *User, const Graph *OutputOf, unsigned I,
+                          const Value *V, unsigned Slot) {
   ++NumRefs;
   llvm::ArrayRef<Use> Uses = V->getUses();
-  if (Slot >= Uses.size() || Uses[Slot].User != Expected.User ||
-      Uses[Slot].OutputOf != Expected.OutputOf ||
-      Uses[Slot].Index != Expected.Index)
-    fail(Where) << What << " " << I << " '" << V->getName()
-                << "' is missing from its value's use list";
+  if (Slot < Uses.size() && Uses[Slot].User == User &&
+      Uses[Slot].OutputOf == OutputOf && Uses[Slot].Index == I)
+    return;
+  InFlightDiagnostic D = User ? fail(*User) : fail(*OutputOf);
+  D << (User ? "operand " : "output ") << I << " '" << V->getName()
+    << "' is missing from its value's use list";
 }
 
 bool Verifier::verifyGraph(const Graph &G,
@@ -145,8 +144,7 @@ bool Verifier::verifyGraph(const Graph &G,
       const Value *V = N.getOperand(I);
       if (!V)
         continue;
-      checkUseAt(N, "operand", I, V, N.getOperandUseSlot(I),
-                 Use{const_cast<Node *>(&N), nullptr, I});
+      checkUseAt(&N, nullptr, I, V, N.getOperandUseSlot(I));
       if (!isVisible(V, Chain)) {
         bool Later = V->getOwningGraph() == &G && V->getDefiningNode();
         fail(N) << "operand " << I << " '" << V->getName() << "' "
@@ -173,8 +171,7 @@ bool Verifier::verifyGraph(const Graph &G,
   }
   for (unsigned I = 0; I < G.getNumOutputs(); ++I) {
     const Value *V = G.getOutput(I);
-    checkUseAt(G, "output", I, V, G.getOutputUseSlot(I),
-               Use{nullptr, const_cast<Graph *>(&G), I});
+    checkUseAt(nullptr, &G, I, V, G.getOutputUseSlot(I));
     if (!isVisible(V, Chain))
       fail(G) << "output " << I << " '" << V->getName() << "' is not defined";
   }
