@@ -84,8 +84,9 @@ void encodeOperand(const Value *V, SignatureSymbols &Symbols,
   // A typeless constant: its tensor's element type and dims.
   Key += 'C';
   appendKeyInt(Key, T->getElemType());
-  appendKeyInt(Key, int64_t(T->getDims().size()));
-  for (int64_t D : T->getDims())
+  std::vector<int64_t> Dims = T->getDims(); // a copy: read it once
+  appendKeyInt(Key, int64_t(Dims.size()));
+  for (int64_t D : Dims)
     appendKeyInt(Key, D);
 }
 
