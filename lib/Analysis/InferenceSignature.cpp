@@ -15,8 +15,10 @@ using namespace onnxopt::detail;
 namespace {
 
 /// `?K`, the canonical name of symbol number \p K.
+std::string canonicalName(unsigned K) { return "?" + std::to_string(K); }
+
 Dim canonicalDim(unsigned K, llvm::StringRef Denotation) {
-  Dim D = Dim::symbol("?" + std::to_string(K));
+  Dim D = Dim::symbol(canonicalName(K));
   D.setDenotation(Denotation);
   return D;
 }
@@ -177,7 +179,7 @@ bool SignatureSymbols::canonicalize(onnx::TensorShapeProto &S) const {
       AllNumbered = false;
       continue;
     }
-    D.set_dim_param("?" + std::to_string(K));
+    D.set_dim_param(canonicalName(unsigned(K)));
   }
   return AllNumbered;
 }
