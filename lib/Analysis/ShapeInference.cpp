@@ -84,14 +84,18 @@ void onnxopt::detail::tensorToTypeProto(const Tensor &T, onnx::TypeProto &P) {
 namespace {
 
 void tensorForAttribute(const Tensor &T, onnx::TensorProto &P) {
+  if (T.isPacked()) {
+    T.toProto(P);
+    return;
+  }
   if (T.getByteSize() <= kMaxCopiedAttributeBytes) {
     P = T.getProto();
     return;
   }
-  const onnx::TensorProto &Src = T.getProto();
-  P.set_name(Src.name());
-  P.set_data_type(Src.data_type());
-  *P.mutable_dims() = Src.dims();
+  P.set_name(T.getName().str());
+  P.set_data_type(T.getElemType());
+  for (int64_t D : T.getDims())
+    P.add_dims(D);
 }
 
 } // namespace
@@ -145,9 +149,10 @@ std::unique_ptr<onnx::TensorProto> loadTensor(const Tensor &T) {
   if (!Bytes)
     return nullptr;
   auto P = std::make_unique<onnx::TensorProto>();
-  P->set_name(T.getProto().name());
+  P->set_name(T.getName().str());
   P->set_data_type(T.getElemType());
-  *P->mutable_dims() = T.getProto().dims();
+  for (int64_t D : T.getDims())
+    P->add_dims(D);
   P->set_raw_data(Bytes->data(), Bytes->size());
   return P;
 }
@@ -388,7 +393,7 @@ public:
 
   const onnx::TensorShapeProto *getData(const Value *V) const {
     auto It = Data.find(V);
-    return It == Data.end() ? nullptr : It->second.get();
+    return It == Data.end() ? nullptr : It->second;
   }
 
   Model &M;
@@ -398,9 +403,28 @@ public:
   /// points fail then, even though the holder's own inference succeeded.
   bool SubgraphFailed = false;
   FreshSymbols Symbols;
-  /// Results of data propagation. Entries are boxed so that pointers handed
-  /// to inference functions survive insertions by nested subgraphs.
-  llvm::DenseMap<const Value *, std::unique_ptr<onnx::TensorShapeProto>> Data;
+  /// Results of data propagation. Entries live on an arena, so that pointers
+  /// handed to inference functions survive insertions by nested subgraphs,
+  /// and a shape's dims are not one heap block each (a torch export has a
+  /// propagated shape per Shape/Gather/Unsqueeze/Concat: at 1M nodes, 2M
+  /// dims). A replaced entry stays on the arena until the analysis goes:
+  /// the arena grows with the number of inferences, not beyond.
+  google::protobuf::Arena DataArena{dataArenaOptions()};
+  llvm::DenseMap<const Value *, onnx::TensorShapeProto *> Data;
+  static google::protobuf::ArenaOptions dataArenaOptions() {
+    google::protobuf::ArenaOptions AO;
+    AO.start_block_size = 16 << 10;
+    AO.max_block_size = 64 << 10;
+    return AO;
+  }
+  /// A new entry for \p V on the arena, replacing any earlier one.
+  onnx::TensorShapeProto &newData(const Value *V) {
+    auto *P =
+        google::protobuf::Arena::CreateMessage<onnx::TensorShapeProto>(
+            &DataArena);
+    Data[V] = P;
+    return *P;
+  }
   std::vector<DimFact> Facts;
   ShapeInferenceStats Stats;
   /// "op_type in domain" -> nodes kept as declared, for one summary remark.
@@ -610,6 +634,11 @@ public:
     if (!V)
       return nullptr;
     if (const Tensor *T = getStoredConstant(*V)) {
+      if (T->isPacked()) {
+        Owned.push_back(std::make_unique<onnx::TensorProto>());
+        T->toProto(*Owned.back());
+        return InputData[I] = Owned.back().get();
+      }
       if (!T->isExternal())
         return InputData[I] = &T->getProto();
       Owned.push_back(loadTensor(*T));
@@ -786,7 +815,7 @@ public:
     if (Capture)
       (*Capture)[I] = P;
     if (const Value *V = Ctx.getNode().getResult(I))
-      E.Data[V] = std::make_unique<onnx::TensorShapeProto>(std::move(P));
+      E.newData(V) = std::move(P);
   }
 
 private:
@@ -1377,9 +1406,9 @@ ShapeInference::Impl::applyEntry(Node &N, const detail::MemoEntry &E,
   LogicalResult Written = writeResults(N, Results);
   for (unsigned I = 0; I < E.Data.size(); ++I)
     if (Value *V = N.getResult(I); V && E.Data[I]) {
-      auto P = std::make_unique<onnx::TensorShapeProto>(*E.Data[I]);
-      Sig.restore(*P);
-      Data[V] = std::move(P);
+      onnx::TensorShapeProto &P = newData(V);
+      P = *E.Data[I];
+      Sig.restore(P);
     }
   return Written;
 }

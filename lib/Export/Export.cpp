@@ -63,7 +63,7 @@ bool Exporter::keepReference(const ExternalLocation &Ext) {
 }
 
 void Exporter::moveToDataFile(const Tensor &T, onnx::TensorProto &Out) {
-  copyTensorMetadata(T.getStoredProto(), Out);
+  copyTensorMetadata(T, Out);
   Out.clear_external_data();
   Out.set_data_location(onnx::TensorProto::EXTERNAL);
   uint64_t Length = T.getByteSize();
@@ -84,9 +84,8 @@ void Exporter::moveToDataFile(const Tensor &T, onnx::TensorProto &Out) {
 
 bool Exporter::exportTensor(const Tensor &T, llvm::StringRef Name,
                             onnx::TensorProto &Out, bool MayStream) {
-  const onnx::TensorProto &P = T.getStoredProto();
   auto SetName = [&] {
-    if (P.name() != Name)
+    if (T.getName() != Name)
       Out.set_name(Name.str());
   };
   if (!Save) {
@@ -96,7 +95,7 @@ bool Exporter::exportTensor(const Tensor &T, llvm::StringRef Name,
   }
   if (T.isExternal()) {
     if (keepReference(*T.getExternal()))
-      copyTensorMetadata(P, Out);
+      copyTensorMetadata(T, Out);
     else
       moveToDataFile(T, Out);
     SetName();
@@ -111,9 +110,9 @@ bool Exporter::exportTensor(const Tensor &T, llvm::StringRef Name,
   // Streaming writes the IR's proto as it is, so only when nothing changes;
   // mapped raw_data is written after the skeleton's metadata, so renaming is
   // fine.
-  bool Unchanged = P.name() == Name && !isDensifiedSparse(P);
+  bool Unchanged = T.getName() == Name && !isDensifiedSparse(T);
   if (MayStream && (Unchanged || T.hasMappedRawData()) && shouldStream(T)) {
-    copyTensorMetadata(P, Out);
+    copyTensorMetadata(T, Out);
     setPlaceholderPayload(Out);
     SetName();
     return true;
@@ -216,7 +215,7 @@ void Exporter::exportInitializers(const Graph &G, onnx::GraphProto &GP,
   for (const auto &V : G.getConstants()) {
     if (!V->hasInitializer())
       continue;
-    if (isDensifiedSparse(V->getInitializer().getStoredProto()) &&
+    if (isDensifiedSparse(V->getInitializer()) &&
         SparseNames.count(V->getName())) {
       KeepSparse.insert(V->getName());
       continue;

@@ -54,9 +54,24 @@ inline void copyTensorMetadata(const onnx::TensorProto &S,
   stripDensifiedMarker(D);
 }
 
+/// The metadata of \p T (a packed tensor's proto is built for the call).
+inline void copyTensorMetadata(const Tensor &T, onnx::TensorProto &D) {
+  if (const onnx::TensorProto *P = T.getStoredProtoIfAny())
+    return copyTensorMetadata(*P, D);
+  onnx::TensorProto Built;
+  T.toProto(Built);
+  copyTensorMetadata(Built, D);
+}
+
+/// Packed tensors never carry the marker (they carry no unknown fields).
+inline bool isDensifiedSparse(const Tensor &T) {
+  const onnx::TensorProto *P = T.getStoredProtoIfAny();
+  return P && isDensifiedSparse(*P);
+}
+
 /// Copies \p T with its payload (mapped raw_data is copied in).
 inline void copyWholeTensor(const Tensor &T, onnx::TensorProto &Out) {
-  Out.CopyFrom(T.getStoredProto());
+  T.toProto(Out);
   stripDensifiedMarker(Out);
   if (T.hasMappedRawData()) {
     std::string Unused;

@@ -201,6 +201,13 @@ public:
     }
     if (!T)
       return nullptr;
+    if (T->isPacked()) {
+      // Built for this node only: a kept copy of every small constant
+      // would undo what packing saves.
+      NodeOwned.push_back(std::make_unique<onnx::TensorProto>());
+      T->toProto(*NodeOwned.back());
+      return NodeOwned.back().get();
+    }
     auto [It, New] = Data.try_emplace(T, nullptr);
     if (New) {
       const onnx::TensorProto &Stored = T->getStoredProto();
@@ -248,6 +255,8 @@ private:
   /// (or thinned) copy in Owned.
   llvm::DenseMap<const Tensor *, const onnx::TensorProto *> Data;
   std::vector<std::unique_ptr<onnx::TensorProto>> Owned;
+  /// Packed constants' protos, for the node being inferred.
+  std::vector<std::unique_ptr<onnx::TensorProto>> NodeOwned;
   llvm::DenseMap<Node::OpKey, const onnx::OpSchema *> Schemas;
   std::unordered_map<std::string, std::vector<MemoEntry>> Memo;
   llvm::StringSet<> TakenFresh;
@@ -431,6 +440,7 @@ const onnx::OpSchema *Engine::schemaOf(const Node &N, int64_t Version) {
 }
 
 std::optional<Failure> Engine::inferNode(const Node &N, bool &SeenUnsupported) {
+  NodeOwned.clear();
   int64_t Version = M.getOpsetVersion(N.getDomain());
   if (Version <= 0)
     return Failure{&N, "Cannot infer type and shape for node: no opset "

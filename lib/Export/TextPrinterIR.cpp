@@ -77,7 +77,11 @@ void TextPrinter::printGraphEntries(const Graph &G) {
       PrintEntry([&] {
         std::string Name = V->getName().str();
         const Tensor &T = V->getInitializer();
-        printTensor(T.getProto(), &T, &Name, /*WithEquals=*/true);
+        onnx::TensorProto P;
+        if (T.isPacked())
+          T.toProto(P);
+        printTensor(T.isPacked() ? P : T.getProto(), &T, &Name,
+                    /*WithEquals=*/true);
       });
     // Carried value-infos (naming no value, or an input) keep their
     // position among the others, as the exporter does.
@@ -211,7 +215,11 @@ void TextPrinter::printAttribute(const Attribute &A, bool &First) {
   case AttrKind::Tensor:
     Begin();
     {
-      const onnx::TensorProto &P = A.Tensors[0].getProto();
+      onnx::TensorProto Built;
+      if (A.Tensors[0].isPacked())
+        A.Tensors[0].toProto(Built);
+      const onnx::TensorProto &P =
+          A.Tensors[0].isPacked() ? Built : A.Tensors[0].getProto();
       printTensor(P, &A.Tensors[0], P.name().empty() ? nullptr : &P.name(),
                   /*WithEquals=*/false);
     }

@@ -14,6 +14,7 @@
 #include "llvm/Support/xxhash.h"
 #include <onnx/onnx_pb.h>
 
+#include <atomic>
 #include <cassert>
 #include <cerrno>
 #include <cmath>
@@ -200,8 +201,153 @@ std::shared_ptr<TensorProto> makeProto(llvm::StringRef Name, int32_t ElemType,
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Packed tensors
+//===----------------------------------------------------------------------===//
+
+/// One block: this header, then the dims, the name and the raw bytes.
+struct Tensor::Packed : llvm::ThreadSafeRefCountedBase<Packed> {
+  int32_t ElemType = 0;
+  uint32_t NameSize = 0;
+  uint32_t ByteSize = 0;
+  uint16_t NumDims = 0;
+  /// Field presence, kept so that the proto built back is the one read.
+  bool HasName = false;
+  bool HasRaw = false;
+  /// The proto that getProto()/getStoredProto() built, once one was asked
+  /// for (possibly from two threads: the first one built is kept).
+  mutable std::atomic<TensorProto *> Built{nullptr};
+
+  const int64_t *dims() const {
+    return reinterpret_cast<const int64_t *>(this + 1);
+  }
+  const char *name() const {
+    return reinterpret_cast<const char *>(dims() + NumDims);
+  }
+  const char *bytes() const { return name() + NameSize; }
+
+  void writeTo(TensorProto &Out) const {
+    Out.Clear();
+    Out.mutable_dims()->Add(dims(), dims() + NumDims);
+    Out.set_data_type(ElemType);
+    if (HasName)
+      Out.set_name(name(), NameSize);
+    if (HasRaw)
+      Out.set_raw_data(bytes(), ByteSize);
+  }
+
+  const TensorProto &proto() const {
+    if (TensorProto *P = Built.load(std::memory_order_acquire))
+      return *P;
+    auto *New = new TensorProto();
+    writeTo(*New);
+    TensorProto *Expected = nullptr;
+    if (Built.compare_exchange_strong(Expected, New, std::memory_order_acq_rel,
+                                      std::memory_order_acquire))
+      return *New;
+    delete New;
+    return *Expected;
+  }
+
+  ~Packed() { delete Built.load(std::memory_order_acquire); }
+  /// The block was allocated with its trailing parts (see make).
+  static void operator delete(void *P) { ::operator delete(P); }
+
+  static Packed *make(int32_t ElemType, llvm::ArrayRef<int64_t> Dims,
+                      std::optional<llvm::StringRef> Name,
+                      std::optional<llvm::StringRef> Bytes) {
+    size_t NameSize = Name ? Name->size() : 0;
+    size_t ByteSize = Bytes ? Bytes->size() : 0;
+    void *Mem = ::operator new(sizeof(Packed) + Dims.size() * sizeof(int64_t) +
+                               NameSize + ByteSize);
+    auto *K = new (Mem) Packed();
+    K->ElemType = ElemType;
+    K->NumDims = static_cast<uint16_t>(Dims.size());
+    K->NameSize = static_cast<uint32_t>(NameSize);
+    K->ByteSize = static_cast<uint32_t>(ByteSize);
+    K->HasName = Name.has_value();
+    K->HasRaw = Bytes.has_value();
+    if (!Dims.empty())
+      std::memcpy(const_cast<int64_t *>(K->dims()), Dims.data(),
+                  Dims.size() * sizeof(int64_t));
+    if (NameSize)
+      std::memcpy(const_cast<char *>(K->name()), Name->data(), NameSize);
+    if (ByteSize)
+      std::memcpy(const_cast<char *>(K->bytes()), Bytes->data(), ByteSize);
+    return K;
+  }
+};
+
+namespace {
+
+/// Payloads below this stay packed (larger raw_data of a model file stays
+/// in its mapping: MinMappedRawData in Import.cpp).
+constexpr size_t kMaxPackedBytes = 1023;
+
+bool fitsPacked(int32_t ElemType, size_t NumDims, size_t ByteSize) {
+  return ElemType != TensorProto::STRING && NumDims <= MaxTensorRank &&
+         ByteSize <= kMaxPackedBytes;
+}
+
+/// Only a name, a type, dims and raw_data, so that the proto built back
+/// from the packed form serializes to the same bytes.
+bool isPackable(const TensorProto &P) {
+  return P.has_data_type() &&
+         fitsPacked(P.data_type(), P.dims_size(), P.raw_data().size()) &&
+         !P.has_segment() && !P.has_doc_string() && !P.has_data_location() &&
+         P.external_data_size() == 0 && P.float_data_size() == 0 &&
+         P.int32_data_size() == 0 && P.string_data_size() == 0 &&
+         P.int64_data_size() == 0 && P.double_data_size() == 0 &&
+         P.uint64_data_size() == 0 &&
+         P.GetReflection()->GetUnknownFields(P).empty();
+}
+
+} // namespace
+
+Tensor Tensor::pack(const TensorProto &P) {
+  std::optional<llvm::StringRef> Name, Bytes;
+  if (P.has_name())
+    Name = llvm::StringRef(P.name());
+  if (P.has_raw_data())
+    Bytes = llvm::StringRef(P.raw_data());
+  Tensor T;
+  T.Small = Packed::make(P.data_type(),
+                         llvm::ArrayRef<int64_t>(P.dims().data(), P.dims_size()),
+                         Name, Bytes);
+  return T;
+}
+
+Tensor Tensor::fromProto(TensorProto &&P) {
+  if (isPackable(P))
+    return pack(P);
+  auto Q = std::make_shared<TensorProto>();
+  if (!P.GetArena()) {
+    Q->Swap(&P);
+    return Tensor(std::move(Q));
+  }
+  // A proto on an arena cannot be swapped with a heap one: its raw_data
+  // string is moved, the rest copied.
+  std::string Raw;
+  bool HasRaw = P.has_raw_data();
+  if (HasRaw) {
+    Raw.swap(*P.mutable_raw_data());
+    P.clear_raw_data();
+  }
+  Q->CopyFrom(P);
+  if (HasRaw)
+    Q->set_raw_data(std::move(Raw));
+  return Tensor(std::move(Q));
+}
+
+//===----------------------------------------------------------------------===//
 // Tensor
 //===----------------------------------------------------------------------===//
+
+Tensor::Tensor() = default;
+Tensor::Tensor(const Tensor &) = default;
+Tensor::Tensor(Tensor &&) noexcept = default;
+Tensor &Tensor::operator=(const Tensor &) = default;
+Tensor &Tensor::operator=(Tensor &&) noexcept = default;
+Tensor::~Tensor() = default;
 
 Tensor::Tensor(std::shared_ptr<const TensorProto> Proto,
                std::optional<ExternalLocation> Ext)
@@ -224,7 +370,22 @@ Tensor Tensor::fromMappedRawData(std::shared_ptr<TensorProto> Proto,
   return Tensor(std::move(Proto), std::move(Loc));
 }
 
+const TensorProto &Tensor::getStoredProto() const {
+  return Small ? Small->proto() : *Proto;
+}
+
+void Tensor::toProto(TensorProto &Out) const {
+  if (Small)
+    Small->writeTo(Out);
+  else if (Proto)
+    Out.CopyFrom(*Proto);
+  else
+    Out.Clear();
+}
+
 const TensorProto &Tensor::getProto() const {
+  if (Small)
+    return Small->proto();
   const ExternalLocation *Ext = ext();
   if (Ext && Ext->InModelFile && !Proto->has_raw_data()) {
     // fromMappedRawData took the proto as mutable, so filling in the bytes
@@ -237,6 +398,8 @@ const TensorProto &Tensor::getProto() const {
 }
 
 std::shared_ptr<const TensorProto> Tensor::getProtoPtr() const {
+  if (Small)
+    return std::make_shared<TensorProto>(Small->proto());
   if (Proto)
     (void)getProto();
   return Proto;
@@ -244,6 +407,14 @@ std::shared_ptr<const TensorProto> Tensor::getProtoPtr() const {
 
 Tensor Tensor::fromRaw(llvm::StringRef Name, int32_t ElemType,
                        llvm::ArrayRef<int64_t> Dims, llvm::StringRef Bytes) {
+  if (fitsPacked(ElemType, Dims.size(), Bytes.size())) {
+    Tensor T;
+    T.Small = Packed::make(
+        ElemType, Dims,
+        Name.empty() ? std::nullopt : std::optional<llvm::StringRef>(Name),
+        Bytes);
+    return T;
+  }
   auto P = makeProto(Name, ElemType, Dims);
   P->set_raw_data(Bytes.data(), Bytes.size());
   return Tensor(std::move(P));
@@ -271,10 +442,23 @@ Tensor Tensor::fromFloats(llvm::StringRef Name, llvm::ArrayRef<int64_t> Dims,
 }
 
 llvm::StringRef Tensor::getName() const {
+  if (Small)
+    return llvm::StringRef(Small->name(), Small->NameSize);
   return Proto ? llvm::StringRef(Proto->name()) : llvm::StringRef();
 }
 
 Tensor Tensor::withName(llvm::StringRef Name) const {
+  if (Small) {
+    std::optional<llvm::StringRef> Bytes;
+    if (Small->HasRaw)
+      Bytes = llvm::StringRef(Small->bytes(), Small->ByteSize);
+    Tensor T;
+    T.Small = Packed::make(Small->ElemType,
+                           llvm::ArrayRef<int64_t>(Small->dims(),
+                                                   Small->NumDims),
+                           Name, Bytes);
+    return T;
+  }
   if (!Proto)
     return Tensor();
   auto P = std::make_shared<TensorProto>(*Proto);
@@ -286,20 +470,28 @@ Tensor Tensor::withName(llvm::StringRef Name) const {
   return T;
 }
 
-int32_t Tensor::getElemType() const { return Proto ? Proto->data_type() : 0; }
-
-std::vector<int64_t> Tensor::getDims() const {
-  if (!Proto)
-    return {};
-  return std::vector<int64_t>(Proto->dims().begin(), Proto->dims().end());
+int32_t Tensor::getElemType() const {
+  if (Small)
+    return Small->ElemType;
+  return Proto ? Proto->data_type() : 0;
 }
+
+llvm::ArrayRef<int64_t> Tensor::dimsRef() const {
+  if (Small)
+    return llvm::ArrayRef<int64_t>(Small->dims(), Small->NumDims);
+  if (Proto)
+    return llvm::ArrayRef<int64_t>(Proto->dims().data(), Proto->dims_size());
+  return {};
+}
+
+std::vector<int64_t> Tensor::getDims() const { return dimsRef().vec(); }
 
 /// Returns -1 when a dim is negative or the product overflows int64.
 int64_t Tensor::getNumElements() const {
-  if (!Proto)
+  if (isNull())
     return 0;
   int64_t N = 1;
-  for (int64_t D : Proto->dims()) {
+  for (int64_t D : dimsRef()) {
     if (D < 0 || __builtin_mul_overflow(N, D, &N))
       return -1;
   }
@@ -307,6 +499,8 @@ int64_t Tensor::getNumElements() const {
 }
 
 uint64_t Tensor::getByteSize() const {
+  if (Small)
+    return Small->ByteSize;
   if (!Proto)
     return 0;
   if (const ExternalLocation *Ext = ext())
@@ -338,6 +532,8 @@ uint64_t Tensor::getByteSize() const {
 }
 
 std::optional<llvm::StringRef> Tensor::getRawBytes(std::string &Storage) const {
+  if (Small)
+    return llvm::StringRef(Small->bytes(), Small->ByteSize);
   if (!Proto)
     return std::nullopt;
   int32_t ET = Proto->data_type();
@@ -397,11 +593,11 @@ std::optional<llvm::StringRef> Tensor::getRawBytes(std::string &Storage) const {
 }
 
 std::optional<std::vector<int64_t>> Tensor::toInt64s() const {
-  if (!Proto || !isIntegerOrBool(getElemType()))
+  if (isNull() || !isIntegerOrBool(getElemType()))
     return std::nullopt;
   int32_t ET = getElemType();
   // Fast paths that avoid materializing bytes.
-  if (!Ext && !Proto->has_raw_data()) {
+  if (Proto && !Ext && !Proto->has_raw_data()) {
     if (ET == TensorProto::INT64)
       return std::vector<int64_t>(Proto->int64_data().begin(),
                                   Proto->int64_data().end());
@@ -424,7 +620,7 @@ std::optional<std::vector<int64_t>> Tensor::toInt64s() const {
 }
 
 std::optional<std::vector<double>> Tensor::toDoubles() const {
-  if (!Proto)
+  if (isNull())
     return std::nullopt;
   int32_t ET = getElemType();
   if (isIntegerOrBool(ET)) {
@@ -472,9 +668,9 @@ std::optional<std::vector<double>> Tensor::toDoubles() const {
 }
 
 bool Tensor::contentEquals(const Tensor &O) const {
-  if (!Proto || !O.Proto)
-    return !Proto && !O.Proto;
-  if (getElemType() != O.getElemType() || getDims() != O.getDims())
+  if (isNull() || O.isNull())
+    return isNull() && O.isNull();
+  if (getElemType() != O.getElemType() || dimsRef() != O.dimsRef())
     return false;
   if (getElemType() == TensorProto::STRING) {
     const auto &A = Proto->string_data(), &B = O.Proto->string_data();
@@ -486,11 +682,12 @@ bool Tensor::contentEquals(const Tensor &O) const {
 }
 
 uint64_t Tensor::contentHash() const {
-  if (!Proto)
+  if (isNull())
     return 0;
+  llvm::ArrayRef<int64_t> Dims = dimsRef();
   uint64_t H = llvm::xxHash64(
-      llvm::StringRef(reinterpret_cast<const char *>(Proto->dims().data()),
-                      Proto->dims_size() * sizeof(int64_t)));
+      llvm::StringRef(reinterpret_cast<const char *>(Dims.data()),
+                      Dims.size() * sizeof(int64_t)));
   H = H * 31 + static_cast<uint32_t>(getElemType());
   if (getElemType() == TensorProto::STRING) {
     for (const std::string &S : Proto->string_data())

@@ -479,13 +479,13 @@ Importer::resolveExternal(const onnx::TensorProto &TP, const Graph &G,
 std::optional<Tensor> Importer::importTensor(onnx::TensorProto &TP,
                                              const Graph &G,
                                              llvm::StringRef What) {
+  if (TP.data_location() != onnx::TensorProto::EXTERNAL) {
+    if (failed(checkTensor(TP, G, What, std::nullopt)))
+      return std::nullopt;
+    return Tensor::fromProto(std::move(TP));
+  }
   auto P = std::make_shared<onnx::TensorProto>();
   takeTensor(TP, *P);
-  if (P->data_location() != onnx::TensorProto::EXTERNAL) {
-    if (failed(checkTensor(*P, G, What, std::nullopt)))
-      return std::nullopt;
-    return Tensor(std::move(P));
-  }
   std::optional<ExternalLocation> Loc = resolveExternal(*P, G, What);
   if (!Loc)
     return std::nullopt;

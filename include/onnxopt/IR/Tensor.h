@@ -13,6 +13,7 @@
 #define ONNXOPT_IR_TENSOR_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/IntrusiveRefCntPtr.h"
 #include "llvm/ADT/StringRef.h"
 #include <cstdint>
 #include <memory>
@@ -61,13 +62,28 @@ struct ExternalLocation {
   bool InModelFile = false;
 };
 
+/// Small tensors (a payload below 1 KiB in raw_data, nothing but a name,
+/// a type and dims besides) are packed: one block holds the dims, the name
+/// and the bytes, and no TensorProto exists until someone asks for one. An
+/// export has one per Constant node and per small weight: a TensorProto
+/// with its dims, name and raw_data was four heap blocks and ~360 bytes,
+/// the packed form of an int64 scalar is 48.
 class Tensor {
 public:
-  Tensor() = default;
+  Tensor();
+  Tensor(const Tensor &);
+  Tensor(Tensor &&) noexcept;
+  Tensor &operator=(const Tensor &);
+  Tensor &operator=(Tensor &&) noexcept;
+  ~Tensor();
   /// Wraps a proto. For data_location=EXTERNAL, \p Ext says where the bytes
   /// are (the importer resolves and maps the file).
   explicit Tensor(std::shared_ptr<const onnx::TensorProto> Proto,
                   std::optional<ExternalLocation> Ext = std::nullopt);
+  /// The tensor \p P holds, packed when it is small (see above), else
+  /// taking \p P's contents (P is left valid but unspecified). Not for
+  /// external data.
+  static Tensor fromProto(onnx::TensorProto &&P);
 
   /// Builds a tensor with raw little-endian bytes.
   static Tensor fromRaw(llvm::StringRef Name, int32_t ElemType,
@@ -82,16 +98,27 @@ public:
                                   std::shared_ptr<MappedFile> File,
                                   uint64_t Offset, uint64_t Length);
 
-  bool isNull() const { return !Proto; }
+  bool isNull() const { return !Proto && !Small; }
   explicit operator bool() const { return !isNull(); }
 
   /// The complete proto. For a tensor with hasMappedRawData(), the first
   /// call copies the bytes into the proto (shared by every copy of this
-  /// handle); getStoredProto() and getRawBytes() do not.
+  /// handle); getStoredProto() and getRawBytes() do not. For a packed
+  /// tensor the first call builds the proto and keeps it as long as the
+  /// tensor: code that only needs a copy uses toProto().
   const onnx::TensorProto &getProto() const;
   std::shared_ptr<const onnx::TensorProto> getProtoPtr() const;
   /// The proto as stored: with hasMappedRawData() it may lack raw_data.
-  const onnx::TensorProto &getStoredProto() const { return *Proto; }
+  /// A packed tensor builds (and keeps) it, as getProto() does.
+  const onnx::TensorProto &getStoredProto() const;
+  /// The stored proto, or null for a packed tensor (which has no more than
+  /// a name, a type, dims and raw_data: no doc_string, no markers).
+  const onnx::TensorProto *getStoredProtoIfAny() const { return Proto.get(); }
+  /// True when the tensor is packed (no TensorProto behind it).
+  bool isPacked() const { return bool(Small); }
+  /// Writes the stored proto into \p Out (what CopyFrom(getStoredProto())
+  /// would), without building and keeping one for a packed tensor.
+  void toProto(onnx::TensorProto &Out) const;
 
   llvm::StringRef getName() const;
   /// Returns a copy of this tensor with another name (bytes are shared only
@@ -137,11 +164,18 @@ private:
   }
   const ExternalLocation *ext() const { return Ext ? &**Ext : nullptr; }
 
+  struct Packed;
+  static Tensor pack(const onnx::TensorProto &P);
+  llvm::ArrayRef<int64_t> dimsRef() const;
+
+  /// Null for packed tensors.
   std::shared_ptr<const onnx::TensorProto> Proto;
   /// Null for the tensors whose bytes are in the proto, else an engaged
   /// optional (the type getExternal returns) shared by all copies of the
-  /// handle: a Tensor is 32 bytes, and copying one copies no string.
+  /// handle: copying a Tensor copies no string.
   std::shared_ptr<const std::optional<ExternalLocation>> Ext;
+  /// Set for packed tensors (then Proto and Ext are null).
+  llvm::IntrusiveRefCntPtr<const Packed> Small;
 };
 
 } // namespace onnxopt
