@@ -1124,7 +1124,7 @@ Results Evaluator::evalCast() {
       return fail("element type of the target is unknown");
   } else if (const Attribute *A = N.getAttr("to");
              A && A->Kind == AttrKind::String) {
-    To = castTargetFromName(A->S);
+    To = castTargetFromName(A->S.str());
   } else {
     To = N.getAttrInt("to", 0);
   }

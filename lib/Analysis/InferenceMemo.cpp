@@ -39,7 +39,7 @@ bool encodeAttribute(const Attribute &A, std::string &Key) {
     appendFloat(Key, A.F);
     break;
   case AttrKind::String:
-    appendKeyText(Key, A.S);
+    appendKeyText(Key, A.S.str());
     break;
   case AttrKind::Ints:
     appendKeyInt(Key, int64_t(A.Ints.size()));

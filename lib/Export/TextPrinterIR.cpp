@@ -191,7 +191,7 @@ void TextPrinter::printAttribute(const Attribute &A, bool &First) {
     break;
   case AttrKind::String:
     Begin();
-    printString(A.S);
+    printString(A.S.str());
     break;
   case AttrKind::Ints:
     if (A.Ints.empty())

@@ -10,6 +10,7 @@
 
 #include "onnxopt/IR/Tensor.h"
 #include "onnxopt/Support/ColdString.h"
+#include "onnxopt/Support/ColdVector.h"
 #include "llvm/ADT/StringRef.h"
 #include <memory>
 #include <string>
@@ -53,18 +54,21 @@ public:
   static Attribute getStrings(llvm::StringRef Name, std::vector<std::string> V);
   static Attribute getTensor(llvm::StringRef Name, onnxopt::Tensor V);
 
+  // One payload field is used, the one of Kind: the others cost a pointer
+  // each (120 bytes in all, against 216 with a std::vector per kind).
   std::string Name;
-  AttrKind Kind = AttrKind::Undefined;
   int64_t I = 0;
   float F = 0;
-  std::string S;
-  std::vector<int64_t> Ints;
-  std::vector<float> Floats;
-  std::vector<std::string> Strings;
-  /// Kind::Tensor uses Tensors[0].
+  AttrKind Kind = AttrKind::Undefined;
+  ColdString S;
+  ColdVector<int64_t> Ints;
+  ColdVector<float> Floats;
+  ColdVector<std::string> Strings;
+  /// Kind::Tensor uses Tensors[0]. A plain vector: a Constant's value is
+  /// one heap block, not two.
   std::vector<onnxopt::Tensor> Tensors;
   /// Kind::Graph uses Graphs[0]. Owned; their ParentNode is the node.
-  std::vector<std::unique_ptr<onnxopt::Graph>> Graphs;
+  ColdVector<std::unique_ptr<onnxopt::Graph>> Graphs;
   /// Serialized AttributeProto holding everything not modeled above
   /// (doc_string, ref_attr_name, sparse_tensor(s), tp/type_protos, unknown
   /// fields). Empty when there is nothing to carry (nearly always).

@@ -1,0 +1,139 @@
+//===- TensorTest.cpp - Packed and proto-backed tensors -------------------===//
+//
+// Small tensors are packed (one block, no TensorProto): what they give back
+// must be what a proto-backed tensor of the same proto gives, down to the
+// bytes of the proto built back, which the exporter writes.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/IR/Tensor.h"
+#include "gtest/gtest.h"
+#include <onnx/onnx_pb.h>
+#include <thread>
+
+using namespace onnxopt;
+using onnx::TensorProto;
+
+namespace {
+
+TensorProto int64Proto(const std::vector<int64_t> &Values,
+                       std::vector<int64_t> Dims, const char *Name) {
+  TensorProto P;
+  for (int64_t D : Dims)
+    P.add_dims(D);
+  P.set_data_type(TensorProto::INT64);
+  if (Name)
+    P.set_name(Name);
+  P.set_raw_data(Values.data(), Values.size() * sizeof(int64_t));
+  return P;
+}
+
+/// Both forms of \p P: packed (fromProto) and wrapped (the constructor).
+std::pair<Tensor, Tensor> bothForms(const TensorProto &P) {
+  TensorProto Copy = P;
+  return {Tensor::fromProto(std::move(Copy)),
+          Tensor(std::make_shared<TensorProto>(P))};
+}
+
+void expectSameTensor(const Tensor &A, const Tensor &B) {
+  EXPECT_EQ(A.getName(), B.getName());
+  EXPECT_EQ(A.getElemType(), B.getElemType());
+  EXPECT_EQ(A.getDims(), B.getDims());
+  EXPECT_EQ(A.getNumElements(), B.getNumElements());
+  EXPECT_EQ(A.getByteSize(), B.getByteSize());
+  EXPECT_EQ(A.toInt64s(), B.toInt64s());
+  EXPECT_EQ(A.toDoubles(), B.toDoubles());
+  EXPECT_TRUE(A.contentEquals(B));
+  EXPECT_EQ(A.contentHash(), B.contentHash());
+  TensorProto PA, PB;
+  A.toProto(PA);
+  B.toProto(PB);
+  EXPECT_EQ(PA.SerializeAsString(), PB.SerializeAsString());
+  EXPECT_EQ(A.getStoredProto().SerializeAsString(), PB.SerializeAsString());
+}
+
+} // namespace
+
+TEST(Tensor, SmallRawTensorsArePackedAndReadBackTheSame) {
+  TensorProto P = int64Proto({1, -2, 3}, {3}, "/Constant_output_0");
+  auto [Packed, Wrapped] = bothForms(P);
+  EXPECT_TRUE(Packed.isPacked());
+  EXPECT_FALSE(Wrapped.isPacked());
+  EXPECT_EQ(Packed.getStoredProtoIfAny(), nullptr);
+  expectSameTensor(Packed, Wrapped);
+  EXPECT_EQ(Packed.toInt64s(), (std::vector<int64_t>{1, -2, 3}));
+  std::string Storage;
+  EXPECT_EQ(Packed.getRawBytes(Storage)->size(), 24u);
+  EXPECT_TRUE(Storage.empty()) << "packed bytes are read in place";
+}
+
+TEST(Tensor, FieldPresenceSurvivesPacking) {
+  // No name at all, an empty name, and no raw_data (an empty tensor) are
+  // three different protos on disk.
+  TensorProto NoName = int64Proto({7}, {}, nullptr);
+  TensorProto EmptyName = int64Proto({7}, {}, "");
+  TensorProto NoRaw;
+  NoRaw.add_dims(0);
+  NoRaw.set_data_type(TensorProto::FLOAT);
+  for (const TensorProto *P : {&NoName, &EmptyName, &NoRaw}) {
+    auto [Packed, Wrapped] = bothForms(*P);
+    EXPECT_TRUE(Packed.isPacked());
+    expectSameTensor(Packed, Wrapped);
+    TensorProto Back;
+    Packed.toProto(Back);
+    EXPECT_EQ(Back.SerializeAsString(), P->SerializeAsString());
+  }
+}
+
+TEST(Tensor, WhatPackingCannotKeepStaysAProto) {
+  std::vector<TensorProto> Protos(5);
+  Protos[0] = int64Proto({1}, {1}, "doc");
+  Protos[0].set_doc_string("kept");
+  Protos[1].set_data_type(TensorProto::INT64); // a typed field, not raw
+  Protos[1].add_int64_data(4);
+  Protos[2].set_data_type(TensorProto::STRING);
+  Protos[2].add_string_data("s");
+  Protos[3] = int64Proto(std::vector<int64_t>(128, 5), {128}, "big");
+  Protos[4] = int64Proto({1}, {1}, "located");
+  Protos[4].set_data_location(TensorProto::DEFAULT);
+  for (const TensorProto &P : Protos) {
+    TensorProto Copy = P;
+    Tensor T = Tensor::fromProto(std::move(Copy));
+    EXPECT_FALSE(T.isPacked()) << P.ShortDebugString();
+    EXPECT_EQ(T.getStoredProto().SerializeAsString(), P.SerializeAsString());
+  }
+}
+
+TEST(Tensor, FromRawPacksAndRenames) {
+  Tensor T = Tensor::fromInt64s("", {2}, {4, 5});
+  EXPECT_TRUE(T.isPacked());
+  EXPECT_FALSE(T.getStoredProto().has_name());
+  Tensor R = T.withName("shape");
+  EXPECT_TRUE(R.isPacked());
+  EXPECT_EQ(R.getName(), "shape");
+  EXPECT_EQ(T.getName(), "") << "renaming makes a new tensor";
+  EXPECT_TRUE(R.contentEquals(T));
+  EXPECT_EQ(R.contentHash(), T.contentHash());
+  // A packed tensor and a wrapped one of the same contents are equal.
+  Tensor W(std::make_shared<TensorProto>(R.getStoredProto()));
+  EXPECT_TRUE(W.contentEquals(R));
+  EXPECT_EQ(W.contentHash(), R.contentHash());
+}
+
+TEST(Tensor, PackedProtoIsBuiltOnceAcrossThreads) {
+  // Save-time verification reads constants on a second thread while the
+  // writer reads them on the first: both must see one proto.
+  Tensor T = Tensor::fromFloats("w", {2, 2}, {1, 2, 3, 4});
+  ASSERT_TRUE(T.isPacked());
+  const TensorProto *Seen[4] = {};
+  std::vector<std::thread> Threads;
+  for (int I = 0; I < 4; ++I)
+    Threads.emplace_back([&, I] { Seen[I] = &T.getProto(); });
+  for (std::thread &Th : Threads)
+    Th.join();
+  for (const TensorProto *P : Seen)
+    EXPECT_EQ(P, Seen[0]);
+  EXPECT_EQ(Seen[0]->float_data_size(), 0);
+  EXPECT_EQ(Seen[0]->raw_data().size(), 16u);
+  Tensor Copy = T;
+  EXPECT_EQ(&Copy.getProto(), Seen[0]) << "copies share the block";
+}
