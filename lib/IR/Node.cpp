@@ -2,9 +2,15 @@
 #include "onnxopt/IR/Node.h"
 #include "onnxopt/IR/Graph.h"
 #include "onnxopt/IR/Model.h"
+#include "llvm/ADT/STLExtras.h"
 #include <cassert>
 
 using namespace onnxopt;
+
+// A big model has a Node per operator: 8 more bytes were 16 more per node
+// in malloc's 16-byte steps (measured: +16 MB at 1M nodes).
+static_assert(sizeof(void *) != 8 || sizeof(Node) <= 168,
+              "Node grew past 168 bytes");
 
 Node::Node(llvm::StringRef OpType, llvm::StringRef Domain,
            llvm::StringRef NodeName, Graph *G)
@@ -14,7 +20,11 @@ Node::Node(llvm::StringRef OpType, llvm::StringRef Domain,
 
 void Node::setName(llvm::StringRef N) {
   // A rename leaves the old text in the arena: nodes are renamed rarely.
-  Name = N.empty() ? llvm::StringRef() : Parent->getModel().saveString(N);
+  // Names come from protobuf strings, which are below 2 GiB.
+  llvm::StringRef Saved =
+      N.empty() ? llvm::StringRef() : Parent->getModel().saveString(N);
+  NameData = Saved.data();
+  NameSize = static_cast<uint32_t>(Saved.size());
 }
 
 Node::~Node() {
@@ -81,17 +91,27 @@ const Attribute *Node::getAttr(llvm::StringRef AttrName) const {
 
 Attribute *Node::getAttr(llvm::StringRef AttrName) {
   for (Attribute &A : Attrs)
-    if (A.Name == AttrName)
+    if (A.Name == AttrName) {
+      GraphFree = false;
       return &A;
+    }
   return nullptr;
 }
 
 void Node::setAttr(Attribute A) {
-  if (Attribute *Old = getAttr(A.Name)) {
-    *Old = std::move(A);
-    return;
-  }
+  if (A.isGraph() || !A.Graphs.empty())
+    GraphFree = false;
+  for (Attribute &Old : Attrs)
+    if (Old.Name == A.Name) {
+      Old = std::move(A);
+      return;
+    }
   Attrs.push_back(std::move(A));
+}
+
+void Node::recheckSubgraphs() {
+  GraphFree = llvm::none_of(
+      Attrs, [](const Attribute &A) { return A.isGraph() || !A.Graphs.empty(); });
 }
 
 bool Node::removeAttr(llvm::StringRef AttrName) {
@@ -130,6 +150,8 @@ Node::getAttrInts(llvm::StringRef AttrName) const {
 
 std::vector<Graph *> Node::getSubgraphs() const {
   std::vector<Graph *> Result;
+  if (GraphFree)
+    return Result;
   for (const Attribute &A : Attrs)
     for (const std::unique_ptr<Graph> &G : A.Graphs)
       Result.push_back(G.get());

@@ -697,6 +697,7 @@ void Importer::resolveNode(onnx::NodeProto &NP, Node &N, const Scope &S,
     Attrs.emplace_back();
     Ok &= succeeded(importAttribute(AP, N, S, Attrs.back()));
   }
+  N.recheckSubgraphs();
   NP.clear_input();
   NP.clear_output();
   NP.clear_op_type();
