@@ -177,7 +177,7 @@ std::string onnxopt::oversizedShapeInput(const Node &N, const Value &S,
                                          const Type &T) {
   if (!T.isTensor() || !T.hasShape() || T.getRank() != 1)
     return "";
-  const Dim &Length = (*T.getShape())[0];
+  const Dim &Length = T.getDims()[0];
   if (!Length.isKnown() || uint64_t(Length.getValue()) <= MaxTensorRank)
     return "";
   return "input " + std::to_string(shapeInputOf(N)) + " ('" +

@@ -20,7 +20,7 @@ const InternedString *onnxopt::internString(llvm::StringRef S) {
 }
 
 Type::Type(const Type &O)
-    : K(O.K), ElemType(O.ElemType), Shape(O.Shape),
+    : K(O.K), HasShape(O.HasShape), ElemType(O.ElemType), Dims(O.Dims),
       Extra(O.Extra ? std::make_unique<Rare>(*O.Extra) : nullptr) {}
 
 Type &Type::operator=(const Type &O) {
@@ -49,7 +49,7 @@ Type Type::tensor(int32_t ElemType, std::optional<std::vector<Dim>> Shape) {
   Type T;
   T.K = Kind::Tensor;
   T.ElemType = ElemType;
-  T.Shape = std::move(Shape);
+  T.setShape(std::move(Shape));
   return T;
 }
 
@@ -92,16 +92,17 @@ Type Type::opaque(llvm::StringRef Domain, llvm::StringRef Name) {
 }
 
 bool Type::isStatic() const {
-  if (K != Kind::Tensor || !Shape)
+  if (K != Kind::Tensor || !HasShape)
     return false;
-  for (const Dim &D : *Shape)
+  for (const Dim &D : Dims)
     if (!D.isKnown())
       return false;
   return true;
 }
 
 bool Type::operator==(const Type &O) const {
-  if (K != O.K || ElemType != O.ElemType || Shape != O.Shape)
+  if (K != O.K || ElemType != O.ElemType || HasShape != O.HasShape ||
+      Dims != O.Dims)
     return false;
   // A missing Rare equals one whose fields are all empty (and ends the
   // recursion through Elem: the empty Rare's Elem has none).

@@ -8,7 +8,11 @@
 using namespace onnxopt;
 
 Value::Value(llvm::StringRef Name, Origin O, Graph *Owner)
-    : Name(Owner->getModel().internName(Name)), Owner(Owner), Orig(O) {}
+    : Orig(O), Name(Owner->getModel().internName(Name)), Owner(Owner) {}
+
+// A big model has a Value per tensor (see the layout note in Value.h).
+static_assert(sizeof(void *) != 8 || sizeof(Value) <= 136,
+              "Value grew past 136 bytes");
 
 void Value::setName(llvm::StringRef N) {
   Name = Owner->getModel().internName(N);

@@ -147,14 +147,19 @@ public:
   void setElemType(int32_t T) { ElemType = T; }
 
   /// Tensor/sparse shape; std::nullopt when the rank is unknown.
-  bool hasShape() const { return Shape.has_value(); }
-  const std::optional<std::vector<Dim>> &getShape() const { return Shape; }
-  llvm::ArrayRef<Dim> getDims() const {
-    return Shape ? llvm::ArrayRef<Dim>(*Shape) : llvm::ArrayRef<Dim>();
+  bool hasShape() const { return HasShape; }
+  /// A copy of the shape (getDims reads it in place).
+  std::optional<std::vector<Dim>> getShape() const {
+    return HasShape ? std::optional<std::vector<Dim>>(Dims) : std::nullopt;
   }
-  size_t getRank() const { return Shape ? Shape->size() : 0; }
-  void setShape(std::optional<std::vector<Dim>> S) { Shape = std::move(S); }
-  std::vector<Dim> &getMutableDims() { return *Shape; }
+  llvm::ArrayRef<Dim> getDims() const { return Dims; }
+  size_t getRank() const { return Dims.size(); }
+  void setShape(std::optional<std::vector<Dim>> S) {
+    HasShape = S.has_value();
+    Dims = S ? std::move(*S) : std::vector<Dim>();
+  }
+  /// The dims of a type that has a shape.
+  std::vector<Dim> &getMutableDims() { return Dims; }
 
   /// True when this is a tensor whose every dim is known.
   bool isStatic() const;
@@ -183,9 +188,12 @@ private:
   const Rare &rare() const;
   Rare &getOrCreateRare();
 
+  // 40 bytes: a big model has a Type per value. No shape is HasShape false
+  // (and no dims); a scalar is HasShape true and no dims.
   Kind K = Kind::None;
+  bool HasShape = false;
   int32_t ElemType = 0;
-  std::optional<std::vector<Dim>> Shape;
+  std::vector<Dim> Dims;
   /// Null when every field of Rare would be empty.
   std::unique_ptr<Rare> Extra;
 };
