@@ -18,19 +18,23 @@ int64_t Model::getOpsetVersion(llvm::StringRef Domain) const {
 }
 
 bool Model::reserveName(llvm::StringRef Name) {
-  bool &Reserved = Names.try_emplace(Name, false).first->second;
-  if (Reserved)
+  NameSlot &Slot = Names.try_emplace(Name).first->second;
+  if (Slot.isReserved())
     return false;
-  Reserved = true;
+  Slot.setReserved(true);
   return true;
 }
 
-bool Model::reserveName(const Value &V) {
+NameEntry &Model::getNameEntry(const Value &V) {
   // The entry is this model's (internName): only the value's view is const.
-  auto &Entry = const_cast<llvm::StringMapEntry<bool> &>(*V.Name);
-  if (Entry.getValue())
+  return const_cast<NameEntry &>(*V.Name);
+}
+
+bool Model::reserveName(const Value &V) {
+  NameSlot &Slot = getNameEntry(V).getValue();
+  if (Slot.isReserved())
     return false;
-  Entry.setValue(true);
+  Slot.setReserved(true);
   return true;
 }
 

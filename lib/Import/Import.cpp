@@ -95,21 +95,70 @@ static bool mergeFromBytes(google::protobuf::MessageLite &Msg,
 
 namespace {
 
-/// The names visible in one graph, chained to the enclosing graphs.
-struct Scope {
-  /// Keyed by the values' own names (values never move or get renamed while
-  /// importing): no copy of every name in the map.
-  llvm::DenseMap<llvm::StringRef, Value *> Values;
-  const Scope *Parent = nullptr;
-
-  Value *lookup(llvm::StringRef Name) const {
-    for (const Scope *S = this; S; S = S->Parent) {
-      auto It = S->Values.find(Name);
-      if (It != S->Values.end())
-        return It->second;
+/// The names one graph being imported defines. A name resolves through its
+/// entry in the model's name table (NameSlot): defining a value points the
+/// entry at it, and the scope's end gives the entry back what an enclosing
+/// graph had defined under that name, or nothing. So a graph sees its own
+/// names and its ancestors' (its own first), a subgraph's names end with
+/// it, and after the import every entry is empty again.
+class Scope {
+public:
+  Scope(Model &M, const Graph &G, const Scope *Parent)
+      : M(M), G(G), Parent(Parent) {}
+  Scope(const Scope &) = delete;
+  Scope &operator=(const Scope &) = delete;
+  ~Scope() {
+    if (Parent) {
+      for (auto It = Undo.rbegin(); It != Undo.rend(); ++It)
+        It->first->getValue().setImportDef(It->second);
+      return;
     }
-    return nullptr;
+    // The main graph shadows nothing: its names are emptied by walking its
+    // values (no list of a million entries to undo).
+    auto Clear = [&](const Value *V) {
+      M.getNameEntry(*V).getValue().setImportDef(nullptr);
+    };
+    for (const auto &V : G.getInputs())
+      Clear(V.get());
+    for (const auto &V : G.getConstants())
+      Clear(V.get());
+    for (const Node &N : G.getNodes())
+      for (unsigned I = 0; I < N.getNumResults(); ++I)
+        if (const Value *V = N.getResult(I))
+          Clear(V);
   }
+
+  const Scope *getParent() const { return Parent; }
+
+  /// The value \p Name resolves to: this graph's or an enclosing one's.
+  Value *lookup(llvm::StringRef Name) const {
+    NameEntry *E = M.findName(Name);
+    return E ? E->getValue().getImportDef() : nullptr;
+  }
+  /// The value of this graph itself named \p Name.
+  Value *lookupHere(llvm::StringRef Name) const {
+    Value *V = lookup(Name);
+    return V && V->getOwningGraph() == &G ? V : nullptr;
+  }
+  /// Makes \p V, a value of this graph, what its name resolves to; false
+  /// when a value of this graph already has the name (which stays).
+  bool define(Value *V) {
+    NameEntry &E = M.getNameEntry(*V);
+    Value *Prev = E.getValue().getImportDef();
+    if (Prev && Prev->getOwningGraph() == &G)
+      return false;
+    if (Parent)
+      Undo.push_back({&E, Prev});
+    E.getValue().setImportDef(V);
+    return true;
+  }
+
+private:
+  Model &M;
+  const Graph &G;
+  const Scope *Parent;
+  /// A subgraph's definitions, with what each entry held before.
+  std::vector<std::pair<NameEntry *, Value *>> Undo;
 };
 
 /// Moves \p From into \p To (on the heap): \p From may be on an arena, and
@@ -283,7 +332,7 @@ private:
 LogicalResult Importer::define(Scope &S, Graph &G, Value *V,
                                llvm::StringRef What) {
   M.reserveName(*V);
-  if (S.Values.try_emplace(V->getName(), V).second)
+  if (S.define(V))
     return success();
   return emitError(Diags, G)
          << What << " '" << V->getName() << "' is defined more than once";
@@ -712,18 +761,10 @@ void Importer::resolveNode(onnx::NodeProto &NP, Node &N, const Scope &S,
 
 LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
                                     const Scope *Parent) {
-  Scope S;
-  S.Parent = Parent;
+  Scope S(M, G, Parent);
   bool Ok = true;
   G.setName(GP.name());
   const std::vector<llvm::StringRef> *Streamed = Parent ? nullptr : MainNodes;
-  size_t NumNames = size_t(GP.input_size()) + size_t(GP.initializer_size()) +
-                    size_t(GP.sparse_initializer_size());
-  for (const onnx::NodeProto &NP : GP.node())
-    NumNames += size_t(NP.output_size());
-  if (Streamed)
-    NumNames += Streamed->size(); // about one result per node
-  S.Values.reserve(NumNames);
 
   // Phase 1: define every name of this graph.
   for (onnx::ValueInfoProto &VI : *GP.mutable_input()) {
@@ -746,9 +787,7 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
       Ok = false;
       T = Tensor();
     }
-    auto It = S.Values.find(Name);
-    if (It != S.Values.end()) {
-      Value *In = It->second;
+    if (Value *In = S.lookupHere(Name)) {
       if (In->isGraphInput() && !In->hasInitializer()) {
         In->setInitializer(std::move(*T));
         In->InitOrder = I;
@@ -772,7 +811,7 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
   // Sparse initializers stay in the residual; the IR sees a dense constant.
   for (const onnx::SparseTensorProto &SP : GP.sparse_initializer()) {
     const std::string &Name = SP.values().name();
-    if (S.Values.count(Name))
+    if (S.lookupHere(Name))
       continue; // a graph input with a sparse default value
     std::optional<Tensor> T = densify(SP, G);
     if (!T) {
@@ -839,8 +878,7 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
   // ValueInfoProto) is carried verbatim.
   for (int I = 0; I < GP.value_info_size(); ++I) {
     onnx::ValueInfoProto &VI = *GP.mutable_value_info(I);
-    auto It = S.Values.find(VI.name());
-    Value *V = It == S.Values.end() ? nullptr : It->second;
+    Value *V = S.lookupHere(VI.name());
     if (!V || V->isGraphInput() || V->isOutputOf(G) || V->HadValueInfo) {
       G.OrphanValueInfos.push_back(VI.SerializeAsString());
       continue;

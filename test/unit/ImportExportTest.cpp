@@ -1135,3 +1135,71 @@ TEST(ImportExport, VerifyingLeavesTheSkeletonAlone) {
   // verifyProto checks the same model.
   EXPECT_TRUE(succeeded(verifyProto(P, D.Diags))) << D.Text;
 }
+
+// Names resolve through the model's name entries while importing: a
+// subgraph sees its own names first, then its ancestors'; its names end
+// with it; siblings do not see each other's; and no entry keeps a value
+// after the import.
+TEST(ImportExport, SubgraphScopes) {
+  const char *Text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+main (float[N] X, bool C) => (float[N] Y, float[N] Z) {
+  T = Neg (X)
+  Y = If <then_branch = a () => (float[N] A) {
+    T = Abs (X)
+    A = Relu (T)
+  }, else_branch = b () => (float[N] B) {
+    B = Relu (T)
+  }> (C)
+  Z = Identity (T)
+}
+)";
+  CapturedDiags D;
+  std::unique_ptr<Model> M = parseTextModel(Text, D.Diags);
+  ASSERT_TRUE(M) << D.Text;
+  Graph &G = M->getGraph();
+  Node *If = nullptr, *Id = nullptr;
+  Value *OuterT = nullptr;
+  for (Node &N : G.getNodes()) {
+    if (N.is("If"))
+      If = &N;
+    if (N.is("Identity"))
+      Id = &N;
+    if (N.is("Neg"))
+      OuterT = N.getResult(0);
+  }
+  ASSERT_TRUE(If && Id && OuterT);
+  std::vector<Graph *> Branches = If->getSubgraphs();
+  ASSERT_EQ(Branches.size(), 2u);
+  // then: its own T (Abs) shadows the outer one.
+  Node &ThenRelu = *std::next(Branches[0]->getNodes().begin());
+  EXPECT_TRUE(ThenRelu.getOperand(0)->getDefiningNode()->is("Abs"));
+  // else: the outer T, not the sibling's.
+  Node &ElseRelu = *Branches[1]->getNodes().begin();
+  EXPECT_EQ(ElseRelu.getOperand(0), OuterT);
+  // After the If, T is the outer one again.
+  EXPECT_EQ(Id->getOperand(0), OuterT);
+  for (const char *Name : {"T", "X", "A", "B", "Y"}) {
+    NameEntry *E = M->findName(Name);
+    ASSERT_TRUE(E) << Name;
+    EXPECT_EQ(E->getValue().getImportDef(), nullptr) << Name;
+  }
+
+  // A subgraph's name is not visible after it.
+  const char *Leak = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+main (float[N] X, bool C) => (float[N] Y, float[N] Z) {
+  Y = If <then_branch = a () => (float[N] A) {
+    Inner = Abs (X)
+    A = Relu (Inner)
+  }, else_branch = b () => (float[N] B) {
+    B = Relu (X)
+  }> (C)
+  Z = Identity (Inner)
+}
+)";
+  CapturedDiags D2;
+  EXPECT_FALSE(parseTextModel(Leak, D2.Diags));
+  EXPECT_NE(D2.Text.find("input 'Inner' is not defined"), std::string::npos)
+      << D2.Text;
+}

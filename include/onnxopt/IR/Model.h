@@ -49,8 +49,17 @@ public:
   bool reserveName(const Value &V);
   bool isNameTaken(llvm::StringRef Name) const {
     auto It = Names.find(Name);
-    return It != Names.end() && It->second;
+    return It != Names.end() && It->second.isReserved();
   }
+  /// The entry of \p Name, or null when no value has had it (see NameSlot;
+  /// for importers).
+  NameEntry *findName(llvm::StringRef Name) {
+    auto It = Names.find(Name);
+    return It == Names.end() ? nullptr : &*It;
+  }
+  /// The entry \p V, a value of this model, holds (see NameSlot; for
+  /// importers). Only the value's view of it is const.
+  NameEntry &getNameEntry(const Value &V);
 
   /// A copy of \p S that lives as long as the model (node names: one
   /// allocation-free copy each instead of a std::string).
@@ -68,17 +77,17 @@ private:
   /// The entry of \p Name in Names, added (not reserved) if new. Values
   /// hold it as their name, so a name is stored once for the value and for
   /// the uniquing.
-  const llvm::StringMapEntry<bool> *internName(llvm::StringRef Name) {
-    return &*Names.try_emplace(Name, false).first;
+  const NameEntry *internName(llvm::StringRef Name) {
+    return &*Names.try_emplace(Name).first;
   }
 
   int64_t IrVersion = 8;
   std::vector<OpsetImport> Opsets;
-  /// Every name a value of the model has had or that was reserved; the flag
-  /// says reserved. Entries are never removed (the set of taken names only
+  /// Every name a value of the model has had or that was reserved (see
+  /// NameSlot). Entries are never removed (the set of taken names only
   /// grows), so values may point at them. Declared before MainGraph, which
   /// holds those values.
-  llvm::StringMap<bool, llvm::BumpPtrAllocator> Names;
+  llvm::StringMap<NameSlot, llvm::BumpPtrAllocator> Names;
   llvm::BumpPtrAllocator StringArena;
   llvm::StringSaver Saver{StringArena};
   std::unique_ptr<Graph> MainGraph;
