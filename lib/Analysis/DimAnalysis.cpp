@@ -730,7 +730,7 @@ void DimAnalysis::Impl::sweepGraph(Graph &G) {
         D.push_back(fromRecorded(V, I));
       ValueDims[&V] = std::move(D);
     } else if (V.hasInitializer()) {
-      ValueDims[&V] = constantDims(V.getInitializer().getDims());
+      ValueDims[&V] = constantDims(V.getInitializer().getDimsRef());
     }
   };
   for (const std::unique_ptr<Value> &V : G.getInputs())
@@ -955,7 +955,7 @@ void DimAnalysis::Impl::transferConstant(Node &N, const Dims *X,
                                          ResultDims &Out, ResultData &OutData) {
   if (const Attribute *A = N.getAttr("value");
       A && A->Kind == AttrKind::Tensor && !A->Tensors.empty()) {
-    Out[0] = full(constantDims(A->Tensors.front().getDims()));
+    Out[0] = full(constantDims(A->Tensors.front().getDimsRef()));
   }
   // Straight into the result's data: kept with the other results', not
   // also as a constant read through an operand.

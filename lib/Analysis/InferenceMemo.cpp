@@ -84,7 +84,7 @@ void encodeOperand(const Value *V, SignatureSymbols &Symbols,
   // A typeless constant: its tensor's element type and dims.
   Key += 'C';
   appendKeyInt(Key, T->getElemType());
-  std::vector<int64_t> Dims = T->getDims(); // a copy: read it once
+  llvm::ArrayRef<int64_t> Dims = T->getDimsRef();
   appendKeyInt(Key, int64_t(Dims.size()));
   for (int64_t D : Dims)
     appendKeyInt(Key, D);

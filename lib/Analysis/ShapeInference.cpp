@@ -73,7 +73,7 @@ void onnxopt::detail::tensorToTypeProto(const Tensor &T, onnx::TypeProto &P) {
   onnx::TypeProto_Tensor &TT = *P.mutable_tensor_type();
   TT.set_elem_type(T.getElemType());
   onnx::TensorShapeProto &S = *TT.mutable_shape();
-  for (int64_t D : T.getDims())
+  for (int64_t D : T.getDimsRef())
     S.add_dim()->set_dim_value(D);
 }
 
@@ -94,7 +94,7 @@ void tensorForAttribute(const Tensor &T, onnx::TensorProto &P) {
   }
   P.set_name(T.getName().str());
   P.set_data_type(T.getElemType());
-  for (int64_t D : T.getDims())
+  for (int64_t D : T.getDimsRef())
     P.add_dims(D);
 }
 
@@ -151,7 +151,7 @@ std::unique_ptr<onnx::TensorProto> loadTensor(const Tensor &T) {
   auto P = std::make_unique<onnx::TensorProto>();
   P->set_name(T.getName().str());
   P->set_data_type(T.getElemType());
-  for (int64_t D : T.getDims())
+  for (int64_t D : T.getDimsRef())
     P->add_dims(D);
   P->set_raw_data(Bytes->data(), Bytes->size());
   return P;
@@ -635,9 +635,12 @@ public:
       return nullptr;
     if (const Tensor *T = getStoredConstant(*V)) {
       if (T->isPacked()) {
-        Owned.push_back(std::make_unique<onnx::TensorProto>());
-        T->toProto(*Owned.back());
-        return InputData[I] = Owned.back().get();
+        // On the node's arena (its first block is inline): no heap blocks
+        // for a proto that lives as long as this node's inference.
+        auto *P = google::protobuf::Arena::CreateMessage<onnx::TensorProto>(
+            &Arena);
+        T->toProto(*P);
+        return InputData[I] = P;
       }
       if (!T->isExternal())
         return InputData[I] = &T->getProto();
@@ -1045,7 +1048,11 @@ LogicalResult ShapeInference::Impl::writeResults(
     Type Merged = V->getType();
     std::string Why;
     size_t FirstFact = Facts.size();
-    if (!mergeInferredType(Merged, Inferred, Why, &Facts)) {
+    if (Merged.isNone()) {
+      // Nothing declared to contradict or to keep: the inferred type is the
+      // value's (moved, where merging would copy it).
+      Merged = std::move(Inferred);
+    } else if (!mergeInferredType(Merged, Inferred, Why, &Facts)) {
       ++Stats.Contradictions;
       emitError(Diags, N) << "inferred type " << Inferred.str() << " of value '"
                           << V->getName() << "' contradicts its declared type "

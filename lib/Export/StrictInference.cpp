@@ -36,6 +36,7 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 #include <onnx/defs/schema.h>
@@ -255,7 +256,8 @@ private:
   /// (or thinned) copy in Owned.
   llvm::DenseMap<const Tensor *, const onnx::TensorProto *> Data;
   std::vector<std::unique_ptr<onnx::TensorProto>> Owned;
-  /// Packed constants' protos, for the node being inferred.
+  /// Packed constants' protos, for the nodes being inferred (a stack: a
+  /// node's body is inferred inside it).
   std::vector<std::unique_ptr<onnx::TensorProto>> NodeOwned;
   llvm::DenseMap<Node::OpKey, const onnx::OpSchema *> Schemas;
   std::unordered_map<std::string, std::vector<MemoEntry>> Memo;
@@ -440,7 +442,11 @@ const onnx::OpSchema *Engine::schemaOf(const Node &N, int64_t Version) {
 }
 
 std::optional<Failure> Engine::inferNode(const Node &N, bool &SeenUnsupported) {
-  NodeOwned.clear();
+  // The protos built for this node go with it; a body inferred inside it
+  // (If, Loop) frees only its own nodes' ones.
+  size_t OwnedMark = NodeOwned.size();
+  auto FreeOwned =
+      llvm::make_scope_exit([&] { NodeOwned.resize(OwnedMark); });
   int64_t Version = M.getOpsetVersion(N.getDomain());
   if (Version <= 0)
     return Failure{&N, "Cannot infer type and shape for node: no opset "

@@ -476,7 +476,7 @@ int32_t Tensor::getElemType() const {
   return Proto ? Proto->data_type() : 0;
 }
 
-llvm::ArrayRef<int64_t> Tensor::dimsRef() const {
+llvm::ArrayRef<int64_t> Tensor::getDimsRef() const {
   if (Small)
     return llvm::ArrayRef<int64_t>(Small->dims(), Small->NumDims);
   if (Proto)
@@ -484,14 +484,14 @@ llvm::ArrayRef<int64_t> Tensor::dimsRef() const {
   return {};
 }
 
-std::vector<int64_t> Tensor::getDims() const { return dimsRef().vec(); }
+std::vector<int64_t> Tensor::getDims() const { return getDimsRef().vec(); }
 
 /// Returns -1 when a dim is negative or the product overflows int64.
 int64_t Tensor::getNumElements() const {
   if (isNull())
     return 0;
   int64_t N = 1;
-  for (int64_t D : dimsRef()) {
+  for (int64_t D : getDimsRef()) {
     if (D < 0 || __builtin_mul_overflow(N, D, &N))
       return -1;
   }
@@ -670,7 +670,7 @@ std::optional<std::vector<double>> Tensor::toDoubles() const {
 bool Tensor::contentEquals(const Tensor &O) const {
   if (isNull() || O.isNull())
     return isNull() && O.isNull();
-  if (getElemType() != O.getElemType() || dimsRef() != O.dimsRef())
+  if (getElemType() != O.getElemType() || getDimsRef() != O.getDimsRef())
     return false;
   if (getElemType() == TensorProto::STRING) {
     const auto &A = Proto->string_data(), &B = O.Proto->string_data();
@@ -684,7 +684,7 @@ bool Tensor::contentEquals(const Tensor &O) const {
 uint64_t Tensor::contentHash() const {
   if (isNull())
     return 0;
-  llvm::ArrayRef<int64_t> Dims = dimsRef();
+  llvm::ArrayRef<int64_t> Dims = getDimsRef();
   uint64_t H = llvm::xxHash64(
       llvm::StringRef(reinterpret_cast<const char *>(Dims.data()),
                       Dims.size() * sizeof(int64_t)));

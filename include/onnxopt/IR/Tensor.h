@@ -126,6 +126,8 @@ public:
   Tensor withName(llvm::StringRef Name) const;
   int32_t getElemType() const;
   std::vector<int64_t> getDims() const;
+  /// The dims in place (valid as long as the tensor): no vector to build.
+  llvm::ArrayRef<int64_t> getDimsRef() const;
   /// Product of dims (1 for a scalar).
   int64_t getNumElements() const;
 
@@ -166,7 +168,6 @@ private:
 
   struct Packed;
   static Tensor pack(const onnx::TensorProto &P);
-  llvm::ArrayRef<int64_t> dimsRef() const;
 
   /// Null for packed tensors.
   std::shared_ptr<const onnx::TensorProto> Proto;
