@@ -4,6 +4,16 @@
 using namespace onnxopt;
 using namespace onnxopt::detail;
 
+/// The proto of \p T to print: a packed tensor's is built into \p Scratch
+/// (printing a model must not keep a proto per constant).
+static const onnx::TensorProto &protoToPrint(const Tensor &T,
+                                             onnx::TensorProto &Scratch) {
+  if (!T.isPacked())
+    return T.getProto();
+  T.toProto(Scratch);
+  return Scratch;
+}
+
 //===----------------------------------------------------------------------===//
 // Graphs and nodes (IR)
 //===----------------------------------------------------------------------===//
@@ -77,11 +87,8 @@ void TextPrinter::printGraphEntries(const Graph &G) {
       PrintEntry([&] {
         std::string Name = V->getName().str();
         const Tensor &T = V->getInitializer();
-        onnx::TensorProto P;
-        if (T.isPacked())
-          T.toProto(P);
-        printTensor(T.isPacked() ? P : T.getProto(), &T, &Name,
-                    /*WithEquals=*/true);
+        onnx::TensorProto Scratch;
+        printTensor(protoToPrint(T, Scratch), &T, &Name, /*WithEquals=*/true);
       });
     // Carried value-infos (naming no value, or an input) keep their
     // position among the others, as the exporter does.
@@ -215,11 +222,8 @@ void TextPrinter::printAttribute(const Attribute &A, bool &First) {
   case AttrKind::Tensor:
     Begin();
     {
-      onnx::TensorProto Built;
-      if (A.Tensors[0].isPacked())
-        A.Tensors[0].toProto(Built);
-      const onnx::TensorProto &P =
-          A.Tensors[0].isPacked() ? Built : A.Tensors[0].getProto();
+      onnx::TensorProto Scratch;
+      const onnx::TensorProto &P = protoToPrint(A.Tensors[0], Scratch);
       printTensor(P, &A.Tensors[0], P.name().empty() ? nullptr : &P.name(),
                   /*WithEquals=*/false);
     }

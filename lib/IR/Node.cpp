@@ -98,8 +98,13 @@ Attribute *Node::getAttr(llvm::StringRef AttrName) {
   return nullptr;
 }
 
+/// What getSubgraphs would find in \p A.
+static bool holdsGraph(const Attribute &A) {
+  return A.isGraph() || !A.Graphs.empty();
+}
+
 void Node::setAttr(Attribute A) {
-  if (A.isGraph() || !A.Graphs.empty())
+  if (holdsGraph(A))
     GraphFree = false;
   for (Attribute &Old : Attrs)
     if (Old.Name == A.Name) {
@@ -110,8 +115,7 @@ void Node::setAttr(Attribute A) {
 }
 
 void Node::recheckSubgraphs() {
-  GraphFree = llvm::none_of(
-      Attrs, [](const Attribute &A) { return A.isGraph() || !A.Graphs.empty(); });
+  GraphFree = llvm::none_of(Attrs, holdsGraph);
 }
 
 bool Node::removeAttr(llvm::StringRef AttrName) {

@@ -157,6 +157,22 @@ void detail::exportType(const Type &T, onnx::TypeProto &TP) {
     TP.set_denotation(T.getDenotation().str());
 }
 
+void detail::moveTensorProto(onnx::TensorProto &From, onnx::TensorProto &To) {
+  if (!From.GetArena()) {
+    To.Swap(&From);
+    return;
+  }
+  std::string Raw;
+  bool HasRaw = From.has_raw_data();
+  if (HasRaw) {
+    Raw.swap(*From.mutable_raw_data());
+    From.clear_raw_data();
+  }
+  To.CopyFrom(From);
+  if (HasRaw)
+    To.set_raw_data(std::move(Raw));
+}
+
 bool detail::isDensifiedSparse(const onnx::TensorProto &TP) {
   const google::protobuf::UnknownFieldSet &U =
       TP.GetReflection()->GetUnknownFields(TP);

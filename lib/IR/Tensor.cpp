@@ -10,6 +10,7 @@
 
 #include "onnxopt/IR/Tensor.h"
 #include "onnxopt/IR/ElementType.h"
+#include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/IR/Type.h"
 #include "llvm/Support/xxhash.h"
 #include <onnx/onnx_pb.h>
@@ -320,21 +321,7 @@ Tensor Tensor::fromProto(TensorProto &&P) {
   if (isPackable(P))
     return pack(P);
   auto Q = std::make_shared<TensorProto>();
-  if (!P.GetArena()) {
-    Q->Swap(&P);
-    return Tensor(std::move(Q));
-  }
-  // A proto on an arena cannot be swapped with a heap one: its raw_data
-  // string is moved, the rest copied.
-  std::string Raw;
-  bool HasRaw = P.has_raw_data();
-  if (HasRaw) {
-    Raw.swap(*P.mutable_raw_data());
-    P.clear_raw_data();
-  }
-  Q->CopyFrom(P);
-  if (HasRaw)
-    Q->set_raw_data(std::move(Raw));
+  detail::moveTensorProto(P, *Q);
   return Tensor(std::move(Q));
 }
 

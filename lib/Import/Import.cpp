@@ -128,8 +128,6 @@ public:
           Clear(V);
   }
 
-  const Scope *getParent() const { return Parent; }
-
   /// The value \p Name resolves to: this graph's or an enclosing one's.
   Value *lookup(llvm::StringRef Name) const {
     NameEntry *E = M.findName(Name);
@@ -160,25 +158,6 @@ private:
   /// A subgraph's definitions, with what each entry held before.
   std::vector<std::pair<NameEntry *, Value *>> Undo;
 };
-
-/// Moves \p From into \p To (on the heap): \p From may be on an arena, and
-/// its raw_data is moved, never copied (typed payloads are copied; exporters
-/// write large tensors as raw_data).
-void takeTensor(onnx::TensorProto &From, onnx::TensorProto &To) {
-  if (!From.GetArena()) {
-    To.Swap(&From);
-    return;
-  }
-  std::string Raw;
-  bool HasRaw = From.has_raw_data();
-  if (HasRaw) {
-    Raw.swap(*From.mutable_raw_data());
-    From.clear_raw_data();
-  }
-  To.CopyFrom(From);
-  if (HasRaw)
-    To.set_raw_data(std::move(Raw));
-}
 
 /// Serializes \p Msg, or returns "" for an empty message.
 template <typename ProtoT> std::string residualOf(const ProtoT &Msg) {
@@ -534,7 +513,7 @@ std::optional<Tensor> Importer::importTensor(onnx::TensorProto &TP,
     return Tensor::fromProto(std::move(TP));
   }
   auto P = std::make_shared<onnx::TensorProto>();
-  takeTensor(TP, *P);
+  detail::moveTensorProto(TP, *P);
   std::optional<ExternalLocation> Loc = resolveExternal(*P, G, What);
   if (!Loc)
     return std::nullopt;
@@ -552,7 +531,7 @@ std::optional<Tensor> Importer::takeMapped(onnx::TensorProto &TP, int Index,
     return std::nullopt;
   }
   auto P = std::make_shared<onnx::TensorProto>();
-  takeTensor(TP, *P);
+  detail::moveTensorProto(TP, *P);
   return Tensor::fromMappedRawData(std::move(P), Mapped->File, R.Offset,
                                    R.Length);
 }

@@ -39,6 +39,11 @@ constexpr int DensifiedSparseMarker = 536870000;
 /// True when \p TP carries DensifiedSparseMarker.
 bool isDensifiedSparse(const onnx::TensorProto &TP);
 
+/// Moves \p From into \p To (on the heap): \p From may be on an arena, and
+/// its raw_data is moved, never copied (typed payloads are copied; exporters
+/// write large tensors as raw_data).
+void moveTensorProto(onnx::TensorProto &From, onnx::TensorProto &To);
+
 } // namespace detail
 } // namespace onnxopt
 
