@@ -587,14 +587,16 @@ LogicalResult SaveVerification::finish(onnx::ModelProto &Skeleton,
                                        DiagnosticEngine &Diags) {
   Shared &S = *State;
   if (S.PerNode) {
-    join(Diags);
-    if (!S.NodesOk)
-      return failure();
+    // The skeleton holds no node (they were checked one at a time): the
+    // checker can look at it while the worker still infers.
     std::string ModelError;
     {
       VerificationScope Scope(Skeleton, /*Restore=*/true, /*SaveInfos=*/false);
       ModelError = checkModelWithoutNodes(Skeleton);
     }
+    join(Diags);
+    if (!S.NodesOk)
+      return failure();
     // check_model's own error first, as checkSkeleton reports it.
     return reportVerdict(ModelError.empty() ? S.CheckerError : ModelError,
                          S.Inferred, S.Failure, Diags);
