@@ -47,39 +47,11 @@ using namespace onnxopt;
 
 namespace {
 
-uint32_t floatBits(float F) {
-  uint32_t Bits;
-  std::memcpy(&Bits, &F, sizeof(Bits));
-  return Bits;
-}
-
-/// A hash consistent with Attribute::equals (floats compare bitwise there).
-llvm::hash_code hashAttribute(const Attribute &A) {
-  llvm::SmallVector<uint32_t, 8> FloatBits;
-  for (float F : A.Floats)
-    FloatBits.push_back(floatBits(F));
-  llvm::hash_code H = llvm::hash_combine(
-      llvm::StringRef(A.Name), static_cast<uint8_t>(A.Kind), A.I,
-      floatBits(A.F), llvm::StringRef(A.S),
-      llvm::hash_combine_range(A.Ints.begin(), A.Ints.end()),
-      llvm::hash_combine_range(FloatBits.begin(), FloatBits.end()),
-      llvm::StringRef(A.Residual));
-  for (const std::string &S : A.Strings)
-    H = llvm::hash_combine(H, llvm::StringRef(S));
-  for (const Tensor &T : A.Tensors)
-    H = llvm::hash_combine(H, T.contentHash());
-  return H;
-}
-
 unsigned hashNode(const Node &N) {
-  // Attributes are compared by name, so their order must not matter: sum.
-  size_t AttrHash = 0;
-  for (const Attribute &A : N.getAttrs())
-    AttrHash += hashAttribute(A);
   llvm::ArrayRef<Value *> Ops = N.getOperands();
   return llvm::hash_combine(N.getOpType(), N.getDomain(), N.getNumResults(),
                             llvm::hash_combine_range(Ops.begin(), Ops.end()),
-                            AttrHash);
+                            N.hashAttrs());
 }
 
 bool isEquivalent(const Node &A, const Node &B) {

@@ -490,7 +490,12 @@ std::optional<Failure> Engine::runInference(const Node &N,
   std::vector<const Type *> Operands(N.getNumOperands(), nullptr);
   std::string Key;
   if (Memoizable) {
+    // The attributes' hash keeps nodes that differ only in them (Constants
+    // of different values) in different buckets: each bucket is searched
+    // entry by entry.
+    uint64_t AttrHash = N.hashAttrs();
     Key.append(reinterpret_cast<const char *>(&Schema), sizeof(Schema));
+    Key.append(reinterpret_cast<const char *>(&AttrHash), sizeof(AttrHash));
     Key += char(N.getNumResults());
   }
   for (unsigned I = 0; I < N.getNumOperands(); ++I) {
@@ -586,7 +591,12 @@ std::optional<Failure> Engine::runInference(const Node &N,
     Results.push_back(P.value_case() == onnx::TypeProto::VALUE_NOT_SET
                           ? Type()
                           : importType(P));
-  if (Bucket)
+  // Nodes that read different contents each time (Reshapes to many constant
+  // shapes) share a signature: a bucket that grew with each would make the
+  // inference quadratic (20k such nodes: 135 s). After a few entries the
+  // rest are inferred without the memo.
+  constexpr size_t MaxEntriesPerSignature = 4;
+  if (Bucket && Bucket->size() < MaxEntriesPerSignature)
     Bucket->push_back(MemoEntry{&N, Ctx.dataReads(), Results});
   Restore(std::move(Results));
   return std::nullopt;

@@ -1,6 +1,8 @@
 //===- Attribute.cpp - Node attributes ------------------------------------===//
 #include "onnxopt/IR/Attribute.h"
 #include "onnxopt/IR/Graph.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/SmallVector.h"
 #include <cstring>
 
 using namespace onnxopt;
@@ -85,4 +87,27 @@ bool Attribute::equals(const Attribute &O) const {
     if (!Tensors[K].contentEquals(O.Tensors[K]))
       return false;
   return true;
+}
+
+static uint32_t floatBits(float F) {
+  uint32_t Bits;
+  std::memcpy(&Bits, &F, sizeof(Bits));
+  return Bits;
+}
+
+uint64_t Attribute::hash() const {
+  // Floats by their bits, as equals compares them.
+  llvm::SmallVector<uint32_t, 8> FloatBits;
+  for (float X : Floats)
+    FloatBits.push_back(floatBits(X));
+  llvm::hash_code H = llvm::hash_combine(
+      llvm::StringRef(Name), static_cast<uint8_t>(Kind), I, floatBits(F),
+      llvm::StringRef(S), llvm::hash_combine_range(Ints.begin(), Ints.end()),
+      llvm::hash_combine_range(FloatBits.begin(), FloatBits.end()),
+      llvm::StringRef(Residual));
+  for (const std::string &Str : Strings)
+    H = llvm::hash_combine(H, llvm::StringRef(Str));
+  for (const Tensor &T : Tensors)
+    H = llvm::hash_combine(H, T.contentHash());
+  return H;
 }

@@ -82,6 +82,14 @@ bool Node::hasSameAttrs(const Node &O) const {
   return true;
 }
 
+uint64_t Node::hashAttrs() const {
+  // hasSameAttrs matches attributes by name: a sum does not see the order.
+  uint64_t H = 0;
+  for (const Attribute &A : Attrs)
+    H += A.hash();
+  return H;
+}
+
 const Attribute *Node::getAttr(llvm::StringRef AttrName) const {
   for (const Attribute &A : Attrs)
     if (A.Name == AttrName)

@@ -80,6 +80,8 @@ public:
   /// Structural equality for scalars/lists/tensors (by content) and the
   /// residual. Attributes holding graphs never compare equal.
   bool equals(const Attribute &O) const;
+  /// A hash consistent with equals.
+  uint64_t hash() const;
 };
 
 } // namespace onnxopt

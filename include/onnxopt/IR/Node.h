@@ -88,6 +88,8 @@ public:
   /// The same attributes as \p O, by name (order does not matter) and by
   /// Attribute::equals (so never when one holds a graph).
   bool hasSameAttrs(const Node &O) const;
+  /// A hash consistent with hasSameAttrs (so independent of their order).
+  uint64_t hashAttrs() const;
   /// Mutable: the node then counts as one that may hold a subgraph.
   Attribute *getAttr(llvm::StringRef Name);
   bool hasAttr(llvm::StringRef Name) const { return getAttr(Name); }
