@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "onnxopt/Import/Import.h"
+#include "ParseAhead.h"
 #include "ProtoWire.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
@@ -817,24 +818,23 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
     headOf(NP, Head);
     Nodes.push_back(declareNode(Head, G, S, Ok));
   }
-  // Phase 2 parses each streamed node into one reused proto (Clear() keeps
-  // its strings' storage). On the heap, not the parse arena: tensors of
-  // attributes (Constant values) are then swapped into the IR, not copied.
-  onnx::NodeProto Scratch;
-  auto ParseNode = [&Scratch](llvm::StringRef B) {
-    Scratch.Clear();
-    return mergeFromBytes(Scratch, B);
-  };
-  if (Streamed)
+  // Phase 2 parses each streamed node again, whole, ahead of its
+  // resolution (ParseAhead: on the other core for a large graph).
+  std::optional<ParseAhead> Parsed;
+  if (Streamed) {
+    Parsed.emplace(*Streamed);
+    onnx::NodeProto Scratch;
     for (llvm::StringRef B : *Streamed) {
       // Bytes the scan does not take (groups) go through protobuf.
       if (!scanNodeHead(B, Head)) {
-        if (!ParseNode(B))
+        Scratch.Clear();
+        if (!mergeFromBytes(Scratch, B))
           return emitMalformed(Diags);
         headOf(Scratch, Head);
       }
       Nodes.push_back(declareNode(Head, G, S, Ok));
     }
+  }
 
   // Outputs: the producer's type and leftovers come from the output entry.
   for (onnx::ValueInfoProto &VI : *GP.mutable_output()) {
@@ -873,9 +873,10 @@ LogicalResult Importer::importGraph(onnx::GraphProto &GP, Graph &G,
     resolveNode(*GP.mutable_node(NI), *Nodes[NI], S, Ok);
   if (Streamed)
     for (size_t I = 0; I < Streamed->size(); ++I) {
-      if (!ParseNode((*Streamed)[I]))
+      onnx::NodeProto *NP = Parsed->take(I);
+      if (!NP)
         return emitMalformed(Diags);
-      resolveNode(Scratch, *Nodes[size_t(GP.node_size()) + I], S, Ok);
+      resolveNode(*NP, *Nodes[size_t(GP.node_size()) + I], S, Ok);
     }
 
   GP.clear_node();

@@ -708,6 +708,62 @@ TEST(ImportExport, StreamedNodesKeepResidualsAndAttributes) {
       << Bad.Text;
 }
 
+TEST(ImportExport, LargeGraphParsedAhead) {
+  // Enough nodes for the second phase to parse them on another thread
+  // (ParseAhead): a chain of Add nodes with Constants, each with its own
+  // value and an unknown field, round-trips exactly.
+  onnx::ModelProto P = makeAddModel();
+  onnx::GraphProto &G = *P.mutable_graph();
+  std::string Prev = G.node(0).output(0);
+  for (int I = 0; I < 6000; ++I) {
+    auto *C = G.add_node();
+    C->set_op_type("Constant");
+    C->add_output("k" + std::to_string(I));
+    auto *A = C->add_attribute();
+    A->set_name("value");
+    A->set_type(onnx::AttributeProto::TENSOR);
+    A->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    A->mutable_t()->add_dims(2);
+    A->mutable_t()->set_raw_data(floatBytes({float(I), 1}));
+    C->GetReflection()->MutableUnknownFields(C)->AddVarint(1000, I);
+    auto *N = G.add_node();
+    N->set_op_type("Add");
+    N->set_name("add" + std::to_string(I));
+    N->add_input(Prev);
+    N->add_input("k" + std::to_string(I));
+    Prev = "s" + std::to_string(I);
+    N->add_output(Prev);
+  }
+  G.mutable_output(0)->set_name(Prev);
+  CapturedDiags D;
+  std::unique_ptr<Model> M = parseBinaryModel(P.SerializeAsString(), "", D.Diags);
+  ASSERT_TRUE(M) << D.Text;
+  EXPECT_EQ(diff(P, *exportModel(*M)), "");
+
+  // A node whose names scan but whose attribute does not parse, far into
+  // the graph (past the window the parser thread runs ahead): one error,
+  // no model.
+  for (int At : {5000, 12000}) {
+    onnx::ModelProto Q = P;
+    onnx::AttributeProto *Bad =
+        Q.mutable_graph()->mutable_node(At)->add_attribute();
+    Bad->set_name("bad");
+    Bad->set_s(std::string(64, 'z'));
+    std::string QBytes = Q.SerializeAsString();
+    size_t Pos = QBytes.find(std::string(64, 'z'));
+    ASSERT_NE(Pos, std::string::npos);
+    // The attribute's `s` tag (field 4, length-delimited: 0x22) gets the
+    // invalid wire type 7.
+    ASSERT_EQ(QBytes[Pos - 2], char(0x22));
+    QBytes[Pos - 2] = char(0x27);
+    CapturedDiags E;
+    EXPECT_FALSE(parseBinaryModel(QBytes, "", E.Diags));
+    EXPECT_EQ(E.Diags.getNumErrors(), 1u) << E.Text;
+    EXPECT_NE(E.Text.find("truncated or malformed"), std::string::npos)
+        << E.Text;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Errors
 //===----------------------------------------------------------------------===//
