@@ -12,6 +12,7 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/Support/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include <functional>
@@ -210,7 +211,9 @@ public:
 
 private:
   struct Shared;
-  void join(DiagnosticEngine &Diags);
+  /// Waits for the worker's verdict (not for its teardown) and replays its
+  /// diagnostics on \p Diags, once.
+  void awaitVerdict(DiagnosticEngine &Diags);
 
   const Model &M;
   VerifyWith With;
@@ -219,8 +222,12 @@ private:
 
 /// What ONNX 1.12's InferShapes(check_type, strict) decides about the model
 /// exported from \p M, computed from the IR (StrictInference.cpp).
-LogicalResult verifyStrictInference(const Model &M,
-                                    StrictInferenceFailure &Failure);
+/// \p OnVerdict, if given, is called with the verdict before the inference's
+/// memory (a type per value) is freed, which a caller waiting only for the
+/// verdict need not wait for.
+LogicalResult verifyStrictInference(
+    const Model &M, StrictInferenceFailure &Failure,
+    llvm::function_ref<void(LogicalResult)> OnVerdict = nullptr);
 
 } // namespace detail
 } // namespace onnxopt

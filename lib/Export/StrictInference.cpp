@@ -172,17 +172,23 @@ public:
   const Type *typeOf(const Value *V) {
     auto It = Overrides.find(V);
     if (It != Overrides.end())
-      return &It->second;
+      return It->second;
     if (!V->getType().isNone())
       return &V->getType();
     if (!V->hasInitializer())
       return nullptr;
     onnx::TypeProto P;
     tensorToTypeProto(V->getInitializer(), P);
-    return &Overrides.emplace(V, importType(P)).first->second;
+    return Overrides[V] = &TypeStore.emplace_back(importType(P));
   }
 
-  void setType(const Value *V, Type T) { Overrides[V] = std::move(T); }
+  void setType(const Value *V, Type T) {
+    Type *&Slot = Overrides[V];
+    if (Slot)
+      *Slot = std::move(T);
+    else
+      Slot = &TypeStore.emplace_back(std::move(T));
+  }
 
   /// The contents ONNX would give \p N's inference function for \p V: the
   /// initializers and `value` Constants of the node's own graph. Large
@@ -249,9 +255,10 @@ private:
   void loadLocalFunctions();
 
   /// Types that differ from the IR's: merged with what was inferred, or of
-  /// initializers that carry none. Node-based: typeOf's pointers survive
-  /// insertions.
-  std::unordered_map<const Value *, Type> Overrides;
+  /// initializers that carry none (every result, in a model without
+  /// value_info). Kept in a deque: typeOf's pointers survive insertions.
+  llvm::DenseMap<const Value *, Type *> Overrides;
+  std::deque<Type> TypeStore;
   /// What inference reads of a constant: the IR's proto, or a complete
   /// (or thinned) copy in Owned.
   llvm::DenseMap<const Tensor *, const onnx::TensorProto *> Data;
@@ -604,15 +611,18 @@ std::optional<Failure> Engine::runInference(const Node &N,
 
 } // namespace
 
-LogicalResult
-onnxopt::detail::verifyStrictInference(const Model &M,
-                                       StrictInferenceFailure &Out) {
+LogicalResult onnxopt::detail::verifyStrictInference(
+    const Model &M, StrictInferenceFailure &Out,
+    llvm::function_ref<void(LogicalResult)> OnVerdict) {
   Engine E(M);
   std::optional<Failure> F = E.inferGraph(M.getGraph());
-  if (!F)
-    return success();
-  Out.N = F->N;
-  Out.Msg = std::move(F->Msg);
-  Out.Unsafe = F->Unsafe;
-  return failure();
+  if (F) {
+    Out.N = F->N;
+    Out.Msg = std::move(F->Msg);
+    Out.Unsafe = F->Unsafe;
+  }
+  LogicalResult Verdict = success(!F);
+  if (OnVerdict)
+    OnVerdict(Verdict);
+  return Verdict;
 }

@@ -468,11 +468,12 @@ struct SaveVerification::Shared {
   bool PerNode = false;
   std::thread Worker;
   /// What the worker's node checks emitted, replayed on the caller's engine
-  /// after join.
+  /// by awaitVerdict.
   std::vector<Diagnostic> Held;
   /// The worker's progress: how many leading main-graph nodes (with their
   /// subgraphs) are known valid (for checkNode), and whether it is done;
-  /// NodesOk is set before ValidationFinished. finish() waits on Validated.
+  /// NodesOk is set before ValidationFinished. finish() waits on Validated
+  /// (for ValidationFinished, then VerdictReady).
   std::atomic<size_t> ValidPrefix{0};
   std::atomic<bool> ValidationFinished{false};
   std::mutex Mu;
@@ -480,7 +481,19 @@ struct SaveVerification::Shared {
   bool NodesOk = false;
   bool Inferred = false;
   StrictInferenceFailure Failure;
-  bool Joined = false;
+  /// Set (under Mu) once Held, NodesOk, Inferred and Failure are final; the
+  /// worker may still be freeing the inference's memory, and is joined
+  /// only when the SaveVerification ends (after the file is written).
+  bool VerdictReady = false;
+  bool Replayed = false;
+
+  void publishVerdict() {
+    {
+      std::lock_guard<std::mutex> Lock(Mu);
+      VerdictReady = true;
+    }
+    Validated.notify_all();
+  }
 
   // checkNode's state, on the caller's thread.
   size_t NextNode = 0;
@@ -505,7 +518,7 @@ struct SaveVerification::Shared {
       std::lock_guard<std::mutex> Lock(Mu);
       ValidationFinished.store(true, std::memory_order_release);
     }
-    Validated.notify_one();
+    Validated.notify_all();
   }
 
   /// Waits until main-graph node \p I is known valid (true) or invalid or
@@ -538,15 +551,18 @@ SaveVerification::SaveVerification(const Model &M, VerifyWith With)
     S.validate(M, Local);
     // ONNX's inference functions crash on some invalid nodes: only valid
     // ones are inferred.
-    if (S.NodesOk && S.Strict)
-      S.Inferred = succeeded(verifyStrictInference(M, S.Failure));
+    if (!S.NodesOk || !S.Strict) {
+      S.publishVerdict();
+      return;
+    }
+    (void)verifyStrictInference(M, S.Failure, [&S](LogicalResult R) {
+      S.Inferred = succeeded(R);
+      S.publishVerdict();
+    });
   });
 }
 
-SaveVerification::~SaveVerification() {
-  if (!State->Joined)
-    State->Worker.join();
-}
+SaveVerification::~SaveVerification() { State->Worker.join(); }
 
 bool SaveVerification::checksNodes() const { return State->PerNode; }
 
@@ -573,15 +589,21 @@ void SaveVerification::checkNode(const onnx::NodeProto &NP) {
   S.StoppedChecking = !S.CheckerError.empty();
 }
 
-void SaveVerification::join(DiagnosticEngine &Diags) {
-  State->Worker.join();
-  State->Joined = true;
-  for (Diagnostic &D : State->Held)
+void SaveVerification::awaitVerdict(DiagnosticEngine &Diags) {
+  Shared &S = *State;
+  {
+    std::unique_lock<std::mutex> Lock(S.Mu);
+    S.Validated.wait(Lock, [&S] { return S.VerdictReady; });
+  }
+  if (S.Replayed)
+    return;
+  S.Replayed = true;
+  for (Diagnostic &D : S.Held)
     Diags.emit(std::move(D));
-  State->Held.clear();
+  S.Held.clear();
 }
 
-void SaveVerification::abandon(DiagnosticEngine &Diags) { join(Diags); }
+void SaveVerification::abandon(DiagnosticEngine &Diags) { awaitVerdict(Diags); }
 
 LogicalResult SaveVerification::finish(onnx::ModelProto &Skeleton,
                                        DiagnosticEngine &Diags) {
@@ -594,7 +616,7 @@ LogicalResult SaveVerification::finish(onnx::ModelProto &Skeleton,
       VerificationScope Scope(Skeleton, /*Restore=*/true, /*SaveInfos=*/false);
       ModelError = checkModelWithoutNodes(Skeleton);
     }
-    join(Diags);
+    awaitVerdict(Diags);
     if (!S.NodesOk)
       return failure();
     // check_model's own error first, as checkSkeleton reports it.
@@ -609,7 +631,7 @@ LogicalResult SaveVerification::finish(onnx::ModelProto &Skeleton,
     });
   }
   if (!S.NodesOk || !S.Strict) {
-    join(Diags);
+    awaitVerdict(Diags);
     if (!S.NodesOk)
       return failure();
     return verifyInPlace(&M, Skeleton, /*Restore=*/true, With, Diags);
@@ -619,7 +641,7 @@ LogicalResult SaveVerification::finish(onnx::ModelProto &Skeleton,
     VerificationScope Scope(Skeleton, /*Restore=*/true, /*SaveInfos=*/false);
     CheckerError = checkSkeleton(Skeleton);
   }
-  join(Diags);
+  awaitVerdict(Diags);
   return reportVerdict(CheckerError, S.Inferred, S.Failure, Diags);
 }
 

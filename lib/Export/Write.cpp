@@ -664,9 +664,11 @@ LogicalResult onnxopt::saveModel(const Model &M, llvm::StringRef Path,
       *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&Arena);
   std::vector<const Tensor *> Streamed;
   StreamedParts Parts;
+  // The checks that need only the IR run while the skeleton is built. Their
+  // worker is joined when this returns: it frees its memory while the file
+  // is written.
+  std::optional<SaveVerification> Check;
   if (Binary || Opts.Verify) {
-    // The checks that need only the IR run while the skeleton is built.
-    std::optional<SaveVerification> Check;
     if (Opts.Verify)
       Check.emplace(M, Opts.With);
     auto Abandon = [&] {
