@@ -10,6 +10,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringRef.h"
+#include <algorithm>
 
 using namespace onnxopt;
 
@@ -44,8 +45,26 @@ private:
     return emitError(Diags, Where);
   }
 
+  /// Without the order requirement: whether \p V, read at operand \p I of
+  /// \p N and not (yet) visible, is produced later in its graph (or an
+  /// enclosing one); it is then checked when that graph's walk ends.
+  bool deferLateUse(const Node &N, unsigned I, const Value *V,
+                    const std::vector<const NameMap *> &Chain);
+  void checkDeferred(const Graph &G, const std::vector<const NameMap *> &Chain);
+
   DiagnosticEngine &Diags;
   VerifyOptions Opts;
+  /// Graphs being walked, innermost last (parallel to the name chain).
+  std::vector<const Graph *> Walking;
+  /// Reads of values produced later, to check at their graph's end.
+  struct LateUse {
+    const Node *User;
+    unsigned Operand;
+    const Value *V;
+  };
+  std::vector<LateUse> Deferred;
+  /// The node whose late reads were counted last (one count per node).
+  const Node *LastLate = nullptr;
   /// Values whose name another value of their graph took first (already an
   /// error): defined all the same, so that their uses are not also
   /// reported as undefined.
@@ -111,6 +130,43 @@ void Verifier::checkUseAt(const Node *User, const Graph *OutputOf, unsigned I,
     << "' is missing from its value's use list";
 }
 
+bool Verifier::deferLateUse(const Node &N, unsigned I, const Value *V,
+                            const std::vector<const NameMap *> &) {
+  if (Opts.RequireTopologicalOrder || !V->getDefiningNode())
+    return false;
+  const Graph *Owner = V->getOwningGraph();
+  if (std::find(Walking.begin(), Walking.end(), Owner) == Walking.end())
+    return false;
+  Deferred.push_back({&N, I, V});
+  if (Opts.Order) {
+    Opts.Order->AnyLateUse = true;
+    if (Owner == N.getParentGraph() && LastLate != &N) {
+      LastLate = &N;
+      ++Opts.Order->LateNodes;
+    }
+  }
+  return true;
+}
+
+void Verifier::checkDeferred(const Graph &G,
+                             const std::vector<const NameMap *> &Chain) {
+  // G's results are all defined now: a read deferred to G's end that is
+  // still not visible names a value G does not hold.
+  auto Owned = [&G](const LateUse &U) { return U.V->getOwningGraph() == &G; };
+  auto Mine = std::stable_partition(Deferred.begin(), Deferred.end(),
+                                    [&](const LateUse &U) { return !Owned(U); });
+  for (auto It = Mine; It != Deferred.end(); ++It)
+    if (!isVisible(It->V, Chain))
+      fail(*It->User) << "operand " << It->Operand << " '"
+                      << It->V->getName() << "' "
+                      << (It->User->getParentGraph() == &G
+                              ? "is used before its definition (the graph "
+                                "is not in topological order; run "
+                                "--topo-sort)"
+                              : "is not defined in this scope");
+  Deferred.erase(Mine, Deferred.end());
+}
+
 bool Verifier::verifyGraph(const Graph &G,
                            std::vector<const NameMap *> &Chain) {
   // Sized up front: growing the map value by value cost as much as the
@@ -121,6 +177,7 @@ bool Verifier::verifyGraph(const Graph &G,
   NameMap Names;
   Names.reserve(NumValues);
   Chain.push_back(&Names);
+  Walking.push_back(&G);
   AllValues.reserve(AllValues.size() + NumValues);
   for (const auto &V : G.getInputs())
     define(G, V.get(), Names);
@@ -129,14 +186,10 @@ bool Verifier::verifyGraph(const Graph &G,
       fail(*V) << "constant without initializer";
     define(G, V.get(), Names);
   }
-  // Without the order requirement every result of the graph is visible
-  // everywhere in it; the check is only that the producer exists.
-  if (!Opts.RequireTopologicalOrder)
-    for (const Node &N : G.getNodes())
-      for (unsigned I = 0; I < N.getNumResults(); ++I)
-        if (const Value *R = N.getResult(I))
-          define(G, R, Names);
-
+  // Results are defined as the walk reaches them. Without the order
+  // requirement, a read of a result produced later is checked at the end
+  // of its graph instead (deferLateUse), which also tells the caller
+  // whether the input is in order.
   for (const Node &N : G.getNodes()) {
     if (N.getParentGraph() != &G)
       fail(N) << "has a wrong parent graph";
@@ -145,7 +198,7 @@ bool Verifier::verifyGraph(const Graph &G,
       if (!V)
         continue;
       checkUseAt(&N, nullptr, I, V, N.getOperandUseSlot(I));
-      if (!isVisible(V, Chain)) {
+      if (!isVisible(V, Chain) && !deferLateUse(N, I, V, Chain)) {
         bool Later = V->getOwningGraph() == &G && V->getDefiningNode();
         fail(N) << "operand " << I << " '" << V->getName() << "' "
                 << (Later ? "is used before its definition (the graph is "
@@ -165,10 +218,10 @@ bool Verifier::verifyGraph(const Graph &G,
         continue;
       if (R->getDefiningNode() != &N || R->getResultIndex() != I)
         fail(N) << "result " << I << " does not point back to its node";
-      if (Opts.RequireTopologicalOrder)
-        define(G, R, Names);
+      define(G, R, Names);
     }
   }
+  checkDeferred(G, Chain);
   for (unsigned I = 0; I < G.getNumOutputs(); ++I) {
     const Value *V = G.getOutput(I);
     checkUseAt(nullptr, &G, I, V, G.getOutputUseSlot(I));
@@ -176,6 +229,7 @@ bool Verifier::verifyGraph(const Graph &G,
       fail(G) << "output " << I << " '" << V->getName() << "' is not defined";
   }
   Chain.pop_back();
+  Walking.pop_back();
   return Ok;
 }
 

@@ -18,7 +18,6 @@
 #include "onnxopt/Pass/PassRegistry.h"
 #include "onnxopt/Pass/PipelineParser.h"
 #include "onnxopt/Passes.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -723,47 +722,13 @@ LogicalResult saveResult(const Model &M, const CommandLine &CL,
 
 } // namespace
 
-/// Counts the nodes of \p G and its subgraphs that read a value of their own
-/// graph produced by a later node; sets \p HasSubgraphs when there are any.
-static size_t countOutOfOrder(const Graph &G, bool &HasSubgraphs) {
-  // One sweep: a node is late when it reads a value of G whose producer has
-  // not been seen yet.
-  llvm::DenseSet<const Node *> Seen;
-  size_t Count = 0, NumNodes = 0;
-  for (const Node &N : G.getNodes()) {
-    (void)N;
-    ++NumNodes;
-  }
-  Seen.reserve(NumNodes);
-  for (const Node &N : G.getNodes()) {
-    bool Late = false;
-    for (const Value *V : N.getOperands()) {
-      const Node *Def = V ? V->getDefiningNode() : nullptr;
-      if (Def && Def->getParentGraph() == &G && !Seen.count(Def))
-        Late = true;
-    }
-    Count += Late;
-    Seen.insert(&N);
-    for (const Graph *Sub : N.getSubgraphs()) {
-      HasSubgraphs = true;
-      Count += countOutOfOrder(*Sub, HasSubgraphs);
-    }
-  }
-  return Count;
-}
-
 /// Some exporters and quantizers append nodes at the end and ONNX Runtime
 /// runs such models: sort them with one remark instead of one error per
 /// node. A cycle is still an error (topo-sort reports it).
-/// \p InOrder tells whether the input verifier's verdict also holds with
-/// topological order required: nothing was late and there is no subgraph
-/// (a subgraph may read an outer value produced after its holder, which
-/// this count does not look for).
+/// \p Order is what the input's verification found (VerifyOptions::Order).
 static LogicalResult sortInputIfNeeded(Model &M, DiagnosticEngine &Diags,
-                                       bool &InOrder) {
-  bool HasSubgraphs = false;
-  size_t Late = countOutOfOrder(M.getGraph(), HasSubgraphs);
-  InOrder = !Late && !HasSubgraphs;
+                                       const VerifyOptions::OrderReport &Order) {
+  size_t Late = Order.LateNodes;
   if (!Late)
     return success();
   std::unique_ptr<Pass> Sort = createPass("topo-sort");
@@ -909,18 +874,24 @@ static int runTool(const CommandLine &CL) {
   if (!M)
     return 1;
   PM.recordTiming("(load)", LapMs());
-  if (CL.Verify) {
-    // The input may be out of order: topo-sort must be able to repair it.
+  // The input may be out of order: topo-sort must be able to repair it.
+  // The verification finds what is late; without it (--no-verify) the
+  // same walk runs only for that.
+  VerifyOptions::OrderReport Order;
+  {
     VerifyOptions VO;
     VO.RequireTopologicalOrder = false;
-    if (failed(verifyModel(*M, Diags, VO)))
+    VO.Order = &Order;
+    DiagnosticEngine Quiet;
+    Quiet.setHandler(nullptr);
+    if (failed(verifyModel(*M, CL.Verify ? Diags : Quiet, VO)) && CL.Verify)
       return 1;
-    PM.recordTiming("(verify input)", LapMs());
+    PM.recordTiming(CL.Verify ? "(verify input)" : "(order check)", LapMs());
   }
-  bool InOrder = false;
-  if (failed(sortInputIfNeeded(*M, Diags, InOrder)))
+  // Whether the input verdict also holds with topological order required.
+  bool InOrder = !Order.AnyLateUse;
+  if (failed(sortInputIfNeeded(*M, Diags, Order)))
     return 1;
-  PM.recordTiming("(order check)", LapMs());
   std::optional<ModelSummary> Before;
   if (CL.Summary)
     Before = summarizeModel(*M);

@@ -102,6 +102,57 @@ TEST(Verifier, ReportsUseBeforeDefinition) {
   EXPECT_TRUE(succeeded(verifyModel(S.M, D, Relaxed)));
 }
 
+TEST(Verifier, ReportsWhatIsOutOfOrder) {
+  DiagnosticEngine D;
+  VerifyOptions Relaxed;
+  Relaxed.RequireTopologicalOrder = false;
+  VerifyOptions::OrderReport Order;
+  Relaxed.Order = &Order;
+  {
+    SmallGraph S;
+    EXPECT_TRUE(succeeded(verifyModel(S.M, D, Relaxed)));
+    EXPECT_EQ(Order.LateNodes, 0u);
+    EXPECT_FALSE(Order.AnyLateUse);
+  }
+  {
+    // Neg first: one node reads a later value of its graph.
+    SmallGraph S;
+    S.G.moveNode(S.Neg, S.Relu);
+    Order = {};
+    EXPECT_TRUE(succeeded(verifyModel(S.M, D, Relaxed)));
+    EXPECT_EQ(Order.LateNodes, 1u);
+    EXPECT_TRUE(Order.AnyLateUse);
+  }
+  {
+    // A body reads an outer value produced after its holder: no node of
+    // the main graph is late, but the order is not what the verifier
+    // requires by default.
+    SmallGraph S;
+    Node *If = S.G.createNode("If", "", "if", {S.X}, {"z"}, S.Relu);
+    Attribute A;
+    A.Name = "then_branch";
+    A.Kind = AttrKind::Graph;
+    A.Graphs.push_back(std::make_unique<Graph>(&S.M, "then", If));
+    Graph &Then = *A.Graphs[0];
+    Node *Inner = Then.createNode("Neg", "", "inner", {S.A}, {"t"});
+    Then.addOutput(Inner->getResult(0));
+    If->setAttr(std::move(A));
+    Order = {};
+    EXPECT_TRUE(succeeded(verifyModel(S.M, D, Relaxed)));
+    EXPECT_EQ(Order.LateNodes, 0u);
+    EXPECT_TRUE(Order.AnyLateUse);
+    std::vector<std::string> Messages;
+    DiagnosticEngine Strict;
+    Strict.setHandler(
+        [&](const Diagnostic &Diag) { Messages.push_back(Diag.Message); });
+    EXPECT_TRUE(failed(verifyModel(S.M, Strict)));
+    ASSERT_FALSE(Messages.empty());
+    EXPECT_NE(Messages[0].find("is not defined in this scope"),
+              std::string::npos)
+        << Messages[0];
+  }
+}
+
 TEST(Verifier, ReportsDuplicateNames) {
   // Two results named alike (the API does not stop it; the verifier does),
   // and a renamed value that comes to share a name.
