@@ -18,7 +18,7 @@ int64_t Model::getOpsetVersion(llvm::StringRef Domain) const {
 }
 
 bool Model::reserveName(llvm::StringRef Name) {
-  NameSlot &Slot = Names.try_emplace(Name).first->second;
+  NameSlot &Slot = Names.intern(Name).getValue();
   if (Slot.isReserved())
     return false;
   Slot.setReserved(true);

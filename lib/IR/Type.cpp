@@ -5,18 +5,42 @@
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Allocator.h"
+#include <cstring>
 #include <mutex>
 
 using namespace onnxopt;
 
+/// Which slot of the per-thread cache \p S goes to: from its size and its
+/// first and last eight bytes, without reading the rest.
+static unsigned cacheSlot(llvm::StringRef S) {
+  uint64_t Head = 0, Tail = 0;
+  size_t N = S.size();
+  if (N)
+    std::memcpy(&Head, S.data(), N < 8 ? N : 8);
+  if (N > 8)
+    std::memcpy(&Tail, S.data() + N - 8, 8);
+  uint64_t H = (Head * 0x9e3779b97f4a7c15ULL) ^ (Tail * 0xc2b2ae3d27d4eb4fULL) ^
+               (N * 0x165667b19e3779f9ULL);
+  return unsigned(H >> 56);
+}
+
 const InternedString *onnxopt::internString(llvm::StringRef S) {
+  // The texts repeat (a node's op type and domain, the symbols of its
+  // dims): a small per-thread cache of recent entries answers most calls
+  // without the lock and the pool's byte-by-byte hash (a million-node
+  // import interns two million texts).
+  static thread_local const InternedString *Recent[256];
+  const InternedString *&Slot = Recent[cacheSlot(S)];
+  if (Slot && Slot->getKey() == S)
+    return Slot;
   // Never freed before exit: interned texts outlive every model, so a Dim
   // or Node may be copied out of one model and outlive it. The lock keeps
   // the pool usable by a program that processes models on several threads.
   static std::mutex Lock;
   static llvm::StringSet<llvm::BumpPtrAllocator> Pool;
   std::lock_guard<std::mutex> Guard(Lock);
-  return &*Pool.insert(S).first;
+  Slot = &*Pool.insert(S).first;
+  return Slot;
 }
 
 Type::Type(const Type &O)

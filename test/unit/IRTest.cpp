@@ -196,3 +196,49 @@ TEST(Verifier, SubgraphMayUseOuterValues) {
   EXPECT_EQ(S.A->getNumUses(), 1u);
   EXPECT_TRUE(succeeded(verifyModel(S.M, D)));
 }
+
+TEST(IR, NameTableFindsWhatItInterned) {
+  NameTable T;
+  EXPECT_EQ(T.find("a"), nullptr);
+  // Names that differ only past their first eight bytes, in their last
+  // byte, by length, by an embedded NUL, and the empty name; enough of
+  // them to grow the table several times.
+  std::vector<std::string> Names = {"", std::string("a\0b", 3),
+                                    std::string("a\0c", 3)};
+  for (int I = 0; I < 5000; ++I) {
+    Names.push_back("/layers." + std::to_string(I) + "/MatMul_output_0");
+    Names.push_back("x" + std::to_string(I));
+    Names.push_back(std::string(I % 40, 'q') + std::to_string(I % 7));
+  }
+  std::vector<const NameEntry *> Entries;
+  size_t Distinct = 0;
+  for (const std::string &N : Names) {
+    bool New = !T.find(N);
+    Distinct += New;
+    NameEntry &E = T.intern(N);
+    EXPECT_EQ(E.getKey(), llvm::StringRef(N));
+    Entries.push_back(&E);
+  }
+  EXPECT_EQ(T.size(), Distinct);
+  // Entries never move: the first answer still holds after the growth.
+  for (size_t I = 0; I < Names.size(); ++I) {
+    EXPECT_EQ(T.find(Names[I]), Entries[I]) << Names[I];
+    EXPECT_EQ(&T.intern(Names[I]), Entries[I]);
+  }
+  EXPECT_EQ(T.size(), Distinct);
+  EXPECT_EQ(T.find("/layers.5000/MatMul_output_0"), nullptr);
+  EXPECT_NE(T.find(std::string("a\0b", 3)), T.find(std::string("a\0c", 3)));
+}
+
+TEST(IR, InternedStringsAreShared) {
+  // The per-thread cache must not confuse texts that share their size,
+  // head and tail.
+  std::string A = "abcdefgh_X_ijklmnop", B = "abcdefgh_Y_ijklmnop";
+  const InternedString *IA = internString(A), *IB = internString(B);
+  EXPECT_NE(IA, IB);
+  EXPECT_EQ(IA->getKey(), A);
+  EXPECT_EQ(IB->getKey(), B);
+  EXPECT_EQ(internString(A), IA);
+  EXPECT_EQ(internString(std::string(A)), IA);
+  EXPECT_EQ(internString(""), internString(llvm::StringRef()));
+}

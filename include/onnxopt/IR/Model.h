@@ -3,6 +3,7 @@
 #define ONNXOPT_IR_MODEL_H
 
 #include "onnxopt/IR/Graph.h"
+#include "onnxopt/IR/NameTable.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Allocator.h"
@@ -48,15 +49,12 @@ public:
   /// up (the value holds its entry); returns false if it was already taken.
   bool reserveName(const Value &V);
   bool isNameTaken(llvm::StringRef Name) const {
-    auto It = Names.find(Name);
-    return It != Names.end() && It->second.isReserved();
+    const NameEntry *E = Names.find(Name);
+    return E && E->getValue().isReserved();
   }
   /// The entry of \p Name, or null when no value has had it (see NameSlot;
   /// for importers).
-  NameEntry *findName(llvm::StringRef Name) {
-    auto It = Names.find(Name);
-    return It == Names.end() ? nullptr : &*It;
-  }
+  NameEntry *findName(llvm::StringRef Name) { return Names.find(Name); }
   /// The entry \p V, a value of this model, holds (see NameSlot; for
   /// importers). Only the value's view of it is const.
   NameEntry &getNameEntry(const Value &V);
@@ -78,7 +76,7 @@ private:
   /// hold it as their name, so a name is stored once for the value and for
   /// the uniquing.
   const NameEntry *internName(llvm::StringRef Name) {
-    return &*Names.try_emplace(Name).first;
+    return &Names.intern(Name);
   }
 
   int64_t IrVersion = 8;
@@ -87,7 +85,7 @@ private:
   /// NameSlot). Entries are never removed (the set of taken names only
   /// grows), so values may point at them. Declared before MainGraph, which
   /// holds those values.
-  llvm::StringMap<NameSlot, llvm::BumpPtrAllocator> Names;
+  NameTable Names;
   llvm::BumpPtrAllocator StringArena;
   llvm::StringSaver Saver{StringArena};
   std::unique_ptr<Graph> MainGraph;
