@@ -201,9 +201,10 @@ public:
   /// are exported (checkNode), rather than in the skeleton, which then does
   /// not hold them.
   bool checksNodes() const;
-  /// Checks \p NP, the export of the next main-graph node (called in node
-  /// order), with ONNX's check_node, once the worker has found it valid.
-  void checkNode(const onnx::NodeProto &NP);
+  /// Checks \p NP, the export of \p N, the next main-graph node (called in
+  /// node order), with ONNX's check_node, once the worker has found it
+  /// valid; or not at all when a node alike for check_node passed.
+  void checkNode(const Node &N, const onnx::NodeProto &NP);
   /// Verifies \p Skeleton, exported from the model, in place (put back).
   LogicalResult finish(onnx::ModelProto &Skeleton, DiagnosticEngine &Diags);
   /// The skeleton could not be built: reports only the node checks' errors.

@@ -13,6 +13,9 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/Import/Import.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 #include <google/protobuf/unknown_field_set.h>
 #include <onnx/checker.h>
@@ -461,6 +464,48 @@ static bool hasExternalAttrTensor(const onnx::NodeProto &N) {
   return false;
 }
 
+/// What ONNX 1.12's check_node reads of a node with no graph attribute,
+/// besides the model-wide context: its op and domain, which inputs and
+/// outputs it has (Verify looks at their count and at which names are
+/// empty, the rest of a name only goes into messages) and its attributes.
+/// Two nodes alike in these get the same verdict.
+static uint64_t checkerSignature(const Node &N) {
+  llvm::hash_code H =
+      llvm::hash_combine(N.getOpKey().first, N.getOpKey().second,
+                         N.getNumOperands(), N.getNumResults(), N.hashAttrs());
+  for (const Value *V : N.getOperands())
+    H = llvm::hash_combine(H, V != nullptr);
+  for (unsigned I = 0; I < N.getNumResults(); ++I)
+    H = llvm::hash_combine(H, N.getResult(I) != nullptr);
+  return H;
+}
+
+static bool hasDuplicateAttrNames(const Node &N) {
+  llvm::ArrayRef<Attribute> Attrs = N.getAttrs();
+  for (size_t I = 0; I < Attrs.size(); ++I)
+    for (size_t J = I + 1; J < Attrs.size(); ++J)
+      if (Attrs[I].Name == Attrs[J].Name)
+        return true;
+  return false;
+}
+
+/// Whether check_node sees \p A and \p B alike (see checkerSignature).
+/// hasSameAttrs matches attributes by name, so a node with two of one name
+/// is alike to none.
+static bool alikeForChecker(const Node &A, const Node &B) {
+  if (A.getOpKey() != B.getOpKey() ||
+      A.getNumOperands() != B.getNumOperands() ||
+      A.getNumResults() != B.getNumResults())
+    return false;
+  for (unsigned I = 0; I < A.getNumOperands(); ++I)
+    if (!A.getOperand(I) != !B.getOperand(I))
+      return false;
+  for (unsigned I = 0; I < A.getNumResults(); ++I)
+    if (!A.getResult(I) != !B.getResult(I))
+      return false;
+  return A.hasSameAttrs(B) && !hasDuplicateAttrNames(A);
+}
+
 struct SaveVerification::Shared {
   /// Strict inference from the IR runs on the worker.
   bool Strict = false;
@@ -496,6 +541,10 @@ struct SaveVerification::Shared {
   }
 
   // checkNode's state, on the caller's thread.
+  /// Nodes check_node passed, by checkerSignature (a torch export repeats a
+  /// few dozen kinds of node: 100k nodes, 230 M instructions of checks).
+  /// At most a few per signature, so that a lookup stays short.
+  llvm::DenseMap<uint64_t, llvm::SmallVector<const Node *, 2>> Passed;
   size_t NextNode = 0;
   bool StoppedChecking = false;
   onnx::checker::CheckerContext Ctx;
@@ -566,19 +615,33 @@ SaveVerification::~SaveVerification() { State->Worker.join(); }
 
 bool SaveVerification::checksNodes() const { return State->PerNode; }
 
-void SaveVerification::checkNode(const onnx::NodeProto &NP) {
+void SaveVerification::checkNode(const Node &N, const onnx::NodeProto &NP) {
   Shared &S = *State;
   size_t I = S.NextNode++;
   // The checker crashes on some invalid nodes: it stops before the first
   // one (which the worker reports), or at its own first error.
   if (S.StoppedChecking)
     return;
+  // A node alike to one that passed passes: neither the check nor the wait
+  // for the worker's validation (which a node after an invalid one still
+  // does, and stops there) is needed.
+  bool External = hasExternalAttrTensor(NP);
+  llvm::SmallVector<const Node *, 2> *Alike = nullptr;
+  if (!External) {
+    Alike = &S.Passed[checkerSignature(N)];
+    for (const Node *P : *Alike)
+      if (alikeForChecker(N, *P))
+        return;
+  }
   if (!S.waitValid(I)) {
     S.StoppedChecking = true;
     return;
   }
-  if (!hasExternalAttrTensor(NP)) {
+  if (!External) {
     S.CheckerError = checkNodeProto(NP, S.Ctx, S.Lex);
+    constexpr size_t MaxPerSignature = 4;
+    if (S.CheckerError.empty() && Alike->size() < MaxPerSignature)
+      Alike->push_back(&N);
   } else {
     // The checker would look for the data file relative to the current
     // directory: it sees placeholders.

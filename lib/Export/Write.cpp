@@ -552,9 +552,10 @@ buildSkeleton(const Model &M, const ExportOptions &Opts, bool Binary,
       Parts->Infos.clear();
       // The checks' verdict does not depend on where tensors are written.
       bool Checking = Check && First;
-      E.MainNodeSink = [&, Checking](const Node &, const onnx::NodeProto &NP) {
+      E.MainNodeSink = [&, Checking](const Node &N,
+                                     const onnx::NodeProto &NP) {
         if (Checking)
-          Check->checkNode(NP);
+          Check->checkNode(N, NP);
         // Text is printed from the IR: the bytes are for binary files only.
         if (Binary)
           appendField(NodeTag, NP, Parts->Nodes);
