@@ -225,10 +225,13 @@ private:
 /// exported from \p M, computed from the IR (StrictInference.cpp).
 /// \p OnVerdict, if given, is called with the verdict before the inference's
 /// memory (a type per value) is freed, which a caller waiting only for the
-/// verdict need not wait for.
+/// verdict need not wait for. \p BeforeMainNode, if given, is asked before
+/// each main-graph node (by index) whether to go on; when it says no, the
+/// inference ends there and the verdict means nothing.
 LogicalResult verifyStrictInference(
     const Model &M, StrictInferenceFailure &Failure,
-    llvm::function_ref<void(LogicalResult)> OnVerdict = nullptr);
+    llvm::function_ref<void(LogicalResult)> OnVerdict = nullptr,
+    llvm::function_ref<bool(size_t)> BeforeMainNode = nullptr);
 
 } // namespace detail
 } // namespace onnxopt

@@ -159,11 +159,19 @@ public:
     loadLocalFunctions();
   }
 
-  std::optional<Failure> inferGraph(const Graph &G) {
+  /// \p Gate, if given, is asked before each node of \p G (by index)
+  /// whether to go on; a stop ends the walk without a failure.
+  std::optional<Failure>
+  inferGraph(const Graph &G,
+             llvm::function_ref<bool(size_t)> Gate = nullptr) {
     bool SeenUnsupported = false;
-    for (const Node &N : G.getNodes())
+    size_t I = 0;
+    for (const Node &N : G.getNodes()) {
+      if (Gate && !Gate(I++))
+        return std::nullopt;
       if (std::optional<Failure> F = inferNode(N, SeenUnsupported))
         return F;
+    }
     return std::nullopt;
   }
 
@@ -613,9 +621,10 @@ std::optional<Failure> Engine::runInference(const Node &N,
 
 LogicalResult onnxopt::detail::verifyStrictInference(
     const Model &M, StrictInferenceFailure &Out,
-    llvm::function_ref<void(LogicalResult)> OnVerdict) {
+    llvm::function_ref<void(LogicalResult)> OnVerdict,
+    llvm::function_ref<bool(size_t)> BeforeMainNode) {
   Engine E(M);
-  std::optional<Failure> F = E.inferGraph(M.getGraph());
+  std::optional<Failure> F = E.inferGraph(M.getGraph(), BeforeMainNode);
   if (F) {
     Out.N = F->N;
     Out.Msg = std::move(F->Msg);

@@ -24,11 +24,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <climits>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -512,13 +514,16 @@ struct SaveVerification::Shared {
   /// The main graph's nodes are checked one at a time (checkNode).
   bool PerNode = false;
   std::thread Worker;
-  /// What the worker's node checks emitted, replayed on the caller's engine
-  /// by awaitVerdict.
+  /// What the node validation emitted, replayed on the caller's engine by
+  /// awaitVerdict.
   std::vector<Diagnostic> Held;
-  /// The worker's progress: how many leading main-graph nodes (with their
-  /// subgraphs) are known valid (for checkNode), and whether it is done;
-  /// NodesOk is set before ValidationFinished. finish() waits on Validated
-  /// (for ValidationFinished, then VerdictReady).
+  /// The validation's progress: how many leading main-graph nodes (with
+  /// their subgraphs) are known valid, and whether it is done; NodesOk is
+  /// set before ValidationFinished. PerNode, the caller validates each node
+  /// as it is exported (checkNode) and the worker's inference follows it;
+  /// otherwise the worker validates every node before inferring, and
+  /// finish() waits on Validated (for ValidationFinished, then
+  /// VerdictReady).
   std::atomic<size_t> ValidPrefix{0};
   std::atomic<bool> ValidationFinished{false};
   std::mutex Mu;
@@ -545,7 +550,12 @@ struct SaveVerification::Shared {
   /// few dozen kinds of node: 100k nodes, 230 M instructions of checks).
   /// At most a few per signature, so that a lookup stays short.
   llvm::DenseMap<uint64_t, llvm::SmallVector<const Node *, 2>> Passed;
-  size_t NextNode = 0;
+  /// The caller's validation (PerNode): the next main-graph node, whether
+  /// all so far were valid, and where the diagnostics go (to Held).
+  std::optional<NodeValidator> CallerValidator;
+  Graph::NodeList::const_iterator NextToValidate;
+  bool AllValid = true;
+  DiagnosticEngine HeldDiags;
   bool StoppedChecking = false;
   onnx::checker::CheckerContext Ctx;
   onnx::checker::LexicalScopeContext Lex;
@@ -570,9 +580,37 @@ struct SaveVerification::Shared {
     Validated.notify_all();
   }
 
+  /// PerNode, on the caller's thread: validates main-graph node \p N, the
+  /// next one; false when it or one before it is invalid.
+  bool validateNext(const Model &M, const Node &N) {
+    assert(&*NextToValidate == &N && "nodes are exported in order");
+    (void)M;
+    AllValid &= succeeded(CallerValidator->validateTree(N, HeldDiags));
+    ++NextToValidate;
+    if (AllValid)
+      ValidPrefix.store(ValidPrefix.load() + 1, std::memory_order_release);
+    return AllValid;
+  }
+
+  /// PerNode: validates what the export did not reach (nothing, unless it
+  /// failed) and ends the validation, which lets the worker finish. Once.
+  void endCallerValidation(const Model &M) {
+    if (!PerNode || ValidationFinished.load())
+      return;
+    for (auto E = M.getGraph().getNodes().end(); NextToValidate != E;)
+      validateNext(M, *NextToValidate);
+    NodesOk = AllValid;
+    {
+      std::lock_guard<std::mutex> Lock(Mu);
+      ValidationFinished.store(true, std::memory_order_release);
+    }
+    Validated.notify_all();
+  }
+
   /// Waits until main-graph node \p I is known valid (true) or invalid or
-  /// after an invalid one (false). The worker validates far faster than
-  /// nodes are exported and checked, so this rarely waits.
+  /// after an invalid one (false). Validation runs ahead of what waits for
+  /// it (the export and check of a node take longer; so does its
+  /// inference), so this rarely waits.
   bool waitValid(size_t I) {
     while (ValidPrefix.load(std::memory_order_acquire) <= I) {
       if (ValidationFinished.load(std::memory_order_acquire))
@@ -593,38 +631,57 @@ SaveVerification::SaveVerification(const Model &M, VerifyWith With)
     for (const OpsetImport &O : M.getOpsetImports())
       Opsets[O.Domain] = static_cast<int>(O.Version);
     S.Ctx = checkerContext(M.getIrVersion(), std::move(Opsets));
+    // The caller validates each node as it exports it: the worker's
+    // inference is the longer task.
+    S.CallerValidator.emplace(M);
+    S.NextToValidate = M.getGraph().getNodes().begin();
+    S.HeldDiags.setHandler(
+        [&S](const Diagnostic &D) { S.Held.push_back(D); });
   }
   S.Worker = std::thread([&S, &M] {
+    // ONNX's inference functions crash on some invalid nodes: only valid
+    // ones are inferred.
+    auto Publish = [&S](LogicalResult R) {
+      S.Inferred = succeeded(R);
+      S.publishVerdict();
+    };
+    if (S.PerNode) {
+      (void)verifyStrictInference(M, S.Failure, Publish,
+                                  [&S](size_t I) { return S.waitValid(I); });
+      return;
+    }
     DiagnosticEngine Local;
     Local.setHandler([&S](const Diagnostic &D) { S.Held.push_back(D); });
     S.validate(M, Local);
-    // ONNX's inference functions crash on some invalid nodes: only valid
-    // ones are inferred.
     if (!S.NodesOk || !S.Strict) {
       S.publishVerdict();
       return;
     }
-    (void)verifyStrictInference(M, S.Failure, [&S](LogicalResult R) {
-      S.Inferred = succeeded(R);
-      S.publishVerdict();
-    });
+    (void)verifyStrictInference(M, S.Failure, Publish);
   });
 }
 
-SaveVerification::~SaveVerification() { State->Worker.join(); }
+SaveVerification::~SaveVerification() {
+  // The worker may be waiting for the validation of nodes never exported.
+  State->endCallerValidation(M);
+  State->Worker.join();
+}
 
 bool SaveVerification::checksNodes() const { return State->PerNode; }
 
 void SaveVerification::checkNode(const Node &N, const onnx::NodeProto &NP) {
   Shared &S = *State;
-  size_t I = S.NextNode++;
-  // The checker crashes on some invalid nodes: it stops before the first
-  // one (which the worker reports), or at its own first error.
+  // Every node is validated (each problem is reported). The checker
+  // crashes on some invalid nodes: it stops before the first one, or at
+  // its own first error.
+  bool Valid = S.validateNext(M, N);
   if (S.StoppedChecking)
     return;
-  // A node alike to one that passed passes: neither the check nor the wait
-  // for the worker's validation (which a node after an invalid one still
-  // does, and stops there) is needed.
+  if (!Valid) {
+    S.StoppedChecking = true;
+    return;
+  }
+  // A node alike to one that passed passes without the check.
   bool External = hasExternalAttrTensor(NP);
   llvm::SmallVector<const Node *, 2> *Alike = nullptr;
   if (!External) {
@@ -632,10 +689,6 @@ void SaveVerification::checkNode(const Node &N, const onnx::NodeProto &NP) {
     for (const Node *P : *Alike)
       if (alikeForChecker(N, *P))
         return;
-  }
-  if (!S.waitValid(I)) {
-    S.StoppedChecking = true;
-    return;
   }
   if (!External) {
     S.CheckerError = checkNodeProto(NP, S.Ctx, S.Lex);
@@ -666,12 +719,16 @@ void SaveVerification::awaitVerdict(DiagnosticEngine &Diags) {
   S.Held.clear();
 }
 
-void SaveVerification::abandon(DiagnosticEngine &Diags) { awaitVerdict(Diags); }
+void SaveVerification::abandon(DiagnosticEngine &Diags) {
+  State->endCallerValidation(M);
+  awaitVerdict(Diags);
+}
 
 LogicalResult SaveVerification::finish(onnx::ModelProto &Skeleton,
                                        DiagnosticEngine &Diags) {
   Shared &S = *State;
   if (S.PerNode) {
+    S.endCallerValidation(M);
     // The skeleton holds no node (they were checked one at a time): the
     // checker can look at it while the worker still infers.
     std::string ModelError;
