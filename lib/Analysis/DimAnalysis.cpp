@@ -527,8 +527,12 @@ void DimAnalysis::Impl::propagateMax(Node &N) {
       N.getNumResults() == 0 || !N.getResult(0))
     return;
   auto It = ValueMax.find(N.getOperand(0));
-  if (It != ValueMax.end())
-    ValueMax[N.getResult(0)] = It->second;
+  if (It == ValueMax.end())
+    return;
+  // A copy first: inserting the result may grow the map and free what It
+  // points at.
+  DimExpr Max = It->second;
+  ValueMax[N.getResult(0)] = std::move(Max);
 }
 
 /// Range(start, limit, delta) with a positive step: its length, when
