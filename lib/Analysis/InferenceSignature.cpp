@@ -61,7 +61,14 @@ void onnxopt::detail::appendTensorContents(std::string &Key,
   Unnamed.AppendToString(&Key);
 }
 
+/// Up to this many symbols are searched one by one.
+static constexpr size_t MaxUnindexed = 8;
+
 int SignatureSymbols::find(llvm::StringRef Sym) const {
+  if (!Index.empty()) {
+    auto It = Index.find(Sym);
+    return It == Index.end() ? -1 : int(It->second);
+  }
   // A node has a few symbols. Those of types are interned (one pointer per
   // text); those of shape protos are compared as text.
   for (unsigned K = 0; K < Originals.size(); ++K) {
@@ -72,20 +79,39 @@ int SignatureSymbols::find(llvm::StringRef Sym) const {
   return -1;
 }
 
+unsigned SignatureSymbols::add(Dim D) {
+  Originals.push_back(std::move(D));
+  unsigned K = Originals.size() - 1;
+  if (!Index.empty())
+    Index.try_emplace(Originals[K].getSymbol(), K);
+  else if (Originals.size() > MaxUnindexed)
+    for (unsigned J = 0; J < Originals.size(); ++J)
+      Index.try_emplace(Originals[J].getSymbol(), J);
+  return K;
+}
+
+void SignatureSymbols::truncate(size_t N) {
+  if (N >= Originals.size())
+    return;
+  for (size_t K = N; K < Originals.size() && !Index.empty(); ++K)
+    Index.erase(Originals[K].getSymbol());
+  Originals.resize(N);
+  if (N <= MaxUnindexed)
+    Index.clear();
+}
+
 unsigned SignatureSymbols::number(const Dim &Sym) {
   if (int K = find(Sym.getSymbol()); K >= 0)
     return unsigned(K);
   Dim D = Sym;
   D.setDenotation("");
-  Originals.push_back(D);
-  return Originals.size() - 1;
+  return add(std::move(D));
 }
 
 unsigned SignatureSymbols::number(llvm::StringRef Sym) {
   if (int K = find(Sym); K >= 0)
     return unsigned(K);
-  Originals.push_back(Dim::symbol(Sym));
-  return Originals.size() - 1;
+  return add(Dim::symbol(Sym));
 }
 
 void SignatureSymbols::encode(const Type &T, std::string &Key) {

@@ -18,6 +18,7 @@
 
 #include "onnxopt/IR/Type.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include <onnx/onnx_pb.h>
 #include <string>
 
@@ -50,7 +51,7 @@ public:
 
   /// How many symbols are numbered; truncate() forgets the later ones.
   size_t size() const { return Originals.size(); }
-  void truncate(size_t N) { Originals.resize(N); }
+  void truncate(size_t N);
 
   /// Renames each numbered symbol of \p T to its number (`?K`). False when
   /// \p T holds a symbol that is not numbered (\p T is then partly renamed).
@@ -64,10 +65,14 @@ public:
 private:
   unsigned number(const Dim &Sym);
   unsigned number(llvm::StringRef Sym);
+  unsigned add(Dim D);
   int find(llvm::StringRef Sym) const;
   /// A symbol dim (without denotation) per number: restoring copies it
   /// instead of interning the text again.
   llvm::SmallVector<Dim, 8> Originals;
+  /// The numbers by text, once there are more than a few (a Concat of
+  /// 20k inputs, each with its own symbol, made the search quadratic).
+  llvm::StringMap<unsigned> Index;
 };
 
 } // namespace detail
