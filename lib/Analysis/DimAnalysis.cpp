@@ -1045,14 +1045,15 @@ void DimAnalysis::Impl::transferConcat(Node &N, const Dims *X, ResultDims &Out,
   if (!Axis)
     return;
   PartialDims R = full(*In[0]);
-  DimExpr Sum;
+  std::vector<DimExpr> Parts;
+  Parts.reserve(In.size());
   for (const Dims *D : In) {
-    Sum = Sum + (*D)[*Axis];
+    Parts.push_back((*D)[*Axis]);
     for (size_t K = 0; K < D->size(); ++K)
       if (K != *Axis)
         unite((*In[0])[K], (*D)[K], &N);
   }
-  R[*Axis] = Sum;
+  R[*Axis] = DimExpr::sum(Parts);
   Out[0] = R;
   Dims Joined;
   for (unsigned I = 0; I < N.getNumOperands(); ++I) {
@@ -1354,11 +1355,11 @@ void DimAnalysis::Impl::transferSplit(Node &N, const Dims *X, ResultDims &Out,
   }
   // The sizes must add up to the dim; equal parts must divide it.
   if (Sizes || SizeData) {
-    DimExpr Sum;
+    std::vector<DimExpr> Parts;
     size_t Count = Sizes ? Sizes->size() : SizeData->size();
     for (size_t I = 0; I < Count; ++I)
-      Sum = Sum + (Sizes ? DimExpr::constant((*Sizes)[I]) : (*SizeData)[I]);
-    require(DimConstraint::Equal, Sum, (*X)[*Axis], N,
+      Parts.push_back(Sizes ? DimExpr::constant((*Sizes)[I]) : (*SizeData)[I]);
+    require(DimConstraint::Equal, DimExpr::sum(Parts), (*X)[*Axis], N,
             "the split sizes must add up to the dim");
   } else if (Out.size() > 1) {
     require(DimConstraint::Divisible, (*X)[*Axis],

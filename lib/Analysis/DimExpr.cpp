@@ -335,6 +335,28 @@ DimExpr DimExpr::operator+(const DimExpr &O) const {
   return make(std::move(Sum));
 }
 
+DimExpr DimExpr::sum(llvm::ArrayRef<DimExpr> Parts) {
+  // Every term, sorted by monomial key (stable: equal keys keep their
+  // order), then equal keys merged: what adding them one by one with
+  // addTerm gives, in n log n.
+  std::vector<std::pair<std::string, Term>> All;
+  for (const DimExpr &P : Parts)
+    if (P.R)
+      All.insert(All.end(), P.terms().begin(), P.terms().end());
+  llvm::stable_sort(All, [](const auto &A, const auto &B) {
+    return A.first < B.first;
+  });
+  TermList Sum;
+  for (auto &Entry : All) {
+    if (!Sum.empty() && Sum.back().first == Entry.first)
+      Sum.back().second.Coef += Entry.second.Coef;
+    else
+      Sum.push_back(std::move(Entry));
+  }
+  llvm::erase_if(Sum, [](const auto &E) { return E.second.Coef == 0; });
+  return make(std::move(Sum));
+}
+
 DimExpr DimExpr::operator-(const DimExpr &O) const {
   TermList Difference = terms();
   for (const auto &Entry : O.terms()) {

@@ -146,3 +146,33 @@ TEST(DimConstraints, RelationsDecide) {
 }
 
 } // namespace
+
+TEST(DimExpr, SumOfManyEqualsAddingOneByOne) {
+  // Symbols, constants, repeated and cancelling terms, products and
+  // divisions: DimExpr::sum gives the same expression as operator+.
+  std::vector<DimExpr> Parts;
+  for (int I = 0; I < 40; ++I) {
+    DimExpr S = DimExpr::symbol("s" + std::to_string(I % 13));
+    Parts.push_back(S);
+    Parts.push_back(DimExpr::constant(I - 20));
+    if (I % 5 == 0)
+      Parts.push_back(DimExpr::constant(-1) * S);
+    if (I % 7 == 0)
+      Parts.push_back(S * DimExpr::symbol("t").floorDiv(2));
+    Parts.push_back(DimExpr());
+  }
+  DimExpr OneByOne;
+  for (const DimExpr &P : Parts)
+    OneByOne = OneByOne + P;
+  EXPECT_EQ(DimExpr::sum(Parts), OneByOne);
+  EXPECT_EQ(DimExpr::sum(Parts).str(), OneByOne.str());
+  EXPECT_EQ(DimExpr::sum({}), DimExpr());
+  EXPECT_EQ(DimExpr::sum({DimExpr::symbol("a"),
+                          DimExpr::constant(-1) * DimExpr::symbol("a")}),
+            DimExpr());
+  EXPECT_TRUE(DimExpr::sum({DimExpr::constant(2), DimExpr::constant(3)})
+                  .isConstant());
+  EXPECT_EQ(DimExpr::sum({DimExpr::constant(2), DimExpr::constant(3)})
+                .getConstant(),
+            5);
+}

@@ -69,6 +69,9 @@ public:
   size_t complexity() const;
 
   DimExpr operator+(const DimExpr &O) const;
+  /// The sum of \p Parts, built once: adding n parts one at a time copies
+  /// the growing sum n times (a Concat of 20k inputs: quadratic).
+  static DimExpr sum(llvm::ArrayRef<DimExpr> Parts);
   DimExpr operator-(const DimExpr &O) const;
   DimExpr operator*(const DimExpr &O) const;
   /// floor(this / K) for K > 0.
