@@ -1,5 +1,6 @@
 //===- Summary.cpp - Before/after model summary (--summary) ---------------===//
 #include "Summary.h"
+#include "llvm/ADT/StringMap.h"
 #include "onnxopt/Analysis/DerivedDims.h"
 #include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/DimRanges.h"
@@ -100,16 +101,24 @@ addInterfaceRows(std::vector<Row> &Rows, llvm::StringRef Kind,
   for (const auto &P : A)
     if (Seen.insert(P.first).second)
       Names.push_back(P.first);
-  auto Find = [](const std::vector<std::pair<std::string, std::string>> &L,
-                 const std::string &N) -> std::string {
+  // Each side by name (its first entry of a name), so that a model with
+  // many inputs is not searched once per name.
+  auto Index = [](const std::vector<std::pair<std::string, std::string>> &L) {
+    llvm::StringMap<llvm::StringRef> ByName;
     for (const auto &P : L)
-      if (P.first == N)
-        return P.second;
-    return "-";
+      ByName.try_emplace(P.first, P.second);
+    return ByName;
+  };
+  llvm::StringMap<llvm::StringRef> BeforeByName = Index(B),
+                                   AfterByName = Index(A);
+  auto Find = [](const llvm::StringMap<llvm::StringRef> &ByName,
+                 const std::string &N) -> std::string {
+    auto It = ByName.find(N);
+    return It == ByName.end() ? "-" : It->second.str();
   };
   for (const std::string &N : Names)
-    Rows.push_back(
-        {(llvm::Twine(Kind) + " " + N).str(), Find(B, N), Find(A, N)});
+    Rows.push_back({(llvm::Twine(Kind) + " " + N).str(),
+                    Find(BeforeByName, N), Find(AfterByName, N)});
 }
 
 void onnxopt::printSummaryTable(llvm::raw_ostream &OS, const ModelSummary &B,
