@@ -1914,6 +1914,13 @@ bool DimAnalysis::provenEqual(const DimExpr &A, const DimExpr &B) const {
   return IA && IB && P->find(*IA) == P->find(*IB);
 }
 
+std::optional<unsigned> DimAnalysis::getClassId(const DimExpr &E) const {
+  std::optional<unsigned> Id = P->lookup(E);
+  if (!Id)
+    return std::nullopt;
+  return P->find(*Id);
+}
+
 llvm::ArrayRef<std::string> DimAnalysis::getConflicts() const {
   return P->Conflicts;
 }

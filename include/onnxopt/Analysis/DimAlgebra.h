@@ -191,6 +191,11 @@ public:
   DimExpr getBest(const DimExpr &E) const;
   /// True if \p A and \p B were proven equal.
   bool provenEqual(const DimExpr &A, const DimExpr &B) const;
+  /// The class \p E belongs to (an id shared by the expressions proven
+  /// equal to it), or nullopt when the analysis has not seen \p E. Two
+  /// different expressions are provenEqual exactly when both have a class
+  /// and it is the same.
+  std::optional<unsigned> getClassId(const DimExpr &E) const;
 
   /// Places where an op's computed dim and the recorded one are different
   /// numbers (a wrong declared type, or a bug here); never merged.
