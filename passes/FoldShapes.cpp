@@ -69,6 +69,7 @@
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -995,12 +996,15 @@ void ShapeFolder::visitGraph(Graph &G, bool InferAll) {
 void ShapeFolder::eraseDeadChains() {
   llvm::DenseSet<const Node *> Erased;
   std::vector<Node *> Work;
+  // Unused constants go in one sweep per graph at the end (one at a time,
+  // each erase searched the graph's constants).
+  llvm::MapVector<Graph *, llvm::DenseSet<const Value *>> DeadConstants;
   auto Consider = [&](Value *V) {
     if (!V || ErasedValues.count(V) || !V->use_empty())
       return;
     if (V->isConstant()) {
       ErasedValues.insert(V);
-      V->getOwningGraph()->eraseConstant(V);
+      DeadConstants[V->getOwningGraph()].insert(V);
       return;
     }
     Node *Def = V->getDefiningNode();
@@ -1039,6 +1043,9 @@ void ShapeFolder::eraseDeadChains() {
     if (Erased.count(Ren.Def) && !ErasedValues.count(Ren.Constant) &&
         Given.insert(Ren.Name).second)
       Ren.Constant->setName(Ren.Name);
+  for (auto &[G, Dead] : DeadConstants)
+    G->eraseUnusedConstants(
+        [&Dead](const Value &V) { return Dead.count(&V) != 0; });
 }
 
 bool ShapeFolder::run() {

@@ -67,9 +67,10 @@ Value *Graph::addConstant(llvm::StringRef ConstName, Tensor T) {
 
 void Graph::eraseConstant(Value *V) {
   assert(V->use_empty() && "erasing a constant that is still used");
-  for (auto It = Constants.begin(); It != Constants.end(); ++It) {
+  // From the end: the constant erased is most often one just added.
+  for (auto It = Constants.rbegin(); It != Constants.rend(); ++It) {
     if (It->get() == V) {
-      Constants.erase(It);
+      Constants.erase(std::next(It).base());
       return;
     }
   }

@@ -1,5 +1,6 @@
 //===- Rewriter.cpp - The only way passes mutate the IR -------------------===//
 #include "onnxopt/IR/Rewriter.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
@@ -171,6 +172,10 @@ Value *Rewriter::replaceWithConstant(Value &V, Tensor T) {
 unsigned Rewriter::eraseDeadChains(llvm::ArrayRef<Node *> Roots) {
   unsigned NumErased = 0;
   llvm::DenseSet<const Node *> Erased;
+  // Constants left unused go in one sweep per graph at the end: erasing
+  // them one at a time searched the graph's constants each time
+  // (quadratic when folding leaves thousands unused).
+  llvm::MapVector<Graph *, llvm::DenseSet<const Value *>> DeadConstants;
   // Last root first: the order callers collected them in is kept.
   std::vector<Node *> Work(Roots.rbegin(), Roots.rend());
   auto HasUsedResult = [](const Node &N) {
@@ -198,7 +203,7 @@ unsigned Rewriter::eraseDeadChains(llvm::ArrayRef<Node *> Roots) {
       if (!V->use_empty())
         continue;
       if (V->isConstant() && !V->isGraphOutput()) {
-        V->getOwningGraph()->eraseConstant(V);
+        DeadConstants[V->getOwningGraph()].insert(V);
         continue;
       }
       Node *Def = V->getDefiningNode();
@@ -206,6 +211,9 @@ unsigned Rewriter::eraseDeadChains(llvm::ArrayRef<Node *> Roots) {
         Work.push_back(Def);
     }
   }
+  for (auto &[G, Dead] : DeadConstants)
+    G->eraseUnusedConstants(
+        [&Dead](const Value &V) { return Dead.count(&V) != 0; });
   return NumErased;
 }
 

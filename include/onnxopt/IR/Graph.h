@@ -52,7 +52,8 @@ public:
   }
   Value *addConstant(llvm::StringRef Name, Tensor T);
   /// Removes an unused constant. Asserts if it has uses. Linear in the
-  /// number of constants: to remove many, use eraseUnusedConstants.
+  /// number of constants after it: to remove many, use
+  /// eraseUnusedConstants.
   void eraseConstant(Value *V);
   /// Removes, in one sweep, every unused constant for which \p Pred holds
   /// (all unused ones without a predicate). Returns how many were removed.
