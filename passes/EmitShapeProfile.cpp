@@ -34,6 +34,7 @@
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -306,13 +307,20 @@ LogicalResult EmitShapeProfilePass::formatShapeSets(
     return emitError(Diags) << "ATC takes 2 to 100 "
                                "shape sets for --dynamic_dims, got "
                             << Sets.size();
+  // Inputs and each set's entries by name: one search per input and set
+  // was quadratic in the inputs.
+  llvm::StringMap<const Value *> InputsByName;
+  for (const auto &V : M.getGraph().getInputs())
+    InputsByName[V->getName()] = V.get();
   std::string Profile;
   for (const std::vector<ShapeSpec> &Set : Sets) {
+    llvm::StringMap<const ShapeSpec *> ByName;
+    for (const ShapeSpec &S : Set)
+      ByName.try_emplace(S.Name, &S);
     std::vector<std::string> Values;
     for (const InputProfile &P : Profiles) {
-      auto It = llvm::find_if(
-          Set, [&](const ShapeSpec &S) { return S.Name == P.Name; });
-      if (It == Set.end())
+      const ShapeSpec *It = ByName.lookup(P.Name);
+      if (!It)
         return emitError(Diags) << "a shape set gives no "
                                    "shape for input '"
                                 << P.Name << "'";
@@ -320,10 +328,7 @@ LogicalResult EmitShapeProfilePass::formatShapeSets(
         return emitError(Diags) << "shape set gives input '"
                                 << P.Name << "' rank " << It->Dims.size()
                                 << ", the model has rank " << P.Dynamic.size();
-      const Value *In = nullptr;
-      for (const auto &V : M.getGraph().getInputs())
-        if (V->getName() == P.Name)
-          In = V.get();
+      const Value *In = InputsByName.lookup(P.Name);
       for (size_t D = 0; D < P.Dynamic.size(); ++D) {
         int64_t V = 0;
         llvm::StringRef(It->Dims[D]).getAsInteger(10, V);

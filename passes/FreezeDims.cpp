@@ -78,6 +78,9 @@ std::string joinSorted(const std::set<std::string> &Names) {
 /// The state of one run (the pass object holds only its options, so it can
 /// run on two models at once).
 struct FreezeState {
+  /// The main graph's inputs by name, for shapes= (one search per entry
+  /// was quadratic).
+  llvm::StringMap<Value *> InputsByName;
   std::map<std::string, Binding> Bindings;
   /// Unknown dims of inputs set directly: (input, dim index) -> value.
   std::vector<std::tuple<Value *, unsigned, int64_t>> Direct;
@@ -155,17 +158,18 @@ LogicalResult FreezeDimsPass::applyShape(FreezeState &S, Model &M,
   auto &Symbols = S.Symbols;
   (void)Bindings, (void)Direct, (void)Symbols;
   Graph &G = M.getGraph();
-  Value *In = nullptr;
-  std::set<std::string> Names;
-  for (const std::unique_ptr<Value> &V : G.getInputs()) {
-    Names.insert(V->getName().str());
-    if (V->getName() == Spec.Name)
-      In = V.get();
-  }
-  if (!In)
+  if (S.InputsByName.empty())
+    for (const std::unique_ptr<Value> &V : G.getInputs())
+      S.InputsByName.try_emplace(V->getName(), V.get());
+  Value *In = S.InputsByName.lookup(Spec.Name);
+  if (!In) {
+    std::set<std::string> Names;
+    for (const std::unique_ptr<Value> &V : G.getInputs())
+      Names.insert(V->getName().str());
     return emitError(Diags)
            << "unknown input '" << Spec.Name
            << "'; the main graph's inputs are: " << joinSorted(Names);
+  }
   Type &T = In->getMutableType();
   if (!T.isTensor())
     return emitError(Diags, *In) << "input is not a tensor: " << T.str();

@@ -329,16 +329,18 @@ LogicalResult DynamicRewrite::storeBounds(Model &M, DiagnosticEngine &Diags) {
 
 LogicalResult DynamicRewrite::applyShape(Model &M, const ShapeSpec &Spec,
                                          DiagnosticEngine &Diags) {
-  Value *In = nullptr;
-  std::string Names;
-  for (const std::unique_ptr<Value> &V : M.getGraph().getInputs()) {
-    if (V->hasInitializer())
-      continue;
-    Names += (Names.empty() ? "" : ", ") + V->getName().str();
-    if (V->getName() == Spec.Name)
-      In = V.get();
+  if (!InputsByName) {
+    InputsByName.emplace();
+    for (const std::unique_ptr<Value> &V : M.getGraph().getInputs())
+      if (!V->hasInitializer())
+        InputsByName->try_emplace(V->getName(), V.get());
   }
+  Value *In = InputsByName->lookup(Spec.Name);
   if (!In) {
+    std::string Names;
+    for (const std::unique_ptr<Value> &V : M.getGraph().getInputs())
+      if (!V->hasInitializer())
+        Names += (Names.empty() ? "" : ", ") + V->getName().str();
     for (Value *Out : M.getGraph().getOutputs())
       if (Out && Out->getName() == Spec.Name)
         return addHint(M, Spec, Diags);

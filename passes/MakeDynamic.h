@@ -19,6 +19,7 @@
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Pass/PassOptions.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include <map>
 #include <optional>
 #include <set>
@@ -59,6 +60,9 @@ class DynamicRewrite {
 public:
   LogicalResult applyShape(Model &M, const ShapeSpec &Spec,
                            DiagnosticEngine &Diags);
+  /// The main graph's non-constant inputs by name, for applyShape (built on
+  /// its first call: one search per shapes= entry was quadratic).
+  std::optional<llvm::StringMap<Value *>> InputsByName;
   LogicalResult reinfer(Model &M, DiagnosticEngine &Diags);
   std::optional<int64_t> oldValue(const DimExpr &E) const;
   void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);

@@ -1946,12 +1946,16 @@ std::vector<DimAnalysis::Class> DimAnalysis::getClasses() const {
     C.Best = P->Best[R];
     C.Members.push_back(P->Exprs[I]);
   }
+  // Each reason once per class, in the order found (a set per class: a
+  // search of the list made one large class quadratic).
+  std::map<unsigned, llvm::StringSet<>> Given;
   for (const Impl::Edge &E : P->Edges) {
-    Class &C = ByRoot[P->find(E.A)];
+    unsigned R = P->find(E.A);
+    Class &C = ByRoot[R];
     std::string Why = P->Exprs[E.A].str() + " = " + P->Exprs[E.B].str();
     if (E.Because)
       Why += " (" + describe(*E.Because) + ")";
-    if (std::find(C.Reasons.begin(), C.Reasons.end(), Why) == C.Reasons.end())
+    if (Given[R].insert(Why).second)
       C.Reasons.push_back(std::move(Why));
   }
   std::vector<Class> Result;

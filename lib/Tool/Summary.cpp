@@ -1,14 +1,15 @@
 //===- Summary.cpp - Before/after model summary (--summary) ---------------===//
 #include "Summary.h"
-#include "llvm/ADT/StringMap.h"
 #include "onnxopt/Analysis/DerivedDims.h"
 #include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Format.h"
 #include <algorithm>
+#include <map>
 #include <set>
 
 using namespace onnxopt;
@@ -133,16 +134,25 @@ void onnxopt::printSummaryTable(llvm::raw_ostream &OS, const ModelSummary &B,
     Syms.insert(SymOf(E));
   for (const std::string &E : A.DimRanges)
     Syms.insert(SymOf(E));
-  auto RangeOf = [&](const std::vector<std::string> &L,
-                     const std::string &Sym) {
-    for (const std::string &E : L)
-      if (SymOf(E) == Sym)
-        return E.substr(Sym.size() + 1);
-    return std::string("-");
+  // `sym=text` entries by symbol (the first of each), so that a model with
+  // many symbols is not searched once per symbol.
+  using BySymbol = std::map<std::string, std::string>;
+  auto Index = [&](const std::vector<std::string> &L) {
+    BySymbol M;
+    for (const std::string &E : L) {
+      std::string Sym = SymOf(E);
+      M.emplace(Sym, E.substr(std::min(E.size(), Sym.size() + 1)));
+    }
+    return M;
   };
+  auto RangeOf = [](const BySymbol &M, const std::string &Sym) {
+    auto It = M.find(Sym);
+    return It == M.end() ? std::string("-") : It->second;
+  };
+  BySymbol RangesBefore = Index(B.DimRanges), RangesAfter = Index(A.DimRanges);
   for (const std::string &Sym : Syms)
-    Rows.push_back(
-        {"range " + Sym, RangeOf(B.DimRanges, Sym), RangeOf(A.DimRanges, Sym)});
+    Rows.push_back({"range " + Sym, RangeOf(RangesBefore, Sym),
+                    RangeOf(RangesAfter, Sym)});
   // Derived dims the interface shows (the text printer and metadata_props
   // list all of them).
   std::set<std::string> Visible;
@@ -168,9 +178,11 @@ void onnxopt::printSummaryTable(llvm::raw_ostream &OS, const ModelSummary &B,
     for (const std::string &E : *L)
       if (Visible.count(SymOf(E)))
         Derived.insert(SymOf(E));
+  BySymbol DerivedBefore = Index(B.DerivedDims),
+           DerivedAfter = Index(A.DerivedDims);
   for (const std::string &Sym : Derived)
-    Rows.push_back({"dim " + Sym, RangeOf(B.DerivedDims, Sym),
-                    RangeOf(A.DerivedDims, Sym)});
+    Rows.push_back({"dim " + Sym, RangeOf(DerivedBefore, Sym),
+                    RangeOf(DerivedAfter, Sym)});
   Rows.push_back({"", "", ""});
   std::set<std::string> Ops;
   for (const auto &P : B.OpCounts)
