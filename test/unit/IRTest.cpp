@@ -26,6 +26,21 @@ struct SmallGraph {
     Y->setType(X->getType());
     G.addOutput(Y);
   }
+
+  /// An If before \p InsertBefore (null: at the end) whose then_branch
+  /// reads A, the outer value Relu produces.
+  Node *addIfReadingA(Node *InsertBefore) {
+    Node *If = G.createNode("If", "", "if", {X}, {"z"}, InsertBefore);
+    Attribute Then;
+    Then.Name = "then_branch";
+    Then.Kind = AttrKind::Graph;
+    Then.Graphs.push_back(std::make_unique<Graph>(&M, "then", If));
+    Graph &Body = *Then.Graphs[0];
+    Node *Inner = Body.createNode("Neg", "", "inner", {A}, {"t"});
+    Body.addOutput(Inner->getResult(0));
+    If->setAttr(std::move(Then));
+    return If;
+  }
 };
 
 } // namespace
@@ -128,15 +143,7 @@ TEST(Verifier, ReportsWhatIsOutOfOrder) {
     // the main graph is late, but the order is not what the verifier
     // requires by default.
     SmallGraph S;
-    Node *If = S.G.createNode("If", "", "if", {S.X}, {"z"}, S.Relu);
-    Attribute A;
-    A.Name = "then_branch";
-    A.Kind = AttrKind::Graph;
-    A.Graphs.push_back(std::make_unique<Graph>(&S.M, "then", If));
-    Graph &Then = *A.Graphs[0];
-    Node *Inner = Then.createNode("Neg", "", "inner", {S.A}, {"t"});
-    Then.addOutput(Inner->getResult(0));
-    If->setAttr(std::move(A));
+    S.addIfReadingA(S.Relu);
     Order = {};
     EXPECT_TRUE(succeeded(verifyModel(S.M, D, Relaxed)));
     EXPECT_EQ(Order.LateNodes, 0u);
@@ -179,15 +186,7 @@ TEST(Verifier, ReportsDuplicateNames) {
 
 TEST(Verifier, SubgraphMayUseOuterValues) {
   SmallGraph S;
-  Node *If = S.G.createNode("If", "", "if", {S.X}, {"z"}, nullptr);
-  Attribute A;
-  A.Name = "then_branch";
-  A.Kind = AttrKind::Graph;
-  A.Graphs.push_back(std::make_unique<Graph>(&S.M, "then", If));
-  Graph &Then = *A.Graphs[0];
-  Node *Inner = Then.createNode("Neg", "", "inner", {S.A}, {"t"});
-  Then.addOutput(Inner->getResult(0));
-  If->setAttr(std::move(A));
+  Node *If = S.addIfReadingA(nullptr);
   DiagnosticEngine D;
   EXPECT_TRUE(succeeded(verifyModel(S.M, D)));
   EXPECT_EQ(S.A->getNumUses(), 2u);
