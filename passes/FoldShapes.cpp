@@ -1043,9 +1043,11 @@ void ShapeFolder::eraseDeadChains() {
     if (Erased.count(Ren.Def) && !ErasedValues.count(Ren.Constant) &&
         Given.insert(Ren.Name).second)
       Ren.Constant->setName(Ren.Name);
-  for (auto &[G, Dead] : DeadConstants)
-    G->eraseUnusedConstants(
+  for (auto &Entry : DeadConstants) {
+    const llvm::DenseSet<const Value *> &Dead = Entry.second;
+    Entry.first->eraseUnusedConstants(
         [&Dead](const Value &V) { return Dead.count(&V) != 0; });
+  }
 }
 
 bool ShapeFolder::run() {

@@ -211,9 +211,11 @@ unsigned Rewriter::eraseDeadChains(llvm::ArrayRef<Node *> Roots) {
         Work.push_back(Def);
     }
   }
-  for (auto &[G, Dead] : DeadConstants)
-    G->eraseUnusedConstants(
+  for (auto &Entry : DeadConstants) {
+    const llvm::DenseSet<const Value *> &Dead = Entry.second;
+    Entry.first->eraseUnusedConstants(
         [&Dead](const Value &V) { return Dead.count(&V) != 0; });
+  }
   return NumErased;
 }
 
