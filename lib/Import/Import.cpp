@@ -84,16 +84,6 @@ static InFlightDiagnostic emitMalformed(DiagnosticEngine &Diags) {
                              "truncated or malformed";
 }
 
-/// Merges the serialized fields \p Bytes into \p Msg. A message's fields may
-/// be parsed in pieces: merging the pieces in order is parsing the whole.
-static bool mergeFromBytes(google::protobuf::MessageLite &Msg,
-                           llvm::StringRef Bytes) {
-  pbio::CodedInputStream Coded(reinterpret_cast<const uint8_t *>(Bytes.data()),
-                               int(Bytes.size()));
-  Coded.SetTotalBytesLimit(INT_MAX);
-  return Msg.MergeFromCodedStream(&Coded) && Coded.ConsumedEntireMessage();
-}
-
 namespace {
 
 /// The names one graph being imported defines. A name resolves through its

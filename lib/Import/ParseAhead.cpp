@@ -35,13 +35,18 @@ void ProgressCounter::waitFor(size_t V, const std::atomic<bool> &Stop) {
   Sleeping.store(false);
 }
 
-/// Parses \p Bytes into the cleared \p NP.
-static bool parseNode(onnx::NodeProto &NP, llvm::StringRef Bytes) {
-  NP.Clear();
+bool onnxopt::detail::mergeFromBytes(google::protobuf::MessageLite &Msg,
+                                     llvm::StringRef Bytes) {
   google::protobuf::io::CodedInputStream Coded(
       reinterpret_cast<const uint8_t *>(Bytes.data()), int(Bytes.size()));
   Coded.SetTotalBytesLimit(INT_MAX);
-  return NP.MergeFromCodedStream(&Coded) && Coded.ConsumedEntireMessage();
+  return Msg.MergeFromCodedStream(&Coded) && Coded.ConsumedEntireMessage();
+}
+
+/// Parses \p Bytes into the cleared \p NP.
+static bool parseNode(onnx::NodeProto &NP, llvm::StringRef Bytes) {
+  NP.Clear();
+  return mergeFromBytes(NP, Bytes);
 }
 
 /// Nodes in flight. Each side publishes its progress every Batch nodes, so

@@ -23,6 +23,10 @@
 namespace onnxopt {
 namespace detail {
 
+/// Merges the serialized fields \p Bytes into \p Msg. A message's fields may
+/// be parsed in pieces: merging the pieces in order is parsing the whole.
+bool mergeFromBytes(google::protobuf::MessageLite &Msg, llvm::StringRef Bytes);
+
 /// A count that one thread raises and another waits on. The waiter spins
 /// briefly, then sleeps; the raiser takes the lock only when someone sleeps.
 class ProgressCounter {
