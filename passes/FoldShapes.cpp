@@ -69,7 +69,6 @@
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -996,15 +995,13 @@ void ShapeFolder::visitGraph(Graph &G, bool InferAll) {
 void ShapeFolder::eraseDeadChains() {
   llvm::DenseSet<const Node *> Erased;
   std::vector<Node *> Work;
-  // Unused constants go in one sweep per graph at the end (one at a time,
-  // each erase searched the graph's constants).
-  llvm::MapVector<Graph *, llvm::DenseSet<const Value *>> DeadConstants;
+  DeadConstantSweep DeadConstants;
   auto Consider = [&](Value *V) {
     if (!V || ErasedValues.count(V) || !V->use_empty())
       return;
     if (V->isConstant()) {
       ErasedValues.insert(V);
-      DeadConstants[V->getOwningGraph()].insert(V);
+      DeadConstants.add(V);
       return;
     }
     Node *Def = V->getDefiningNode();
@@ -1043,11 +1040,7 @@ void ShapeFolder::eraseDeadChains() {
     if (Erased.count(Ren.Def) && !ErasedValues.count(Ren.Constant) &&
         Given.insert(Ren.Name).second)
       Ren.Constant->setName(Ren.Name);
-  for (auto &Entry : DeadConstants) {
-    const llvm::DenseSet<const Value *> &Dead = Entry.second;
-    Entry.first->eraseUnusedConstants(
-        [&Dead](const Value &V) { return Dead.count(&V) != 0; });
-  }
+  DeadConstants.run();
 }
 
 bool ShapeFolder::run() {

@@ -1,6 +1,5 @@
 //===- Rewriter.cpp - The only way passes mutate the IR -------------------===//
 #include "onnxopt/IR/Rewriter.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
@@ -172,10 +171,7 @@ Value *Rewriter::replaceWithConstant(Value &V, Tensor T) {
 unsigned Rewriter::eraseDeadChains(llvm::ArrayRef<Node *> Roots) {
   unsigned NumErased = 0;
   llvm::DenseSet<const Node *> Erased;
-  // Constants left unused go in one sweep per graph at the end: erasing
-  // them one at a time searched the graph's constants each time
-  // (quadratic when folding leaves thousands unused).
-  llvm::MapVector<Graph *, llvm::DenseSet<const Value *>> DeadConstants;
+  DeadConstantSweep DeadConstants;
   // Last root first: the order callers collected them in is kept.
   std::vector<Node *> Work(Roots.rbegin(), Roots.rend());
   auto HasUsedResult = [](const Node &N) {
@@ -203,7 +199,7 @@ unsigned Rewriter::eraseDeadChains(llvm::ArrayRef<Node *> Roots) {
       if (!V->use_empty())
         continue;
       if (V->isConstant() && !V->isGraphOutput()) {
-        DeadConstants[V->getOwningGraph()].insert(V);
+        DeadConstants.add(V);
         continue;
       }
       Node *Def = V->getDefiningNode();
@@ -211,11 +207,7 @@ unsigned Rewriter::eraseDeadChains(llvm::ArrayRef<Node *> Roots) {
         Work.push_back(Def);
     }
   }
-  for (auto &Entry : DeadConstants) {
-    const llvm::DenseSet<const Value *> &Dead = Entry.second;
-    Entry.first->eraseUnusedConstants(
-        [&Dead](const Value &V) { return Dead.count(&V) != 0; });
-  }
+  DeadConstants.run();
   return NumErased;
 }
 
@@ -240,4 +232,13 @@ LogicalResult Rewriter::notifyMatchFailure(const Node &N,
   LLVM_DEBUG(llvm::dbgs() << describe(N) << ": no match: " << Reason << "\n");
   (void)Reason;
   return failure();
+}
+
+void DeadConstantSweep::run() {
+  for (auto &Entry : Dead) {
+    const llvm::DenseSet<const Value *> &Set = Entry.second;
+    Entry.first->eraseUnusedConstants(
+        [&Set](const Value &V) { return Set.count(&V) != 0; });
+  }
+  Dead.clear();
 }

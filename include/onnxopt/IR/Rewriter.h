@@ -11,9 +11,24 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Support/Diagnostics.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace onnxopt {
+
+/// Constants that became unused, erased together at the end: one sweep per
+/// graph (Graph::eraseUnusedConstants). One Graph::eraseConstant each
+/// searched the graph's constants, quadratic when folding leaves thousands.
+class DeadConstantSweep {
+public:
+  void add(Value *C) { Dead[C->getOwningGraph()].insert(C); }
+  /// Erases every constant added (each must be unused by then).
+  void run();
+
+private:
+  llvm::MapVector<Graph *, llvm::DenseSet<const Value *>> Dead;
+};
 
 /// Hears about rewrites (used by the greedy pattern driver).
 class RewriteListener {
