@@ -572,6 +572,11 @@ struct SaveVerification::Shared {
       if (Ok)
         ValidPrefix.store(I, std::memory_order_release);
     }
+    finishValidation(Ok);
+  }
+
+  /// Publishes the validation's verdict (NodesOk before ValidationFinished).
+  void finishValidation(bool Ok) {
     NodesOk = Ok;
     {
       std::lock_guard<std::mutex> Lock(Mu);
@@ -599,12 +604,7 @@ struct SaveVerification::Shared {
       return;
     for (auto E = M.getGraph().getNodes().end(); NextToValidate != E;)
       validateNext(M, *NextToValidate);
-    NodesOk = AllValid;
-    {
-      std::lock_guard<std::mutex> Lock(Mu);
-      ValidationFinished.store(true, std::memory_order_release);
-    }
-    Validated.notify_all();
+    finishValidation(AllValid);
   }
 
   /// Waits until main-graph node \p I is known valid (true) or invalid or
