@@ -1,0 +1,209 @@
+//===- OpDef.h - One definition per (domain, op, version range) -*- C++ -*-===//
+//
+// The op registry: everything onnx-opt knows about an op version, in one
+// place. An OpDef gathers, for one (domain, op type, version range):
+//
+//   - its traits (elementwise, broadcasting, reduction, data-dependent
+//     result shape, not a function of its inputs, ...);
+//   - the operands whose *values* decide its result shapes;
+//   - where its `axes` come from at this version (attribute or input);
+//   - hooks, each owned by one engine and declared in its own header:
+//     run-time preconditions (Preconditions.h), type inference where ONNX
+//     1.12 has none or where we refine it (InferRules.h), dim transfer for
+//     the dim analysis (DimRules.h), constant evaluation (EvalRules.h) and
+//     local rewrites (PatternRules.h).
+//
+// The engines (dim analysis, constant evaluator, inference adapter,
+// validation, fold-shapes, make-dynamic, simplify's patterns) ask here and
+// never compare op type strings. Definitions live in lib/Ops/, one file per
+// family (TensorOps, MathOps, NNOps, ControlFlowOps, LateOps for ops newer
+// than ONNX 1.12, MicrosoftOps); OpTable.cpp stays the version table in the
+// order of ONNX's changelog.
+//
+// Each family file contributes rows per concern, each row keyed by (domain,
+// op, since version). The registry merges them: an op's versions are cut at
+// every `since` any concern names, and in each range every concern's row is
+// its newest row at or below the range's start. A concern that changed at
+// opset 13 (axes became an input) and one that did not are both written
+// once.
+//
+// This header stays free of ONNX and protobuf headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXOPT_OPS_OPDEF_H
+#define ONNXOPT_OPS_OPDEF_H
+
+#include "onnxopt/IR/Node.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace onnxopt {
+
+struct DimRule;
+struct EvalRule;
+struct InferRule;
+struct PreconditionRule;
+
+/// What an op is, as the engines need to know it. A bit set.
+enum OpTrait : uint32_t {
+  /// The first result has exactly the first operand's shape (unary math and
+  /// activations, casts, the normalizations' first result, ...).
+  ShapePreserving = 1u << 0,
+  /// The result is the operands broadcast numpy-style.
+  ElementwiseBroadcasting = 1u << 1,
+  /// A Reduce* op (axes as attribute or input).
+  Reduction = 1u << 2,
+  /// Not a function of its inputs (random ops, Dropout): never folded or
+  /// merged. Matched in every domain: a custom op of the same name is not
+  /// trusted to be pure either.
+  Nondeterministic = 1u << 3,
+  /// Its result dims depend on the values of its operands (NonZero, NMS).
+  ValueDependentShape = 1u << 4,
+  /// Its result dims may depend on operand values unless some operand is a
+  /// constant (TopK's k, Loop's trip count): see DataOperand.
+  ValueDependentUnlessConstant = 1u << 5,
+  /// Computes a shape tensor from a tensor's type alone (Shape, Size).
+  ReadsTypeOnly = 1u << 6,
+  /// Moves or picks elements without changing them (Reshape, Slice, ...):
+  /// the greatest element of an index table survives it.
+  MovesElements = 1u << 7,
+  /// A Constant: its value is an attribute.
+  ConstantProducer = 1u << 8,
+  /// Its result is its first operand (Identity).
+  IdentityOp = 1u << 9,
+  /// Holds subgraphs that run once or not at all (If).
+  Conditional = 1u << 10,
+  /// Holds a subgraph that runs a data-dependent number of times (Loop, Scan).
+  Looping = 1u << 11,
+  /// A comparison (Equal, Less, ...): bool result from numeric operands.
+  Comparison = 1u << 12,
+  /// Conv-like: spatial dims from a kernel (Conv, pools, ...).
+  KernelOp = 1u << 13,
+  /// A recurrent layer (LSTM, GRU, RNN).
+  Recurrent = 1u << 14,
+  /// Resize-like: output dims from scales or sizes (Resize, Upsample).
+  Resampling = 1u << 15,
+};
+using OpTraits = uint32_t;
+
+/// An operand whose contents (not only its shape) decide result shapes.
+struct ShapeOperand {
+  unsigned Index;
+  const char *Name;
+};
+
+/// Where an op version reads an axes-like list from.
+struct AxesSource {
+  enum Kind : uint8_t { None, Attribute, Input } K = None;
+  /// The operand index (Input) .
+  unsigned Index = 0;
+  /// The attribute name (Attribute).
+  const char *Name = "axes";
+};
+
+/// One row of the traits concern: traits, shape operands and where axes
+/// come from, for (domain, op) from \p Since on.
+struct TraitRow {
+  const char *Domain;
+  const char *OpType;
+  int Since;
+  OpTraits Traits;
+  llvm::ArrayRef<ShapeOperand> ShapeOperands;
+  AxesSource Axes;
+  /// For ValueDependentUnlessConstant: the operand that must be constant.
+  int DataOperand = -1;
+};
+
+/// Everything known about one (domain, op) over [Since, Until).
+struct OpDef {
+  llvm::StringRef Domain; // "" for ai.onnx
+  llvm::StringRef OpType;
+  int Since = 1;
+  /// One past the last opset this definition covers (INT32_MAX: open).
+  int Until = 0;
+  OpTraits Traits = 0;
+  llvm::ArrayRef<ShapeOperand> ShapeOperands;
+  AxesSource Axes;
+  int DataOperand = -1;
+  const DimRule *Dims = nullptr;
+  const EvalRule *Eval = nullptr;
+  const InferRule *Infer = nullptr;
+  const PreconditionRule *Preconditions = nullptr;
+
+  bool has(OpTrait T) const { return (Traits & T) != 0; }
+};
+
+/// The definition of \p OpType in \p Domain ("" or "ai.onnx" for the
+/// default domain) at \p Opset, or null when the registry has none.
+const OpDef *lookupOp(llvm::StringRef Domain, llvm::StringRef OpType,
+                      int64_t Opset);
+
+/// The definition of \p N at the opset its model imports for its domain
+/// (ai.onnx's when the node is in no model), or null.
+const OpDef *lookupOp(const Node &N);
+
+/// The opset \p N's model imports for \p N's domain (the newest known when
+/// the node is in no model or the model imports none).
+int64_t getNodeOpset(const Node &N);
+
+/// True when \p N's definition has trait \p T.
+bool hasTrait(const Node &N, OpTrait T);
+
+/// Every definition, sorted by domain, op type and version (for docs and
+/// tests).
+std::vector<const OpDef *> getAllOpDefs();
+
+/// \p N's axes at its opset, as its definition says: the `axes` attribute
+/// until the version that moved them to an input, the operand after (read
+/// by \p ReadInput, the engine's own view of constant operands);
+/// std::nullopt when absent or not known.
+template <typename ReadInputFn>
+std::optional<std::vector<int64_t>> readAxes(const Node &N, const OpDef *D,
+                                             ReadInputFn ReadInput) {
+  if (!D || D->Axes.K == AxesSource::None)
+    return std::nullopt;
+  if (D->Axes.K == AxesSource::Attribute)
+    return N.getAttrInts(D->Axes.Name);
+  return ReadInput(D->Axes.Index);
+}
+
+//===----------------------------------------------------------------------===//
+// Building the registry (lib/Ops only)
+//===----------------------------------------------------------------------===//
+
+/// Collects the rows of every family; the registry merges them once.
+class OpRegistryBuilder {
+public:
+  void addTraits(llvm::ArrayRef<TraitRow> Rows);
+  void addDims(llvm::ArrayRef<DimRule> Rows);
+  void addEval(llvm::ArrayRef<EvalRule> Rows);
+  void addInfer(llvm::ArrayRef<InferRule> Rows);
+  void addPreconditions(llvm::ArrayRef<PreconditionRule> Rows);
+
+  struct Key {
+    llvm::StringRef Domain, OpType;
+    int Since;
+  };
+  std::vector<std::pair<Key, const TraitRow *>> Traits;
+  std::vector<std::pair<Key, const DimRule *>> Dims;
+  std::vector<std::pair<Key, const EvalRule *>> Evals;
+  std::vector<std::pair<Key, const InferRule *>> Infers;
+  std::vector<std::pair<Key, const PreconditionRule *>> Preconditions;
+};
+
+namespace ops {
+// One per family file (lib/Ops/<Family>.cpp).
+void registerTensorOps(OpRegistryBuilder &B);
+void registerMathOps(OpRegistryBuilder &B);
+void registerNNOps(OpRegistryBuilder &B);
+void registerControlFlowOps(OpRegistryBuilder &B);
+void registerLateOps(OpRegistryBuilder &B);
+void registerMicrosoftOps(OpRegistryBuilder &B);
+} // namespace ops
+
+} // namespace onnxopt
+
+#endif // ONNXOPT_OPS_OPDEF_H

@@ -1,0 +1,74 @@
+//===- MicrosoftOps.cpp - onnxruntime's com.microsoft domain
+//
+// The op definitions of this family (OpDef.h), one section per concern.
+// Everything onnx-opt knows about one of these ops is in this file: add a
+// version by adding rows here and its row in OpTable.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Ops/DimRules.h"
+#include "onnxopt/Ops/EvalRules.h"
+#include "onnxopt/Ops/InferRules.h"
+#include "onnxopt/Ops/OpDef.h"
+#include "onnxopt/Ops/Preconditions.h"
+
+using namespace onnxopt;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Traits, shape operands, axes
+//===----------------------------------------------------------------------===//
+
+
+
+constexpr TraitRow Traits[] = {
+    {"com.microsoft", "BiasDropout", 1, Nondeterministic, {}, {}, -1},
+    {"com.microsoft", "BitmaskBiasDropout", 1, Nondeterministic, {}, {}, -1},
+    {"com.microsoft", "BitmaskDropout", 1, Nondeterministic, {}, {}, -1},
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Run-time preconditions
+//===----------------------------------------------------------------------===//
+
+namespace {
+llvm::ArrayRef<PreconditionRule> preconditionRules() { return {}; }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Type inference
+//===----------------------------------------------------------------------===//
+
+namespace {
+llvm::ArrayRef<InferRule> inferRules() { return {}; }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Dim transfer
+//===----------------------------------------------------------------------===//
+
+namespace {
+llvm::ArrayRef<DimRule> dimRules() { return {}; }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Constant evaluation
+//===----------------------------------------------------------------------===//
+
+namespace {
+llvm::ArrayRef<EvalRule> evalRules() { return {}; }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+void ops::registerMicrosoftOps(OpRegistryBuilder &B) {
+  B.addTraits(Traits);
+  B.addPreconditions(preconditionRules());
+  B.addInfer(inferRules());
+  B.addDims(dimRules());
+  B.addEval(evalRules());
+}
