@@ -26,7 +26,6 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/Analysis/OpFacts.h"
-#include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Pass/Pass.h"
@@ -63,8 +62,6 @@ public:
 private:
   void foldGraph(Graph &G);
   bool foldNode(Node &N);
-  /// Checks a folded value against the declared type of its result.
-  bool agreesWithDeclared(const Node &N, const Value &V, const Tensor &T);
   bool replaceResult(Node &N, Value *Result, Tensor T);
   void eraseDeadChains();
 
@@ -102,35 +99,24 @@ void ConstantFolder::foldGraph(Graph &G) {
 }
 
 bool ConstantFolder::foldNode(Node &N) {
-  if (!N.isOnnxDomain() || !isEvaluableOp(N.getOpType()) ||
-      isNondeterministic(N) || !N.getSubgraphs().empty() || !hasUsedResult(N))
+  if (!hasUsedResult(N))
     return false;
   bool IsConstant = N.is("Constant");
   if (IsConstant && (KeepConstantNodes || UseConstantNodes ||
                      N.getResult(0)->isGraphOutput()))
     return false;
 
-  // Shape and Size read only the type of their operand.
-  bool TypeOnly = N.is("Shape") || N.is("Size");
-  std::vector<Tensor> Operands;
-  for (Value *V : N.getOperands()) {
-    Operands.push_back(V ? getConstantValue(*V) : Tensor());
-    if (V && Operands.back().isNull() && !TypeOnly)
-      return false;
-  }
+  // The fold path the pattern driver's fold hook takes too: evaluation,
+  // then the check against the declared types.
   std::string Why;
-  std::optional<std::vector<Tensor>> Results =
-      evaluateNode(N, Operands, M.getOpsetVersion(N.getDomain()), Opts, Why);
+  std::optional<std::vector<Tensor>> Results = onnxopt::foldNode(N, Opts, Diags, Why);
   if (!Results) {
-    LLVM_DEBUG(llvm::dbgs() << describe(N) << ": not folded: " << Why << "\n");
+    if (!Why.empty())
+      LLVM_DEBUG(llvm::dbgs() << describe(N) << ": not folded: " << Why
+                              << "\n");
     if (llvm::StringRef(Why).contains("exceeds the size limit"))
       ++NumOverBudget;
     return false;
-  }
-  for (unsigned I = 0; I < N.getNumResults(); ++I) {
-    Value *V = N.getResult(I);
-    if (V && !V->use_empty() && !agreesWithDeclared(N, *V, (*Results)[I]))
-      return false;
   }
   bool Changed = false;
   for (unsigned I = 0; I < N.getNumResults(); ++I) {
@@ -139,26 +125,6 @@ bool ConstantFolder::foldNode(Node &N) {
       Changed |= replaceResult(N, V, std::move((*Results)[I]));
   }
   return Changed;
-}
-
-bool ConstantFolder::agreesWithDeclared(const Node &N, const Value &V,
-                                        const Tensor &T) {
-  const Type &Declared = V.getType();
-  if (Declared.isNone())
-    return true;
-  std::vector<Dim> Dims;
-  for (int64_t D : T.getDims())
-    Dims.push_back(Dim::known(D));
-  Type Folded = Type::tensor(T.getElemType(), Dims);
-  Type Merged = Declared;
-  std::string Why;
-  if (mergeInferredType(Merged, Folded, Why))
-    return true;
-  emitWarning(Diags, N) << "not folded: the value of '" << V.getName()
-                        << "' is " << Folded.str()
-                        << ", which contradicts its declared type "
-                        << Declared.str() << " (" << Why << ")";
-  return false;
 }
 
 bool ConstantFolder::replaceResult(Node &N, Value *Result, Tensor T) {

@@ -149,14 +149,11 @@ public:
     // Dead code that the pass did not make is dce's business.
     Config.EraseDeadNodes = false;
     if (FoldConstants)
-      Config.Fold = [&M](Node &N) -> std::optional<std::vector<Tensor>> {
-        if (!N.is("Transpose") || N.getNumOperands() != 1 || !N.getOperand(0))
-          return std::nullopt;
-        Tensor In = getConstantValue(*N.getOperand(0));
-        if (In.isNull())
+      Config.Fold = [&Ctx](Node &N) -> std::optional<std::vector<Tensor>> {
+        if (!N.is("Transpose"))
           return std::nullopt;
         std::string Why;
-        return evaluateNode(N, {In}, M.getOpsetVersion(""), {}, Why);
+        return foldNode(N, {}, Ctx.getDiags(), Why);
       };
     bool Changed = false;
     LogicalResult Result =

@@ -158,8 +158,573 @@ llvm::ArrayRef<DimRule> dimRules() { return {}; }
 // Constant evaluation
 //===----------------------------------------------------------------------===//
 
+// Each rule computes its op's results from constant operands (EvalRules.h);
+// the helpers they share are in EvalSupport.h. Arithmetic converts operands
+// to Literals (int64 or double), computes, and rounds back once.
+
+#include "EvalSupport.h"
+#include "onnxopt/IR/IR.h"
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
 namespace {
-llvm::ArrayRef<EvalRule> evalRules() { return {}; }
+using namespace onnxopt::eval;
+
+/// The operation of an elementwise op. Ops that differ only by it share one
+/// evaluator; each row instantiates it with its own operation.
+enum class Elementwise {
+  // Binary (and, for Min, Max and Sum, variadic) arithmetic.
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  Min,
+  Max,
+  Sum,
+  // Comparisons: bool results.
+  Equal,
+  Less,
+  Greater,
+  LessOrEqual,
+  GreaterOrEqual,
+  // Logic on bools.
+  And,
+  Or,
+  Xor,
+  // Unary.
+  Neg,
+  Abs,
+  Not,
+  Floor,
+  Ceil,
+  Sqrt,
+};
+
+bool isComparison(Elementwise Op) {
+  switch (Op) {
+  case Elementwise::Equal:
+  case Elementwise::Less:
+  case Elementwise::Greater:
+  case Elementwise::LessOrEqual:
+  case Elementwise::GreaterOrEqual:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool isLogical(Elementwise Op) {
+  return Op == Elementwise::And || Op == Elementwise::Or ||
+         Op == Elementwise::Xor;
+}
+
+/// The ops whose uint64 results are exact in an int64 bit pattern.
+bool takesUInt64(Elementwise Op) {
+  return Op == Elementwise::Add || Op == Elementwise::Sub ||
+         Op == Elementwise::Mul || Op == Elementwise::Sum ||
+         Op == Elementwise::Equal;
+}
+
+/// How an elementwise op version lines its operands up.
+enum class Broadcast {
+  /// Binary ops before opset 7: the `broadcast` and `axis` attributes.
+  Legacy,
+  /// Min, Max and Sum before opset 8: equal shapes only.
+  None,
+  /// Numpy's multidirectional broadcasting.
+  Numpy,
+};
+
+/// Checks the element types op \p Op (named \p Name) accepts.
+bool checkOperandTypes(Elementwise Op, llvm::StringRef Name, int32_t ET,
+                       std::string &Err) {
+  if (isLogical(Op) || Op == Elementwise::Not) {
+    if (ET != TP::BOOL)
+      Err = Name.str() + " needs bool operands";
+  } else if (Op == Elementwise::Equal) {
+    if (!isNumericType(ET) && ET != TP::BOOL)
+      Err = "unsupported element type " + typeName(ET);
+  } else if (!isNumericType(ET)) {
+    Err = Name.str() + " does not take " + typeName(ET) + " operands";
+  }
+  if (Err.empty() && ET == TP::UINT64 && !takesUInt64(Op))
+    Err = "uint64 is not supported by " + Name.str();
+  return Err.empty();
+}
+
+/// Unary \p Op (Neg, Abs, Not, Floor, Ceil, Sqrt), the row's.
+template <Elementwise Op> EvalResults evalUnary(EvalContext &Ctx) {
+  llvm::StringRef Name = Ctx.getNode().getOpType();
+  std::optional<Literal> A = literalOperand(Ctx, 0);
+  if (!A)
+    return std::nullopt;
+  std::string Err;
+  if (!checkOperandTypes(Op, Name, A->ET, Err))
+    return Ctx.fail(Err);
+  if (!Ctx.fitsBudget(A->ET, static_cast<int64_t>(A->size())))
+    return std::nullopt;
+  bool RealOnly = Op == Elementwise::Floor || Op == Elementwise::Ceil ||
+                  Op == Elementwise::Sqrt;
+  if (RealOnly && !A->isReal())
+    return Ctx.fail(Name + " needs floating operands");
+  Literal Out = Literal::make(A->ET, A->Dims);
+  for (size_t I = 0; I < A->size(); ++I) {
+    if (A->isReal()) {
+      double X = A->Reals[I];
+      double R = Op == Elementwise::Neg     ? -X
+                 : Op == Elementwise::Abs   ? std::fabs(X)
+                 : Op == Elementwise::Floor ? std::floor(X)
+                 : Op == Elementwise::Ceil  ? std::ceil(X)
+                                            : std::sqrt(X);
+      Out.Reals.push_back(R);
+      continue;
+    }
+    int64_t X = A->Ints[I];
+    if (Op == Elementwise::Not)
+      Out.Ints.push_back(!X);
+    else if (Op == Elementwise::Neg)
+      Out.Ints.push_back(wrapInt(A->ET, 0 - static_cast<uint64_t>(X)));
+    else
+      Out.Ints.push_back(
+          wrapInt(A->ET, X < 0 ? 0 - static_cast<uint64_t>(X) : X));
+  }
+  return oneLiteral(Ctx, Out);
+}
+
+/// Clip to [min, max]: attributes (Clip-1 to Clip-6) or optional scalar
+/// operands (from Clip-11). NaN stays NaN, as in runtimes.
+template <From Bounds> EvalResults evalClip(EvalContext &Ctx) {
+  const Node &N = Ctx.getNode();
+  std::optional<Literal> A = literalOperand(Ctx, 0);
+  if (!A)
+    return std::nullopt;
+  if (!isNumericType(A->ET))
+    return Ctx.fail("Clip needs a numeric operand");
+  std::optional<double> Lo, Hi;
+  if (Bounds == From::Attribute) {
+    if (N.hasAttr("min"))
+      Lo = N.getAttrFloat("min", 0);
+    if (N.hasAttr("max"))
+      Hi = N.getAttrFloat("max", 0);
+  } else {
+    for (unsigned I = 1; I <= 2; ++I) {
+      if (!Ctx.hasOperand(I))
+        continue;
+      std::optional<Literal> B = literalOperand(Ctx, I);
+      if (!B)
+        return std::nullopt;
+      if (B->size() != 1 || B->ET != A->ET)
+        return Ctx.fail("Clip's bounds must be scalars of the input's type");
+      (I == 1 ? Lo : Hi) = B->real(0);
+    }
+  }
+  Literal Out = *A;
+  for (size_t I = 0; I < Out.size(); ++I) {
+    if (Out.isReal()) {
+      double &X = Out.Reals[I];
+      if (std::isnan(X))
+        continue;
+      if (Lo && X < *Lo)
+        X = *Lo;
+      if (Hi && X > *Hi)
+        X = *Hi;
+      continue;
+    }
+    int64_t &X = Out.Ints[I];
+    if (Lo && double(X) < *Lo)
+      X = static_cast<int64_t>(*Lo);
+    if (Hi && double(X) > *Hi)
+      X = static_cast<int64_t>(*Hi);
+  }
+  return oneLiteral(Ctx, Out);
+}
+
+/// Broadcasts \p A and \p B for a binary op as \p How says.
+bool binaryDims(EvalContext &Ctx, Broadcast How, Literal &A, Literal &B,
+                std::vector<int64_t> &Out) {
+  const Node &N = Ctx.getNode();
+  if (How == Broadcast::Legacy) {
+    if (N.getAttrInt("broadcast", 0) == 0) {
+      if (A.Dims != B.Dims)
+        return Ctx.error("shapes " + formatDims(A.Dims) + " and " +
+                         formatDims(B.Dims) + " differ (broadcast=0)");
+      Out = A.Dims;
+      return true;
+    }
+    // Legacy broadcasting: B's dims match a contiguous run of A's, starting
+    // at `axis` (suffix by default).
+    int64_t RA = A.Dims.size(), RB = B.Dims.size();
+    int64_t Axis = N.getAttrInt("axis", RA - RB);
+    if (Axis < 0)
+      Axis += RA;
+    if (Axis < 0 || Axis + RB > RA)
+      return Ctx.error("axis does not place B inside A");
+    std::vector<int64_t> Padded(Axis, 1);
+    Padded.insert(Padded.end(), B.Dims.begin(), B.Dims.end());
+    Padded.resize(RA, 1);
+    B.Dims = Padded;
+    if (!broadcastDims({A.Dims, B.Dims}, Out) || Out != A.Dims)
+      return Ctx.error("B does not broadcast to A");
+    return true;
+  }
+  if (!broadcastDims({A.Dims, B.Dims}, Out))
+    return Ctx.error("shapes " + formatDims(A.Dims) + " and " +
+                     formatDims(B.Dims) + " do not broadcast");
+  return true;
+}
+
+/// Elementwise \p F over broadcast operands.
+bool combine(EvalContext &Ctx, const Literal &A, const Literal &B,
+             llvm::ArrayRef<int64_t> OutDims, Literal &Out,
+             const std::function<bool(size_t, size_t)> &F) {
+  std::optional<int64_t> Num = numElements(OutDims);
+  if (!Num)
+    return Ctx.error("result too large");
+  if (!Ctx.fitsBudget(Out.ET, *Num))
+    return false;
+  std::vector<int64_t> IA = broadcastIndices(A.Dims, OutDims);
+  std::vector<int64_t> IB = broadcastIndices(B.Dims, OutDims);
+  for (int64_t K = 0; K < *Num; ++K)
+    if (!F(IA[K], IB[K]))
+      return false;
+  return true;
+}
+
+/// Integer semantics of the binary ops. Returns false with \p Err on
+/// division by zero or overflow.
+bool intBinary(Elementwise Op, int32_t ET, int64_t A, int64_t B, bool FMod,
+               int64_t &R, std::string &Err) {
+  uint64_t UA = A, UB = B;
+  switch (Op) {
+  case Elementwise::Add:
+  case Elementwise::Sum:
+    R = wrapInt(ET, UA + UB);
+    return true;
+  case Elementwise::Sub:
+    R = wrapInt(ET, UA - UB);
+    return true;
+  case Elementwise::Mul:
+    R = wrapInt(ET, UA * UB);
+    return true;
+  case Elementwise::Div:
+  case Elementwise::Mod:
+    if (B == 0) {
+      Err = "integer division by zero";
+      return false;
+    }
+    if (A == std::numeric_limits<int64_t>::min() && B == -1) {
+      Err = "integer division overflows";
+      return false;
+    }
+    if (Op == Elementwise::Div) {
+      R = wrapInt(ET, static_cast<uint64_t>(A / B));
+    } else {
+      R = A % B;
+      if (!FMod && R != 0 && ((R < 0) != (B < 0)))
+        R += B;
+    }
+    return true;
+  case Elementwise::Min:
+    R = std::min(A, B);
+    return true;
+  case Elementwise::Max:
+    R = std::max(A, B);
+    return true;
+  case Elementwise::Equal:
+    R = A == B;
+    return true;
+  case Elementwise::Less:
+    R = A < B;
+    return true;
+  case Elementwise::Greater:
+    R = A > B;
+    return true;
+  case Elementwise::LessOrEqual:
+    R = A <= B;
+    return true;
+  case Elementwise::GreaterOrEqual:
+    R = A >= B;
+    return true;
+  case Elementwise::And:
+    R = A && B;
+    return true;
+  case Elementwise::Or:
+    R = A || B;
+    return true;
+  case Elementwise::Xor:
+    R = (A != 0) != (B != 0);
+    return true;
+  default:
+    Err = "unsupported op";
+    return false;
+  }
+}
+
+/// Floating semantics of the binary ops.
+bool realBinary(Elementwise Op, double X, double Y, bool FMod, double &R,
+                std::string &Err) {
+  switch (Op) {
+  case Elementwise::Add:
+  case Elementwise::Sum:
+    R = X + Y;
+    return true;
+  case Elementwise::Sub:
+    R = X - Y;
+    return true;
+  case Elementwise::Mul:
+    R = X * Y;
+    return true;
+  case Elementwise::Div:
+    R = X / Y;
+    return true;
+  case Elementwise::Mod:
+    if (!FMod) {
+      Err = "Mod of floating types requires fmod=1";
+      return false;
+    }
+    R = std::fmod(X, Y);
+    return true;
+  case Elementwise::Min:
+  case Elementwise::Max:
+    if (std::isnan(X) || std::isnan(Y)) {
+      Err = "NaN operand";
+      return false;
+    }
+    R = Op == Elementwise::Min ? std::min(X, Y) : std::max(X, Y);
+    return true;
+  default:
+    Err = "unsupported op";
+    return false;
+  }
+}
+
+/// Combines elements \p IA of \p A and \p IB of \p B into \p Out for \p Op
+/// (shared by the binary and variadic ops).
+bool evalBinaryOp(Elementwise Op, const Literal &A, const Literal &B,
+                  bool FMod, Literal &Out, size_t IA, size_t IB,
+                  std::string &Err) {
+  if (A.isReal()) {
+    double X = A.Reals[IA], Y = B.Reals[IB];
+    if (isComparison(Op)) {
+      bool R = Op == Elementwise::Equal         ? X == Y
+               : Op == Elementwise::Less        ? X < Y
+               : Op == Elementwise::Greater     ? X > Y
+               : Op == Elementwise::LessOrEqual ? X <= Y
+                                                : X >= Y;
+      Out.Ints.push_back(R);
+      return true;
+    }
+    double R;
+    if (!realBinary(Op, X, Y, FMod, R, Err))
+      return false;
+    Out.Reals.push_back(R);
+    return true;
+  }
+  int64_t R;
+  if (!intBinary(Op, A.ET, A.Ints[IA], B.Ints[IB], FMod, R, Err))
+    return false;
+  Out.Ints.push_back(R);
+  return true;
+}
+
+/// Binary \p Op (arithmetic, comparison, logic), the row's, with its
+/// version's broadcasting.
+template <Elementwise Op, Broadcast How>
+EvalResults evalBinary(EvalContext &Ctx) {
+  const Node &N = Ctx.getNode();
+  std::optional<Literal> A = literalOperand(Ctx, 0), B = literalOperand(Ctx, 1);
+  if (!A || !B)
+    return std::nullopt;
+  if (A->ET != B->ET)
+    return Ctx.fail("operands differ in element type");
+  std::string Err;
+  if (!checkOperandTypes(Op, N.getOpType(), A->ET, Err))
+    return Ctx.fail(Err);
+  std::vector<int64_t> OutDims;
+  if (!binaryDims(Ctx, How, *A, *B, OutDims))
+    return std::nullopt;
+  bool FMod = N.getAttrInt("fmod", 0) != 0;
+  int32_t OutET = isComparison(Op) || isLogical(Op) ? int32_t(TP::BOOL) : A->ET;
+  Literal Out = Literal::make(OutET, OutDims);
+  if (!combine(Ctx, *A, *B, OutDims, Out, [&](size_t IA, size_t IB) {
+        return evalBinaryOp(Op, *A, *B, FMod, Out, IA, IB, Err);
+      }))
+    return Err.empty() ? std::nullopt : Ctx.fail(Err);
+  return oneLiteral(Ctx, Out);
+}
+
+/// Min, Max and Sum over any number of operands: \p Op is the row's,
+/// \p How None before opset 8, Numpy from then on.
+template <Elementwise Op, Broadcast How>
+EvalResults evalVariadic(EvalContext &Ctx) {
+  const Node &N = Ctx.getNode();
+  if (N.getNumOperands() == 0)
+    return Ctx.fail("no operands");
+  std::optional<Literal> Acc = literalOperand(Ctx, 0);
+  if (!Acc)
+    return std::nullopt;
+  std::string Err;
+  if (!checkOperandTypes(Op, N.getOpType(), Acc->ET, Err))
+    return Ctx.fail(Err);
+  for (unsigned I = 1; I < N.getNumOperands(); ++I) {
+    std::optional<Literal> B = literalOperand(Ctx, I);
+    if (!B)
+      return std::nullopt;
+    if (B->ET != Acc->ET)
+      return Ctx.fail("operands differ in element type");
+    std::vector<int64_t> OutDims;
+    if (How == Broadcast::None ? Acc->Dims != B->Dims
+                               : !broadcastDims({Acc->Dims, B->Dims}, OutDims))
+      return Ctx.fail("operand shapes do not broadcast");
+    if (How == Broadcast::None)
+      OutDims = Acc->Dims;
+    Literal Out = Literal::make(Acc->ET, OutDims);
+    if (!combine(Ctx, *Acc, *B, OutDims, Out, [&](size_t IA, size_t IB) {
+          return evalBinaryOp(Op, *Acc, *B, false, Out, IA, IB, Err);
+        }))
+      return Err.empty() ? std::nullopt : Ctx.fail(Err);
+    Acc = std::move(Out);
+  }
+  return oneLiteral(Ctx, *Acc);
+}
+
+/// The reduction of a Reduce* op.
+enum class ReduceOp { Sum, Prod, Min, Max };
+
+/// ReduceSum, ReduceProd, ReduceMin, ReduceMax: \p Op is the row's. The
+/// axes are where the definition reads them (attribute, or operand from
+/// ReduceSum-13 and the others' version 18).
+template <ReduceOp Op> EvalResults evalReduce(EvalContext &Ctx) {
+  const Node &N = Ctx.getNode();
+  std::optional<Literal> A = literalOperand(Ctx, 0);
+  if (!A)
+    return std::nullopt;
+  llvm::StringRef Name = N.getOpType();
+  if (!isNumericType(A->ET))
+    return Ctx.fail(Name + " does not take " + typeName(A->ET) + " operands");
+  if (A->ET == TP::UINT64 && Op != ReduceOp::Sum && Op != ReduceOp::Prod)
+    return Ctx.fail("uint64 is not supported by " + Name);
+  int64_t Rank = A->Dims.size();
+  std::optional<std::vector<int64_t>> Axes;
+  if (!Ctx.getAxes(Axes))
+    return std::nullopt;
+  bool KeepDims = N.getAttrInt("keepdims", 1) != 0;
+  if ((!Axes || Axes->empty()) && N.getAttrInt("noop_with_empty_axes", 0))
+    return oneLiteral(Ctx, *A);
+  std::vector<bool> Reduced(Rank, !Axes || Axes->empty());
+  if (Axes && !Axes->empty()) {
+    if (!Ctx.normalizeAxes(*Axes, Rank))
+      return std::nullopt;
+    for (int64_t X : *Axes)
+      Reduced[X] = true;
+  }
+  std::vector<int64_t> OutDims, KeptDims;
+  for (int64_t I = 0; I < Rank; ++I) {
+    KeptDims.push_back(Reduced[I] ? 1 : A->Dims[I]);
+    if (!Reduced[I] || KeepDims)
+      OutDims.push_back(KeptDims.back());
+  }
+  int64_t Num = *numElements(OutDims);
+  if (!Ctx.fitsBudget(A->ET, Num))
+    return std::nullopt;
+  if (A->size() == 0 && (Op == ReduceOp::Min || Op == ReduceOp::Max))
+    return Ctx.fail(Name + " of an empty tensor");
+  // Each input element lands in the output element of its kept dims.
+  std::vector<int64_t> KeptStrides = stridesOf(KeptDims), Strides(Rank, 0);
+  for (int64_t I = 0; I < Rank; ++I)
+    if (!Reduced[I])
+      Strides[I] = KeptStrides[I];
+  std::vector<int64_t> Dst = stridedIndices(A->Dims, Strides);
+  Literal Out = Literal::make(A->ET, OutDims);
+  std::vector<bool> Seen(Num, false);
+  if (A->isReal()) {
+    Out.Reals.assign(Num, Op == ReduceOp::Prod ? 1.0 : 0.0);
+    for (size_t K = 0; K < Dst.size(); ++K) {
+      double &R = Out.Reals[Dst[K]];
+      double X = A->Reals[K];
+      if (Op == ReduceOp::Sum)
+        R += X;
+      else if (Op == ReduceOp::Prod)
+        R *= X;
+      else if (!Seen[Dst[K]] || std::isnan(X))
+        R = X;
+      else if (!std::isnan(R))
+        R = Op == ReduceOp::Min ? std::min(R, X) : std::max(R, X);
+      Seen[Dst[K]] = true;
+    }
+  } else {
+    Out.Ints.assign(Num, Op == ReduceOp::Prod ? 1 : 0);
+    for (size_t K = 0; K < Dst.size(); ++K) {
+      int64_t &R = Out.Ints[Dst[K]];
+      int64_t X = A->Ints[K];
+      if (Op == ReduceOp::Sum)
+        R = wrapInt(A->ET, uint64_t(R) + uint64_t(X));
+      else if (Op == ReduceOp::Prod)
+        R = wrapInt(A->ET, uint64_t(R) * uint64_t(X));
+      else if (!Seen[Dst[K]])
+        R = X;
+      else
+        R = Op == ReduceOp::Min ? std::min(R, X) : std::max(R, X);
+      Seen[Dst[K]] = true;
+    }
+  }
+  return oneLiteral(Ctx, Out);
+}
+
+using EW = Elementwise;
+using BC = Broadcast;
+
+constexpr EvalRule EvalRows[] = {
+    {"", "Abs", 1, evalUnary<EW::Abs>},
+    {"", "Add", 1, evalBinary<EW::Add, BC::Legacy>},
+    {"", "Add", 7, evalBinary<EW::Add, BC::Numpy>},
+    {"", "And", 1, evalBinary<EW::And, BC::Legacy>},
+    {"", "And", 7, evalBinary<EW::And, BC::Numpy>},
+    {"", "Ceil", 1, evalUnary<EW::Ceil>},
+    {"", "Clip", 1, evalClip<From::Attribute>},
+    {"", "Clip", 11, evalClip<From::Input>},
+    {"", "Div", 1, evalBinary<EW::Div, BC::Legacy>},
+    {"", "Div", 7, evalBinary<EW::Div, BC::Numpy>},
+    {"", "Equal", 1, evalBinary<EW::Equal, BC::Legacy>},
+    {"", "Equal", 7, evalBinary<EW::Equal, BC::Numpy>},
+    {"", "Floor", 1, evalUnary<EW::Floor>},
+    {"", "Greater", 1, evalBinary<EW::Greater, BC::Legacy>},
+    {"", "Greater", 7, evalBinary<EW::Greater, BC::Numpy>},
+    {"", "GreaterOrEqual", 1, evalBinary<EW::GreaterOrEqual, BC::Legacy>},
+    {"", "GreaterOrEqual", 7, evalBinary<EW::GreaterOrEqual, BC::Numpy>},
+    {"", "Less", 1, evalBinary<EW::Less, BC::Legacy>},
+    {"", "Less", 7, evalBinary<EW::Less, BC::Numpy>},
+    {"", "LessOrEqual", 1, evalBinary<EW::LessOrEqual, BC::Legacy>},
+    {"", "LessOrEqual", 7, evalBinary<EW::LessOrEqual, BC::Numpy>},
+    {"", "Max", 1, evalVariadic<EW::Max, BC::None>},
+    {"", "Max", 8, evalVariadic<EW::Max, BC::Numpy>},
+    {"", "Min", 1, evalVariadic<EW::Min, BC::None>},
+    {"", "Min", 8, evalVariadic<EW::Min, BC::Numpy>},
+    // Mod (opset 10) never had the legacy attributes.
+    {"", "Mod", 1, evalBinary<EW::Mod, BC::Numpy>},
+    {"", "Mul", 1, evalBinary<EW::Mul, BC::Legacy>},
+    {"", "Mul", 7, evalBinary<EW::Mul, BC::Numpy>},
+    {"", "Neg", 1, evalUnary<EW::Neg>},
+    {"", "Not", 1, evalUnary<EW::Not>},
+    {"", "Or", 1, evalBinary<EW::Or, BC::Legacy>},
+    {"", "Or", 7, evalBinary<EW::Or, BC::Numpy>},
+    {"", "ReduceMax", 1, evalReduce<ReduceOp::Max>},
+    {"", "ReduceMin", 1, evalReduce<ReduceOp::Min>},
+    {"", "ReduceProd", 1, evalReduce<ReduceOp::Prod>},
+    {"", "ReduceSum", 1, evalReduce<ReduceOp::Sum>},
+    {"", "Sqrt", 1, evalUnary<EW::Sqrt>},
+    {"", "Sub", 1, evalBinary<EW::Sub, BC::Legacy>},
+    {"", "Sub", 7, evalBinary<EW::Sub, BC::Numpy>},
+    {"", "Sum", 1, evalVariadic<EW::Sum, BC::None>},
+    {"", "Sum", 8, evalVariadic<EW::Sum, BC::Numpy>},
+    {"", "Xor", 1, evalBinary<EW::Xor, BC::Legacy>},
+    {"", "Xor", 7, evalBinary<EW::Xor, BC::Numpy>},
+};
+
+llvm::ArrayRef<EvalRule> evalRules() { return EvalRows; }
 } // namespace
 
 //===----------------------------------------------------------------------===//

@@ -2,15 +2,17 @@
 //
 // A small interpreter for the ops that shape arithmetic is made of (Shape,
 // Gather, Slice, Concat, Unsqueeze, Cast, Add, Range, Reshape, ...), used by
-// constant-fold, fold-shapes and freeze-dims. It evaluates one node of the
-// default domain whose operands are constants, following the node's opset
-// version (axes as attribute or input, Slice with attributes before opset
-// 10, numpy or legacy broadcasting, ...), and refuses with a reason instead
-// of guessing: unknown ops, unsupported element types, invalid operands and
-// results over the size budget all say why.
+// constant-fold, fold-shapes, freeze-dims and the pattern driver's fold
+// hook. It evaluates one node of the default domain whose operands are
+// constants, following the node's opset version (axes as attribute or
+// input, Slice with attributes before opset 10, numpy or legacy
+// broadcasting, ...), and refuses with a reason instead of guessing: unknown
+// ops, unsupported element types, invalid operands and results over the
+// size budget all say why. Each op's evaluation is the EvalRule of its
+// definition in the op registry (onnxopt/Ops/EvalRules.h).
 //
-// What counts as a constant (getConstantValue) and which ops are never
-// folded (isNondeterministic) are in OpFacts.h, which this header includes.
+// What counts as a constant (getConstantValue) is in OpFacts.h, which this
+// header includes; ops with the Nondeterministic trait are never folded.
 //
 // This header stays free of ONNX and protobuf headers.
 //
@@ -30,6 +32,7 @@
 
 namespace onnxopt {
 
+class DiagnosticEngine;
 class Node;
 class Value;
 
@@ -53,6 +56,21 @@ evaluateNode(const Node &N, llvm::ArrayRef<Tensor> Operands, int64_t Opset,
 /// True if evaluateNode knows ops of type \p OpType (default domain).
 bool isEvaluableOp(llvm::StringRef OpType);
 
+/// The one fold path, shared by constant-fold and the pattern driver's fold
+/// hook (GreedyRewriteConfig::Fold): evaluates \p N, at the opset its model
+/// imports, from the constant values of its operands (getConstantValue;
+/// Shape and Size read their operand's recorded type), then checks each
+/// used result against the declared type of its value. Returns one tensor
+/// per result, or std::nullopt: \p Why stays empty when \p N is no
+/// candidate (another domain, no evaluation, random, holds subgraphs, an
+/// operand is not constant) and says why the evaluation refused otherwise;
+/// a result that contradicts its declared type is also warned about on
+/// \p Diags.
+std::optional<std::vector<Tensor>> foldNode(const Node &N,
+                                            const ConstantEvalOptions &Opts,
+                                            DiagnosticEngine &Diags,
+                                            std::string &Why);
+
 /// Limits of evaluateFromConstants.
 struct ConstantConeOptions {
   ConstantEvalOptions Eval;
@@ -65,7 +83,8 @@ struct ConstantConeOptions {
 /// default-domain ops evaluateNode knows, at opset \p Opset; a null Tensor
 /// otherwise. Shape and Size are evaluated from their operand's recorded
 /// type, so only when the dims they read are numbers (never the sizes of a
-/// dynamic value); random ops (isNondeterministic) are never evaluated.
+/// dynamic value); random ops (the Nondeterministic trait) are never
+/// evaluated.
 /// \p Memo keeps the results (null: not constant, or over the budget) for
 /// later calls on the same graph with the same types.
 Tensor evaluateFromConstants(const Value &V, int64_t Opset,

@@ -35,7 +35,11 @@ private:
 /// Computes the results of a node as constants (MLIR's fold hook), or
 /// nothing. The driver tries it before the patterns: every used result is
 /// replaced by a constant (Rewriter::replaceWithConstant) and the node, now
-/// dead, is erased.
+/// dead, is erased. The driver takes the results as they come, one per
+/// result of the node: passes install foldNode (Analysis/ConstantEval.h),
+/// the path constant-fold takes, which evaluates the op's EvalRule and
+/// refuses results that contradict their declared types (this layer sits
+/// below the analyses and cannot call it itself).
 using FoldHook = std::function<std::optional<std::vector<Tensor>>(Node &)>;
 
 struct GreedyRewriteConfig {
