@@ -109,11 +109,12 @@ bool ConstantFolder::foldNode(Node &N) {
   // The fold path the pattern driver's fold hook takes too: evaluation,
   // then the check against the declared types.
   std::string Why;
-  std::optional<std::vector<Tensor>> Results = onnxopt::foldNode(N, Opts, Diags, Why);
+  std::optional<std::vector<Tensor>> Results =
+      onnxopt::foldNode(N, Opts, Diags, Why);
   if (!Results) {
     if (!Why.empty())
-      LLVM_DEBUG(llvm::dbgs() << describe(N) << ": not folded: " << Why
-                              << "\n");
+      LLVM_DEBUG(llvm::dbgs()
+                 << describe(N) << ": not folded: " << Why << "\n");
     if (llvm::StringRef(Why).contains("exceeds the size limit"))
       ++NumOverBudget;
     return false;

@@ -113,8 +113,8 @@ bool agreesWithDeclared(const Node &N, const Value &V, const Tensor &T,
                         << "' is " << Folded.str()
                         << ", which contradicts its declared type "
                         << Declared.str() << " (" << Conflict << ")";
-  Why = "the value contradicts the declared type of '" + V.getName().str() +
-        "'";
+  Why =
+      "the value contradicts the declared type of '" + V.getName().str() + "'";
   return false;
 }
 
@@ -182,8 +182,7 @@ public:
     bool ReadsType = Op->has(ReadsTypeOnly);
     for (unsigned I = 0; I < Def->getNumOperands(); ++I) {
       const Value *Operand = Def->getOperand(I);
-      Operands.push_back(Operand && !ReadsType ? evaluate(*Operand)
-                                               : Tensor());
+      Operands.push_back(Operand && !ReadsType ? evaluate(*Operand) : Tensor());
       if (Operand && !ReadsType && !Operands.back())
         return Tensor();
     }

@@ -410,14 +410,14 @@ std::optional<int64_t> EvalContext::scalarIntOperand(unsigned I) {
 
 bool EvalContext::getAxes(std::optional<std::vector<int64_t>> &Axes) {
   bool Readable = true;
-  Axes = readAxes(N, &Def,
-                  [&](unsigned I) -> std::optional<std::vector<int64_t>> {
-                    if (!hasOperand(I))
-                      return std::nullopt;
-                    std::optional<std::vector<int64_t>> V = intOperand(I);
-                    Readable = V.has_value();
-                    return V;
-                  });
+  Axes =
+      readAxes(N, &Def, [&](unsigned I) -> std::optional<std::vector<int64_t>> {
+        if (!hasOperand(I))
+          return std::nullopt;
+        std::optional<std::vector<int64_t>> V = intOperand(I);
+        Readable = V.has_value();
+        return V;
+      });
   return Readable;
 }
 

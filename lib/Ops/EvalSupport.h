@@ -59,7 +59,9 @@ enum class From { Attribute, Input };
 
 bool isRealType(int32_t ET);
 bool isIntType(int32_t ET);
-inline bool isNumericType(int32_t ET) { return isRealType(ET) || isIntType(ET); }
+inline bool isNumericType(int32_t ET) {
+  return isRealType(ET) || isIntType(ET);
+}
 /// The type's name for messages ("type N" when it has none).
 std::string typeName(int32_t ET);
 

@@ -503,9 +503,8 @@ bool realBinary(Elementwise Op, double X, double Y, bool FMod, double &R,
 
 /// Combines elements \p IA of \p A and \p IB of \p B into \p Out for \p Op
 /// (shared by the binary and variadic ops).
-bool evalBinaryOp(Elementwise Op, const Literal &A, const Literal &B,
-                  bool FMod, Literal &Out, size_t IA, size_t IB,
-                  std::string &Err) {
+bool evalBinaryOp(Elementwise Op, const Literal &A, const Literal &B, bool FMod,
+                  Literal &Out, size_t IA, size_t IB, std::string &Err) {
   if (A.isReal()) {
     double X = A.Reals[IA], Y = B.Reals[IB];
     if (isComparison(Op)) {

@@ -85,4 +85,3 @@ Tensor onnxopt::getConstantNodeValue(const Node &N) {
     return Tensor::fromFloats(Name, {int64_t(A.Floats.size())}, A.Floats);
   return Tensor();
 }
-

@@ -138,7 +138,8 @@ template <bool StartEnd> EvalResults evalShape(EvalContext &Ctx) {
       return Ctx.fail("dim " + llvm::Twine(I) + " of the input is not known");
     Dims.push_back(D.getValue());
   }
-  return Ctx.one(Tensor::fromInt64s(Ctx.resultName(0), {int64_t(Dims.size())}, Dims));
+  return Ctx.one(
+      Tensor::fromInt64s(Ctx.resultName(0), {int64_t(Dims.size())}, Dims));
 }
 
 EvalResults evalSize(EvalContext &Ctx) {
@@ -174,7 +175,7 @@ EvalResults evalGather(EvalContext &Ctx) {
   for (int64_t &I : *Indices) {
     if (I < -Extent || I >= Extent)
       return Ctx.fail("index " + llvm::Twine(I) + " is out of range for dim " +
-                  llvm::Twine(Extent));
+                      llvm::Twine(Extent));
     if (I < 0)
       I += Extent;
   }
@@ -346,7 +347,7 @@ template <bool Unsqueeze> EvalResults evalSqueeze(EvalContext &Ctx) {
     for (int64_t A : *Axes) {
       if (Dims[A] != 1)
         return Ctx.fail("cannot squeeze dim " + llvm::Twine(A) + " of size " +
-                    llvm::Twine(Dims[A]));
+                        llvm::Twine(Dims[A]));
       Drop[A] = true;
     }
   } else {
@@ -384,7 +385,7 @@ EvalResults evalReshape(EvalContext &Ctx) {
     if (Out[I] == 0 && !KeepZero) {
       if (I >= In.size())
         return Ctx.fail("shape copies dim " + llvm::Twine(I) +
-                    " that the input does not have");
+                        " that the input does not have");
       Out[I] = In[I];
     }
     if (Out[I] == -1) {
@@ -462,7 +463,7 @@ EvalResults evalExpand(EvalContext &Ctx) {
   std::vector<int64_t> Dims = Data->getDims(), OutDims;
   if (!broadcastDims({Dims, *Shape}, OutDims))
     return Ctx.fail("cannot expand " + formatDims(Dims) + " to " +
-                formatDims(*Shape));
+                    formatDims(*Shape));
   std::optional<int64_t> Num = numElements(OutDims);
   if (!Num)
     return Ctx.fail("result too large");
@@ -563,24 +564,24 @@ EvalResults evalSplit(EvalContext &Ctx) {
     // Split-18: num_outputs chunks of ceil(dim / n), the last one smaller.
     int64_t Num = N.getAttrInt("num_outputs", 0);
     if (Num != int64_t(Outs))
-      return Ctx.fail("num_outputs is " + llvm::Twine(Num) + " but the node has " +
-                  llvm::Twine(Outs) + " results");
+      return Ctx.fail("num_outputs is " + llvm::Twine(Num) +
+                      " but the node has " + llvm::Twine(Outs) + " results");
     int64_t Chunk = (Dims[Axis] + Num - 1) / Num;
     if (Num > 1 && Chunk * (Num - 1) >= Dims[Axis] && Dims[Axis] % Num != 0)
-      return Ctx.fail("dim " + llvm::Twine(Dims[Axis]) + " cannot be split into " +
-                  llvm::Twine(Num) + " parts");
+      return Ctx.fail("dim " + llvm::Twine(Dims[Axis]) +
+                      " cannot be split into " + llvm::Twine(Num) + " parts");
     Split = std::vector<int64_t>(Outs, Chunk);
     Split->back() = Dims[Axis] - Chunk * (Num - 1);
   }
   if (!Split) {
     if (Outs == 0 || Dims[Axis] % Outs != 0)
       return Ctx.fail("dim " + llvm::Twine(Dims[Axis]) +
-                  " does not split evenly into " + llvm::Twine(Outs));
+                      " does not split evenly into " + llvm::Twine(Outs));
     Split = std::vector<int64_t>(Outs, Dims[Axis] / Outs);
   }
   if (Split->size() != Outs)
     return Ctx.fail("split has " + llvm::Twine(Split->size()) + " parts for " +
-                llvm::Twine(Outs) + " results");
+                    llvm::Twine(Outs) + " results");
   int64_t Sum = 0;
   for (int64_t S : *Split) {
     if (S < 0)
@@ -589,7 +590,7 @@ EvalResults evalSplit(EvalContext &Ctx) {
   }
   if (Sum != Dims[Axis])
     return Ctx.fail("split sums to " + llvm::Twine(Sum) + ", dim is " +
-                llvm::Twine(Dims[Axis]));
+                    llvm::Twine(Dims[Axis]));
   std::vector<int64_t> InStrides = stridesOf(Dims);
   std::vector<Tensor> Out;
   int64_t Begin = 0;
@@ -631,7 +632,8 @@ EvalResults evalConstantOfShape(EvalContext &Ctx) {
     return Ctx.fail("shape " + formatDims(*Shape) + " is invalid");
   if (!Ctx.fitsBudget(Fill.getElemType(), *Num))
     return std::nullopt;
-  std::optional<Tensor> T = Ctx.take(Fill, *Shape, std::vector<int64_t>(*Num, 0));
+  std::optional<Tensor> T =
+      Ctx.take(Fill, *Shape, std::vector<int64_t>(*Num, 0));
   return T ? Ctx.one(std::move(*T)) : std::nullopt;
 }
 
@@ -671,7 +673,7 @@ template <bool Like> EvalResults evalCast(EvalContext &Ctx) {
       int64_t V;
       if (!realToInt(In->Reals[I], To, V))
         return Ctx.fail("value " + std::to_string(In->Reals[I]) +
-                    " does not fit in " + typeName(To));
+                        " does not fit in " + typeName(To));
       Out.Ints.push_back(V);
     } else if (Out.isReal()) {
       Out.Reals.push_back(intToReal(In->Ints[I], In->ET, To));
@@ -684,7 +686,8 @@ template <bool Like> EvalResults evalCast(EvalContext &Ctx) {
 
 EvalResults evalRange(EvalContext &Ctx) {
   const Node &N = Ctx.getNode();
-  std::optional<Literal> Start = literalOperand(Ctx, 0), Limit = literalOperand(Ctx, 1),
+  std::optional<Literal> Start = literalOperand(Ctx, 0),
+                         Limit = literalOperand(Ctx, 1),
                          Delta = literalOperand(Ctx, 2);
   if (!Start || !Limit || !Delta)
     return std::nullopt;

@@ -8,6 +8,9 @@
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Import/Import.h"
+#include "onnxopt/Ops/EvalRules.h"
+#include "onnxopt/Ops/OpDef.h"
+#include "onnxopt/Pass/PatternDriver.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -777,3 +780,153 @@ TEST(ConstantEval, ConeOfConstantsOnly) {
   // T needs 5 nodes evaluated: over a budget of 3 it is given up.
   EXPECT_FALSE(evalCone(kExpandTarget, "T", 3));
 }
+
+//===----------------------------------------------------------------------===//
+// The registry's evaluation rules and the one fold path
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+TEST(ConstantEvalRegistry, EveryEvaluationIsReachable) {
+  unsigned WithEval = 0;
+  for (const OpDef *D : getAllOpDefs()) {
+    if (!D->Eval)
+      continue;
+    ++WithEval;
+    EXPECT_TRUE(D->Domain.empty()) << D->OpType.str();
+    EXPECT_TRUE(isEvaluableOp(D->OpType)) << D->OpType.str();
+    EXPECT_FALSE(D->has(Nondeterministic)) << D->OpType.str();
+  }
+  EXPECT_GT(WithEval, 50u);
+  EXPECT_FALSE(isEvaluableOp("Conv"));
+}
+
+TEST(ConstantEvalRegistry, VersionsAreRows) {
+  // The evaluation changes with the definition's version range: one row
+  // per version that changed it.
+  auto evalAt = [](llvm::StringRef Op, int64_t Opset) {
+    const OpDef *D = lookupOp("", Op, Opset);
+    return D && D->Eval ? D->Eval->Eval : nullptr;
+  };
+  EXPECT_NE(evalAt("Slice", 9), evalAt("Slice", 10));
+  EXPECT_EQ(evalAt("Slice", 10), evalAt("Slice", 21));
+  EXPECT_NE(evalAt("Add", 6), evalAt("Add", 7));
+  EXPECT_NE(evalAt("Add", 7), evalAt("Sub", 7)) << "the row names the op";
+  EXPECT_NE(evalAt("Split", 12), evalAt("Split", 13));
+  // ReduceSum's axes moved to an input at 13, ReduceMax's at 18: one
+  // evaluator, the definition's AxesSource says where.
+  EXPECT_EQ(evalAt("ReduceSum", 11), evalAt("ReduceSum", 13));
+  EXPECT_EQ(lookupOp("", "ReduceMax", 17)->Axes.K, AxesSource::Attribute);
+}
+
+TEST(ConstantEvalRegistry, VariadicBroadcastsFromOpset8) {
+  const char *Sig = "g () => (int64[3] Y) <int64[3] A = {1, 5, 3}, "
+                    "int64[1] C = {4}>";
+  Evaluated E = evalLast(Sig, "Y = Max (A, C)", 7);
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "operand shapes do not broadcast");
+  E = evalLast(Sig, "Y = Max (A, C)", 8);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(), (I64{4, 5, 4}));
+}
+
+TEST(ConstantEvalRegistry, ConcatAxisRequiredFromOpset4) {
+  const char *Sig = "g () => (int64[2,3] Y) <int64[2,1] A = {1, 2}, "
+                    "int64[2,2] B = {3, 4, 5, 6}>";
+  Evaluated E = evalLast(Sig, "Y = Concat (A, B)", 3);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.dims(), (I64{2, 3}));
+  E = evalLast(Sig, "Y = Concat (A, B)", 4);
+  EXPECT_FALSE(E.ok());
+  EXPECT_EQ(E.Why, "attribute axis is required");
+}
+
+TEST(ConstantEvalRegistry, SplitSizesByVersion) {
+  const char *Sig = "g () => (int64[1] Y, int64[3] Z) <int64[4] D = {1, 2, "
+                    "3, 4}, int64[2] S = {1, 3}>";
+  // Split-1 reads a second operand, Split-2 the attribute only.
+  Evaluated E = evalLast(Sig, "Y, Z = Split <axis = 0> (D, S)", 1);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(1), (I64{2, 3, 4}));
+  E = evalLast(Sig, "Y, Z = Split <axis = 0, split = [1, 3]> (D)", 2);
+  ASSERT_TRUE(E.ok()) << E.Why;
+  EXPECT_EQ(E.ints(0), (I64{1}));
+}
+
+/// A folded Transpose whose declared type its value contradicts.
+const char *kContradicted = R"(<ir_version: 8, opset_import: ["" : 17]>
+g () => (int64[3,2] Y) {
+  K = Constant <value = int64[2,3] {1, 2, 3, 4, 5, 6}> ()
+  T = Transpose <perm = [1, 0]> (K)
+  Y = Identity (T)
+}
+)";
+
+TEST(ConstantEvalFold, FoldNodeChecksTheDeclaredType) {
+  DiagnosticEngine Diags;
+  std::vector<std::string> Warnings;
+  Diags.setHandler([&](const Diagnostic &D) { Warnings.push_back(D.Message); });
+  std::unique_ptr<Model> M = parseTextModel(kContradicted, Diags);
+  ASSERT_TRUE(M);
+  Node *T = nullptr;
+  for (Node &N : M->getGraph().getNodes())
+    if (N.getOpType() == "Transpose")
+      T = &N;
+  ASSERT_TRUE(T);
+  std::string Why;
+  ConstantEvalOptions Opts;
+  // As declared: folds.
+  T->getResult(0)->setType(
+      Type::tensor(7, std::vector<Dim>{Dim::known(3), Dim::known(2)}));
+  std::optional<std::vector<Tensor>> R = foldNode(*T, Opts, Diags, Why);
+  ASSERT_TRUE(R) << Why;
+  EXPECT_EQ((*R)[0].getDims(), (I64{3, 2}));
+  EXPECT_TRUE(Warnings.empty());
+  // Declared [2,3]: the value contradicts it, nothing is folded.
+  T->getResult(0)->setType(
+      Type::tensor(7, std::vector<Dim>{Dim::known(2), Dim::known(3)}));
+  R = foldNode(*T, Opts, Diags, Why);
+  EXPECT_FALSE(R);
+  ASSERT_EQ(Warnings.size(), 1u);
+  EXPECT_NE(Warnings[0].find("contradicts its declared type"),
+            std::string::npos)
+      << Warnings[0];
+  // Not a candidate (an operand is not constant): no reason, no warning.
+  std::unique_ptr<Model> Dyn =
+      parseTextModel("<ir_version: 8, opset_import: [\"\" : 17]>\n"
+                     "g (int64[2] X) => (int64[2] Y) {\n  Y = Neg (X)\n}\n",
+                     Diags);
+  ASSERT_TRUE(Dyn);
+  R = foldNode(Dyn->getGraph().getNodes().front(), Opts, Diags, Why);
+  EXPECT_FALSE(R);
+  EXPECT_TRUE(Why.empty()) << Why;
+  EXPECT_EQ(Warnings.size(), 1u);
+}
+
+TEST(ConstantEvalFold, DriverFoldHookIsTheFoldPath) {
+  DiagnosticEngine Diags;
+  std::vector<std::string> Warnings;
+  Diags.setHandler([&](const Diagnostic &D) { Warnings.push_back(D.Message); });
+  std::unique_ptr<Model> M = parseTextModel(kContradicted, Diags);
+  ASSERT_TRUE(M);
+  for (Node &N : M->getGraph().getNodes())
+    if (N.getOpType() == "Transpose")
+      N.getResult(0)->setType(
+          Type::tensor(7, std::vector<Dim>{Dim::known(2), Dim::known(3)}));
+  GreedyRewriteConfig Config;
+  Config.Fold = [&](Node &N) {
+    std::string Why;
+    return foldNode(N, {}, Diags, Why);
+  };
+  bool Changed = false;
+  ASSERT_TRUE(
+      succeeded(applyPatternsGreedily(*M, {}, Diags, Config, &Changed)));
+  // The Transpose stays: its value contradicts its declared type.
+  bool HasTranspose = false;
+  for (Node &N : M->getGraph().getNodes())
+    HasTranspose |= N.getOpType() == "Transpose";
+  EXPECT_TRUE(HasTranspose);
+  EXPECT_FALSE(Warnings.empty());
+}
+
+} // namespace
