@@ -455,7 +455,6 @@ EvalResults evalTranspose(EvalContext &Ctx) {
 }
 
 EvalResults evalExpand(EvalContext &Ctx) {
-  const Node &N = Ctx.getNode();
   const Tensor *Data = Ctx.constOperand(0);
   std::optional<std::vector<int64_t>> Shape = Ctx.intOperand(1);
   if (!Data || !Shape)
@@ -685,7 +684,6 @@ template <bool Like> EvalResults evalCast(EvalContext &Ctx) {
 }
 
 EvalResults evalRange(EvalContext &Ctx) {
-  const Node &N = Ctx.getNode();
   std::optional<Literal> Start = literalOperand(Ctx, 0),
                          Limit = literalOperand(Ctx, 1),
                          Delta = literalOperand(Ctx, 2);
@@ -743,7 +741,6 @@ EvalResults evalRange(EvalContext &Ctx) {
 }
 
 EvalResults evalWhere(EvalContext &Ctx) {
-  const Node &N = Ctx.getNode();
   std::optional<Literal> C = literalOperand(Ctx, 0), X = literalOperand(Ctx, 1),
                          Y = literalOperand(Ctx, 2);
   if (!C || !X || !Y)
