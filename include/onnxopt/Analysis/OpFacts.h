@@ -14,6 +14,9 @@
 #define ONNXOPT_ANALYSIS_OPFACTS_H
 
 #include "onnxopt/IR/Tensor.h"
+// The index rules (resolveAxis, resolveSliceAxis, ...) live in the op layer;
+// included here for the analyses and passes that use them.
+#include "onnxopt/Ops/IndexRules.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include <cstdint>
@@ -98,48 +101,6 @@ std::optional<ConstantInts> getConstantInts(const Value &V, size_t MaxElements);
 /// `value_float(s)`), named after its result; a null Tensor for strings,
 /// sparse values and malformed nodes.
 Tensor getConstantNodeValue(const Node &N);
-
-//===----------------------------------------------------------------------===//
-// Index rules
-//===----------------------------------------------------------------------===//
-
-/// An axis attribute or input on a value of rank \p Rank: in [-Rank, Rank-1],
-/// negative counting from the back; std::nullopt when out of range.
-std::optional<int64_t> resolveAxis(int64_t Axis, int64_t Rank);
-
-/// ONNX Slice's rule for one start or end index on an axis of length \p Len
-/// (>= 0): a negative index counts from the back (Len is added once), then
-/// it is clamped to [0, Len] for a positive \p Step; for a negative step
-/// starts clamp to [0, Len-1] and ends to [-1, Len-1] (-1: up to and
-/// including element 0). On an empty axis with a negative step both are -1.
-int64_t clampSliceIndex(int64_t Index, int64_t Len, int64_t Step, bool IsEnd);
-
-/// One axis of a Slice after ONNX's rules: the first element taken, the
-/// step, and how many elements are taken.
-struct SliceAxis {
-  int64_t Start = 0;
-  int64_t Step = 1;
-  int64_t Count = 0;
-  /// Index of the \p I-th element taken (I < Count).
-  int64_t at(int64_t I) const { return Start + I * Step; }
-};
-
-/// Slice from \p Start to \p End by \p Step on an axis of length \p Len;
-/// std::nullopt for a zero step or a negative length (invalid models).
-/// Steps of any size, INT64_MIN and INT64_MAX included, do not overflow.
-std::optional<SliceAxis> resolveSliceAxis(int64_t Len, int64_t Start,
-                                          int64_t End, int64_t Step);
-
-/// A Slice end that takes an axis whole from a start of 0 whatever the
-/// axis' length: exporters write INT32_MAX or INT64_MAX for `x[a:]`, and
-/// no dim of a model is that long (the ONNX legacy IR even truncates dims
-/// above 2^31).
-bool isSliceEndPastAnyDim(int64_t End);
-
-/// Shape-15's start and end attributes on a value of rank \p Rank: the
-/// half-open range [first, second) of dims it returns (second >= first).
-std::pair<int64_t, int64_t> resolveShapeRange(int64_t Rank, int64_t Start,
-                                              int64_t End);
 
 } // namespace onnxopt
 
