@@ -1,7 +1,8 @@
 //===- DimAnalysis.cpp - Dims as expressions, and their equalities -------===//
 //
 // Walks the model in order and computes, for each node, the dims its op
-// produces as expressions of its operands' dims (transfer functions below);
+// produces as expressions of its operands' dims (the op's DimRule, found in
+// the op registry: lib/Ops/*Ops.cpp, section "Dim transfer");
 // integer shape tensors carry their contents as expressions too. Where an op
 // is not modeled, or a dim cannot be expressed, the type recorded in the IR
 // is used: a symbol there stands for itself, an unknown dim for a fresh
@@ -26,14 +27,14 @@
 #include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/Ops/DimRules.h"
+#include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Support/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include <algorithm>
 #include <climits>
-#include <cmath>
-#include <initializer_list>
 #include <set>
 #include <unordered_map>
 
@@ -41,71 +42,15 @@ using namespace onnxopt;
 
 namespace {
 
-using Dims = std::vector<DimExpr>;
+using Dims = DimList;
 /// A computed shape; a missing dim falls back to the recorded type.
-using PartialDims = std::vector<std::optional<DimExpr>>;
+using PartialDims = PartialDimList;
 
 constexpr unsigned kMaxSweeps = 4;
-constexpr size_t kMaxDataLength = 64;
+constexpr size_t kMaxDataLength = kMaxDimDataLength;
 /// Expressions longer than this (in key characters) are dropped: a guard
 /// against blow-ups such as products of long sums.
 constexpr size_t kMaxExprSize = 2048;
-
-/// numpy broadcasting of one aligned position; std::nullopt when the result
-/// depends on which of two different expressions is 1.
-std::optional<DimExpr> broadcastDim(llvm::ArrayRef<DimExpr> In) {
-  std::optional<DimExpr> Number, Other;
-  bool NumbersDiffer = false, OthersDiffer = false;
-  for (const DimExpr &D : In) {
-    if (D.isConstant() && D.getConstant() == 1)
-      continue;
-    if (D.isConstant()) {
-      NumbersDiffer |= Number && *Number != D;
-      Number = D;
-    } else {
-      OthersDiffer |= Other && *Other != D;
-      Other = D;
-    }
-  }
-  // A number other than 1 decides: every other dim is it or 1. Two
-  // different numbers do not broadcast (legacy ops do not follow numpy).
-  if (Number)
-    return NumbersDiffer ? std::nullopt : Number;
-  if (OthersDiffer)
-    return std::nullopt;
-  return Other ? *Other : DimExpr::constant(1);
-}
-
-PartialDims broadcast(llvm::ArrayRef<const Dims *> Inputs) {
-  size_t Rank = 0;
-  for (const Dims *D : Inputs)
-    Rank = std::max(Rank, D->size());
-  PartialDims Out(Rank);
-  for (size_t I = 0; I < Rank; ++I) {
-    std::vector<DimExpr> Column;
-    for (const Dims *D : Inputs)
-      if (I + D->size() >= Rank)
-        Column.push_back((*D)[I + D->size() - Rank]);
-    Out[I] = broadcastDim(Column);
-  }
-  return Out;
-}
-
-PartialDims full(const Dims &D) { return PartialDims(D.begin(), D.end()); }
-
-DimExpr product(llvm::ArrayRef<DimExpr> D) {
-  DimExpr P = DimExpr::constant(1);
-  for (const DimExpr &E : D)
-    P = P * E;
-  return P;
-}
-
-/// Normalizes a possibly negative axis; std::nullopt when out of range.
-std::optional<size_t> normAxis(int64_t Axis, size_t Rank) {
-  if (std::optional<int64_t> A = resolveAxis(Axis, static_cast<int64_t>(Rank)))
-    return static_cast<size_t>(*A);
-  return std::nullopt;
-}
 
 std::optional<std::vector<int64_t>> constants(const Dims *D) {
   if (!D)
@@ -119,47 +64,6 @@ std::optional<std::vector<int64_t>> constants(const Dims *D) {
   return V;
 }
 
-/// True if \p E is at least 0 at every non-negative value of its symbols:
-/// at least 0 where they are all 0, and never decreasing as they grow. Not
-/// the symbol domain's default (dims >= 1): a dim may be 0 (an empty KV
-/// cache), and `past - 1` is then -1.
-bool nonNegativeEverywhere(const DimExpr &E) {
-  auto Zero = [](llvm::StringRef) -> std::optional<int64_t> { return 0; };
-  std::optional<int64_t> AtZero = E.evaluate(Zero);
-  return AtZero && *AtZero >= 0 && E.isNondecreasing(Zero);
-}
-
-/// Equal on two elements of shape data: 1, 0, or undecided.
-std::optional<int64_t> equalElements(const DimExpr &A, const DimExpr &B) {
-  if (A == B)
-    return 1;
-  if (A.isConstant() && B.isConstant())
-    return 0;
-  // `s == -1` on a dim expression (torch's Expand target check) is false:
-  // the expression is never negative.
-  if (B.isConstant() && B.getConstant() < 0 && nonNegativeEverywhere(A))
-    return 0;
-  if (A.isConstant() && A.getConstant() < 0 && nonNegativeEverywhere(B))
-    return 0;
-  return std::nullopt;
-}
-
-/// The length numpy broadcasting gives 1-D data of lengths \p Lens, or 0
-/// when they do not broadcast (or one is empty).
-size_t broadcastLength(std::initializer_list<size_t> Lens) {
-  size_t Len = 1;
-  for (size_t L : Lens) {
-    if (L == 0)
-      return 0;
-    if (L == 1 || L == Len)
-      continue;
-    if (Len != 1)
-      return 0;
-    Len = L;
-  }
-  return Len;
-}
-
 /// Known numbers as dims or data.
 Dims constantDims(llvm::ArrayRef<int64_t> Values) {
   Dims D;
@@ -169,8 +73,20 @@ Dims constantDims(llvm::ArrayRef<int64_t> Values) {
   return D;
 }
 
-const DimExpr &elementAt(const Dims &D, size_t I) {
-  return D[D.size() == 1 ? 0 : I];
+DimConstraint::Kind getConstraintKind(DimCondition K) {
+  switch (K) {
+  case DimCondition::Equal:
+    return DimConstraint::Equal;
+  case DimCondition::Broadcast:
+    return DimConstraint::Broadcast;
+  case DimCondition::AtLeast:
+    return DimConstraint::AtLeast;
+  case DimCondition::AtMost:
+    return DimConstraint::AtMost;
+  case DimCondition::Divisible:
+    return DimConstraint::Divisible;
+  }
+  llvm_unreachable("unknown dim condition");
 }
 
 } // namespace
@@ -180,10 +96,6 @@ public:
   explicit Impl(Model &M) : M(M) {}
 
   void run();
-  /// True if ops of type \p Op (default domain) have a transfer function.
-  static bool hasTransferRule(llvm::StringRef Op) {
-    return getTransferTable().count(Op);
-  }
 
   Model &M;
   llvm::DenseMap<const Value *, Dims> ValueDims;
@@ -292,101 +204,12 @@ private:
   std::optional<std::vector<double>> floatData(const Node &N, unsigned I);
   void setResult(Node &N, unsigned I, std::optional<PartialDims> Computed);
 
-  // Transfer functions: fill Out (one entry per result) and OutData.
-  // Inline for the usual one result: two allocations less per node.
-  using ResultDims = llvm::SmallVector<std::optional<PartialDims>, 1>;
-  using ResultData = llvm::SmallVector<std::optional<Dims>, 1>;
-  using TransferFn = void (Impl::*)(Node &N, const Dims *X, ResultDims &Out,
-                                    ResultData &OutData);
-  struct TransferRule {
-    TransferFn Fn = nullptr;
-    /// The rule reads the dims of operand 0 (X is never null in it).
-    bool NeedsFirstOperandDims = false;
-  };
-  /// Op type (default domain) -> its transfer function.
-  static const llvm::StringMap<TransferRule> &getTransferTable();
-  void transfer(Node &N, ResultDims &Out, ResultData &OutData);
-  void transferShapePreserving(Node &N, const Dims *X, ResultDims &Out,
-                               ResultData &OutData);
-  void transferBroadcast(Node &N, const Dims *X, ResultDims &Out,
-                         ResultData &OutData);
-  void transferConstant(Node &N, const Dims *X, ResultDims &Out,
-                        ResultData &OutData);
-  void transferShape(Node &N, const Dims *X, ResultDims &Out,
-                     ResultData &OutData);
-  void transferSize(Node &N, const Dims *X, ResultDims &Out,
-                    ResultData &OutData);
-  void transferTranspose(Node &N, const Dims *X, ResultDims &Out,
-                         ResultData &OutData);
-  void transferReshape(Node &N, const Dims *X, ResultDims &Out,
-                       ResultData &OutData);
-  void transferFlatten(Node &N, const Dims *X, ResultDims &Out,
-                       ResultData &OutData);
-  void transferConcat(Node &N, const Dims *X, ResultDims &Out,
-                      ResultData &OutData);
-  void transferConv(Node &N, const Dims *X, ResultDims &Out,
-                    ResultData &OutData);
-  void transferPool(Node &N, const Dims *X, ResultDims &Out,
-                    ResultData &OutData);
-  void requireCoversKernel(Node &N, const std::optional<PartialDims> &Y);
-  void transferConvTranspose(Node &N, const Dims *X, ResultDims &Out,
-                             ResultData &OutData);
-  void transferGlobalPool(Node &N, const Dims *X, ResultDims &Out,
-                          ResultData &OutData);
-  void transferMatMul(Node &N, const Dims *X, ResultDims &Out,
-                      ResultData &OutData);
-  void transferGemm(Node &N, const Dims *X, ResultDims &Out,
-                    ResultData &OutData);
-  void transferGather(Node &N, const Dims *X, ResultDims &Out,
-                      ResultData &OutData);
-  void transferUnsqueeze(Node &N, const Dims *X, ResultDims &Out,
-                         ResultData &OutData);
-  void transferSqueeze(Node &N, const Dims *X, ResultDims &Out,
-                       ResultData &OutData);
-  void transferSlice(Node &N, const Dims *X, ResultDims &Out,
-                     ResultData &OutData);
-  void transferConstantOfShape(Node &N, const Dims *X, ResultDims &Out,
-                               ResultData &OutData);
-  void transferExpand(Node &N, const Dims *X, ResultDims &Out,
-                      ResultData &OutData);
-  void transferRange(Node &N, const Dims *X, ResultDims &Out,
-                     ResultData &OutData);
-  void transferTile(Node &N, const Dims *X, ResultDims &Out,
-                    ResultData &OutData);
-  void transferPad(Node &N, const Dims *X, ResultDims &Out,
-                   ResultData &OutData);
-  void transferSplit(Node &N, const Dims *X, ResultDims &Out,
-                     ResultData &OutData);
-  void transferResize(Node &N, const Dims *X, ResultDims &Out,
-                      ResultData &OutData);
-  void transferReduce(Node &N, const Dims *X, ResultDims &Out,
-                      ResultData &OutData);
-  void transferArgMinMax(Node &N, const Dims *X, ResultDims &Out,
-                         ResultData &OutData);
-  void transferRecurrent(Node &N, const Dims *X, ResultDims &Out,
-                         ResultData &OutData);
-  void transferTopK(Node &N, const Dims *X, ResultDims &Out,
-                    ResultData &OutData);
-  std::optional<PartialDims> convLike(Node &N, const Dims &X, bool IsPool);
-  std::optional<PartialDims> convTranspose(Node &N, const Dims &X);
-  std::optional<PartialDims> reshape(Node &N, const Dims &X,
-                                     const Dims &Target);
-  std::optional<PartialDims> matMul(Node &N, const Dims &A, const Dims &B);
-  std::optional<PartialDims> resize(Node &N, const Dims &X);
-  std::optional<PartialDims> slice(Node &N, const Dims &X);
-  std::optional<Dims> sliceData(Node &N, const Dims &D);
-  std::optional<Dims> arithmeticData(Node &N);
-  std::optional<Dims> selectionData(Node &N);
-  std::optional<std::vector<int64_t>> axesOf(Node &N, unsigned InputIndex);
-  std::optional<PartialDims> reduce(Node &N, const Dims &X);
-  std::optional<PartialDims> range(Node &N);
+  /// The analysis as the op's dim rule sees it, for one node.
+  class NodeContext;
   void require(DimConstraint::Kind K, const DimExpr &L, const DimExpr &R,
                const Node &N, const char *Why);
-  void requireBroadcast(llvm::ArrayRef<const Dims *> In, const Node &N);
-  void requireIndices(Node &N, const DimExpr &Table);
-  void requireRunnable(Node &N);
-  void requireParameterShapes(Node &N, const Dims &X);
-  void propagateMax(Node &N);
+  void requireRunnable(const Node &N, const OpDef &Def);
+  void propagateMax(const Node &N, const OpDef &Def);
 };
 
 //===----------------------------------------------------------------------===//
@@ -410,120 +233,24 @@ void DimAnalysis::Impl::require(DimConstraint::Kind K, const DimExpr &L,
   Required.push_back(std::move(C));
 }
 
-/// Each aligned position: the dims are equal or 1. Against a number other
-/// than 1 every other dim must be that number or 1; between expressions,
-/// each must equal the first or one of them be 1.
-void DimAnalysis::Impl::requireBroadcast(llvm::ArrayRef<const Dims *> In,
-                                         const Node &N) {
-  size_t Rank = 0;
-  for (const Dims *D : In)
-    Rank = std::max(Rank, D->size());
-  for (size_t I = 0; I < Rank; ++I) {
-    std::optional<DimExpr> Anchor;
-    for (const Dims *D : In) {
-      if (I + D->size() < Rank)
-        continue;
-      const DimExpr &E = (*D)[I + D->size() - Rank];
-      if (E.isConstant() && E.getConstant() == 1)
-        continue;
-      if (!Anchor || (E.isConstant() && !Anchor->isConstant())) {
-        // A number anchors the position: compare everything with it.
-        if (Anchor && !Anchor->isConstant())
-          require(DimConstraint::Broadcast, *Anchor, E, N,
-                  "broadcast dims must match");
-        Anchor = E;
-        continue;
-      }
-      require(DimConstraint::Broadcast, E, *Anchor, N,
-              "broadcast dims must match");
-    }
-  }
-}
-
-/// The indices of a Gather must lie inside the table's dim \p Table: known
-/// constant indices, or a Range whose greatest element is known.
-void DimAnalysis::Impl::requireIndices(Node &N, const DimExpr &Table) {
-  if (N.getNumOperands() < 2 || !N.getOperand(1))
-    return;
-  if (std::optional<std::vector<int64_t>> Idx = constants(data(N, 1))) {
-    for (int64_t K : *Idx)
-      require(DimConstraint::AtLeast, Table,
-              DimExpr::constant(K >= 0 ? K + 1 : -K), N,
-              "indices inside the gathered dim");
-    return;
-  }
-  auto It = ValueMax.find(N.getOperand(1));
-  if (It != ValueMax.end())
-    require(DimConstraint::AtMost, It->second + DimExpr::constant(1), Table, N,
-            "indices inside the gathered dim");
-}
-
-/// The extra operands of shape-preserving ops: per-channel parameters of the
-/// normalizations ([C] = X[1]), LayerNormalization's scale and bias
-/// (broadcast to X[axis:]), PRelu's slope (broadcast to X), per-axis
-/// quantization parameters ([X[axis]]).
-void DimAnalysis::Impl::requireParameterShapes(Node &N, const Dims &X) {
-  llvm::StringRef Op = N.getOpType();
-  if ((Op == "BatchNormalization" || Op == "InstanceNormalization") &&
-      X.size() >= 2) {
-    for (unsigned I = 1; I < N.getNumOperands(); ++I)
-      if (const Dims *P = dims(N, I); P && P->size() == 1)
-        require(DimConstraint::Equal, (*P)[0], X[1], N,
-                "per-channel parameters have the input's channels");
-    return;
-  }
-  if (Op == "LayerNormalization") {
-    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", -1), X.size());
-    if (!Axis)
-      return;
-    Dims Tail(X.begin() + *Axis, X.end());
-    for (unsigned I = 1; I < N.getNumOperands(); ++I)
-      if (const Dims *P = dims(N, I); P && P->size() <= Tail.size())
-        requireBroadcast({&Tail, P}, N);
-    return;
-  }
-  if (Op == "PRelu") {
-    if (const Dims *Slope = dims(N, 1); Slope && Slope->size() <= X.size())
-      requireBroadcast({&X, Slope}, N);
-    return;
-  }
-  if (Op == "QuantizeLinear" || Op == "DequantizeLinear") {
-    std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 1), X.size());
-    for (unsigned I = 1; I < N.getNumOperands(); ++I)
-      if (const Dims *P = dims(N, I); Axis && P && P->size() == 1)
-        require(DimConstraint::Broadcast, (*P)[0], X[*Axis], N,
-                "per-axis parameters have the axis' size");
-  }
-}
-
-/// Conditions of ops whose results the transfer functions do not model
-/// but whose running depends on dims, and the data-dependent ops.
-void DimAnalysis::Impl::requireRunnable(Node &N) {
-  llvm::StringRef Op = N.getOpType();
-  if (Op == "If") {
-    if (const Dims *C = dims(N, 0))
-      require(DimConstraint::Equal, product(*C), DimExpr::constant(1), N,
-              "the condition must have one element");
-    return;
-  }
+/// Conditions of ops whose results their rules do not model but whose
+/// running depends on dims: the data-dependent ops (by their traits).
+void DimAnalysis::Impl::requireRunnable(const Node &N, const OpDef &Def) {
   bool DataDependent =
-      hasValueDependentShape(Op) || (Op == "TopK" && !constants(data(N, 1))) ||
-      (Op == "Loop" &&
-       (N.getNumOperands() == 0 || !N.getOperand(0) || !constants(data(N, 0))));
+      Def.has(ValueDependentShape) ||
+      (Def.has(ValueDependentUnlessConstant) &&
+       (Def.DataOperand < 0 ||
+        !constants(data(N, static_cast<unsigned>(Def.DataOperand)))));
   if (DataDependent)
     require(DimConstraint::DataDependent, DimExpr(), DimExpr(), N,
-            Op == "Loop" ? "the trip count is computed at run time"
-                         : "output dims depend on tensor values");
+            Def.has(Looping) ? "the trip count is computed at run time"
+                             : "output dims depend on tensor values");
 }
 
 /// Index tables keep their greatest element through ops that move or pick
 /// elements without changing them.
-void DimAnalysis::Impl::propagateMax(Node &N) {
-  llvm::StringRef Op = N.getOpType();
-  static const llvm::StringSet<> Moving = {
-      "Unsqueeze", "Squeeze", "Reshape",   "Expand", "Cast",
-      "Identity",  "Flatten", "Transpose", "Slice",  "Tile"};
-  if (!Moving.count(Op) || N.getNumOperands() == 0 || !N.getOperand(0) ||
+void DimAnalysis::Impl::propagateMax(const Node &N, const OpDef &Def) {
+  if (!Def.has(MovesElements) || N.getNumOperands() == 0 || !N.getOperand(0) ||
       N.getNumResults() == 0 || !N.getResult(0))
     return;
   auto It = ValueMax.find(N.getOperand(0));
@@ -535,32 +262,60 @@ void DimAnalysis::Impl::propagateMax(Node &N) {
   ValueMax[N.getResult(0)] = std::move(Max);
 }
 
-/// Range(start, limit, delta) with a positive step: its length, when
-/// limit >= start is proven, and its greatest element. A start that is an
-/// expression (`arange(past, past + seq)`, the positions after a KV cache)
-/// needs limit - start >= 0 at every value of the symbols, 0 included.
-std::optional<PartialDims> DimAnalysis::Impl::range(Node &N) {
-  const Dims *S = data(N, 0), *L = data(N, 1), *D = data(N, 2);
-  if (!S || !L || !D || S->size() != 1 || L->size() != 1 || D->size() != 1)
-    return std::nullopt;
-  const DimExpr &Start = (*S)[0], &Limit = (*L)[0], &Delta = (*D)[0];
-  if (!Delta.isConstant() || Delta.getConstant() <= 0)
-    return std::nullopt;
-  if (Start.isConstant()) {
-    DimConstraint NonEmpty;
-    NonEmpty.K = DimConstraint::AtLeast;
-    NonEmpty.Lhs = Limit;
-    NonEmpty.Rhs = Start;
-    if (decide(NonEmpty, SymbolDomain()) != Verdict::Holds)
-      return std::nullopt;
-  } else if (Start.hasUnknown() || !nonNegativeEverywhere(Limit - Start)) {
-    return std::nullopt;
+//===----------------------------------------------------------------------===//
+// The rules' view of the analysis
+//===----------------------------------------------------------------------===//
+
+class DimAnalysis::Impl::NodeContext final : public DimContext {
+public:
+  NodeContext(Impl &A, const Node &N, const OpDef *Def)
+      : DimContext(N, Def), A(A) {}
+
+  const Dims *dims(unsigned I) override { return A.dims(N, I); }
+  const Dims *data(unsigned I) override { return A.data(N, I); }
+  std::optional<std::vector<double>> floatData(unsigned I) override {
+    return A.floatData(N, I);
   }
-  DimExpr Count = (Limit - Start).ceilDiv(Delta.getConstant());
-  if (N.getNumResults() && N.getResult(0))
-    ValueMax[N.getResult(0)] = Start + Delta * (Count - DimExpr::constant(1));
-  return PartialDims{Count};
-}
+  std::optional<Dims> constantResultData(unsigned I) override {
+    if (I >= N.getNumResults() || !N.getResult(I))
+      return std::nullopt;
+    std::optional<ConstantInts> C =
+        getConstantInts(*N.getResult(I), kMaxDataLength);
+    if (!C)
+      return std::nullopt;
+    return constantDims(C->Values);
+  }
+  const DimExpr *getMaxElement(unsigned I) override {
+    if (I >= N.getNumOperands() || !N.getOperand(I))
+      return nullptr;
+    auto It = A.ValueMax.find(N.getOperand(I));
+    return It == A.ValueMax.end() ? nullptr : &It->second;
+  }
+  bool holdsAlways(DimCondition K, const DimExpr &Lhs,
+                   const DimExpr &Rhs) override {
+    DimConstraint C;
+    C.K = getConstraintKind(K);
+    C.Lhs = Lhs;
+    C.Rhs = Rhs;
+    return decide(C, SymbolDomain()) == Verdict::Holds;
+  }
+  void unite(const DimExpr &X, const DimExpr &Y) override { A.unite(X, Y, &N); }
+  void require(DimCondition K, const DimExpr &Lhs, const DimExpr &Rhs,
+               const char *Why) override {
+    A.require(getConstraintKind(K), Lhs, Rhs, N, Why);
+  }
+  void setMaxElement(unsigned I, DimExpr Max) override {
+    if (I < N.getNumResults() && N.getResult(I))
+      A.ValueMax[N.getResult(I)] = std::move(Max);
+  }
+
+  /// The rule's results, one entry per result of the node.
+  ResultDims &getResultDims() { return Out; }
+  ResultData &getResultData() { return OutData; }
+
+private:
+  Impl &A;
+};
 
 //===----------------------------------------------------------------------===//
 // Union-find
@@ -819,13 +574,22 @@ void DimAnalysis::Impl::setResult(Node &N, unsigned I,
 }
 
 void DimAnalysis::Impl::visitNode(Node &N) {
-  ResultDims Out(N.getNumResults());
-  ResultData OutData(N.getNumResults());
-  if (N.isOnnxDomain()) {
-    transfer(N, Out, OutData);
-    requireRunnable(N);
-    propagateMax(N);
+  // One lookup per visit: the rule and the traits come with the definition.
+  const OpDef *Def = lookupOp(N);
+  NodeContext C(*this, N, Def);
+  if (Def) {
+    const DimRule *Rule = getDimRule(Def);
+    // No rule, or none that models results: the recorded types stand.
+    if (Rule && Rule->Transfer && N.getNumResults()) {
+      const Dims *X = dims(N, 0);
+      if (X || !Rule->NeedsFirstOperandDims)
+        Rule->Transfer(C, X);
+    }
+    requireRunnable(N, *Def);
+    propagateMax(N, *Def);
   }
+  DimContext::ResultDims &Out = C.getResultDims();
+  DimContext::ResultData &OutData = C.getResultData();
   for (unsigned I = 0; I < N.getNumResults(); ++I) {
     setResult(N, I, std::move(Out[I]));
     if (OutData[I] && N.getResult(I) && OutData[I]->size() <= kMaxDataLength &&
@@ -839,1030 +603,6 @@ void DimAnalysis::Impl::visitNode(Node &N) {
       ValueData[N.getResult(I)] = std::move(D);
     }
   }
-}
-
-//===----------------------------------------------------------------------===//
-// Transfer functions
-//===----------------------------------------------------------------------===//
-
-std::optional<std::vector<int64_t>>
-DimAnalysis::Impl::axesOf(Node &N, unsigned InputIndex) {
-  if (std::optional<std::vector<int64_t>> A = N.getAttrInts("axes"))
-    return A;
-  return constants(data(N, InputIndex));
-}
-
-const llvm::StringMap<DimAnalysis::Impl::TransferRule> &
-DimAnalysis::Impl::getTransferTable() {
-  // Built on first use (no static constructor); read-only afterwards.
-  static const llvm::StringMap<TransferRule> Table = [] {
-    llvm::StringMap<TransferRule> T;
-    for (llvm::StringRef Op : getShapePreservingOps())
-      T[Op] = {&Impl::transferShapePreserving, false};
-    for (llvm::StringRef Op : getElementwiseBroadcastingOps())
-      T[Op] = {&Impl::transferBroadcast, false};
-    for (llvm::StringRef Op : getReductionOps())
-      T[Op] = {&Impl::transferReduce, true};
-    T["Constant"] = {&Impl::transferConstant, false};
-    T["Shape"] = {&Impl::transferShape, true};
-    T["Size"] = {&Impl::transferSize, true};
-    T["Transpose"] = {&Impl::transferTranspose, true};
-    T["Reshape"] = {&Impl::transferReshape, true};
-    T["Flatten"] = {&Impl::transferFlatten, true};
-    T["Concat"] = {&Impl::transferConcat, false};
-    T["Conv"] = {&Impl::transferConv, true};
-    T["MaxPool"] = {&Impl::transferPool, true};
-    T["AveragePool"] = {&Impl::transferPool, true};
-    T["LpPool"] = {&Impl::transferPool, true};
-    T["ConvTranspose"] = {&Impl::transferConvTranspose, true};
-    T["GlobalAveragePool"] = {&Impl::transferGlobalPool, true};
-    T["GlobalMaxPool"] = {&Impl::transferGlobalPool, true};
-    T["GlobalLpPool"] = {&Impl::transferGlobalPool, true};
-    T["MatMul"] = {&Impl::transferMatMul, true};
-    T["Gemm"] = {&Impl::transferGemm, true};
-    T["Gather"] = {&Impl::transferGather, true};
-    T["Unsqueeze"] = {&Impl::transferUnsqueeze, true};
-    T["Squeeze"] = {&Impl::transferSqueeze, true};
-    T["Slice"] = {&Impl::transferSlice, true};
-    T["ConstantOfShape"] = {&Impl::transferConstantOfShape, false};
-    T["Expand"] = {&Impl::transferExpand, true};
-    T["Range"] = {&Impl::transferRange, false};
-    T["Tile"] = {&Impl::transferTile, true};
-    T["Pad"] = {&Impl::transferPad, true};
-    T["Split"] = {&Impl::transferSplit, true};
-    T["Resize"] = {&Impl::transferResize, true};
-    T["Upsample"] = {&Impl::transferResize, true};
-    T["ArgMax"] = {&Impl::transferArgMinMax, true};
-    T["ArgMin"] = {&Impl::transferArgMinMax, true};
-    T["LSTM"] = {&Impl::transferRecurrent, true};
-    T["GRU"] = {&Impl::transferRecurrent, true};
-    T["RNN"] = {&Impl::transferRecurrent, true};
-    T["TopK"] = {&Impl::transferTopK, true};
-    return T;
-  }();
-  return Table;
-}
-
-void DimAnalysis::Impl::transfer(Node &N, ResultDims &Out,
-                                 ResultData &OutData) {
-  if (Out.empty())
-    return;
-  const llvm::StringMap<TransferRule> &Table = getTransferTable();
-  auto It = Table.find(N.getOpType());
-  if (It == Table.end())
-    return; // not modelled: the recorded types stand
-  const Dims *X = dims(N, 0);
-  if (It->second.NeedsFirstOperandDims && !X)
-    return;
-  (this->*It->second.Fn)(N, X, Out, OutData);
-}
-
-/// The first result has the first operand's shape (OpFacts.h says which ops).
-void DimAnalysis::Impl::transferShapePreserving(Node &N, const Dims *X,
-                                                ResultDims &Out,
-                                                ResultData &OutData) {
-  llvm::StringRef Op = N.getOpType();
-  // Only the first output: BatchNormalization and LayerNormalization have
-  // statistics outputs of other shapes; Dropout's mask is like its output.
-  if (X) {
-    Out[0] = full(*X);
-    requireParameterShapes(N, *X);
-  }
-  if (X && Op == "Dropout" && Out.size() > 1)
-    Out[1] = full(*X);
-  if ((Op == "Identity" || Op == "Cast") && data(N, 0))
-    OutData[0] = *data(N, 0);
-}
-
-/// numpy broadcasting of every operand; shape arithmetic on the data.
-void DimAnalysis::Impl::transferBroadcast(Node &N, const Dims *X,
-                                          ResultDims &Out,
-                                          ResultData &OutData) {
-  std::vector<const Dims *> In;
-  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
-    const Dims *D = dims(N, I);
-    if (!D)
-      return;
-    In.push_back(D);
-  }
-  if (!In.empty()) {
-    Out[0] = broadcast(In);
-    requireBroadcast(In, N);
-  }
-  if (std::optional<Dims> D = arithmeticData(N))
-    OutData[0] = std::move(*D);
-  else if (std::optional<Dims> D = selectionData(N))
-    OutData[0] = std::move(*D);
-}
-
-void DimAnalysis::Impl::transferConstant(Node &N, const Dims *X,
-                                         ResultDims &Out, ResultData &OutData) {
-  if (const Attribute *A = N.getAttr("value");
-      A && A->Kind == AttrKind::Tensor && !A->Tensors.empty()) {
-    Out[0] = full(constantDims(A->Tensors.front().getDimsRef()));
-  }
-  // Straight into the result's data: kept with the other results', not
-  // also as a constant read through an operand.
-  if (N.getResult(0))
-    if (std::optional<ConstantInts> C =
-            getConstantInts(*N.getResult(0), kMaxDataLength))
-      OutData[0] = constantDims(C->Values);
-}
-
-void DimAnalysis::Impl::transferShape(Node &N, const Dims *X, ResultDims &Out,
-                                      ResultData &OutData) {
-  int64_t Rank = X->size();
-  auto [Start, End] = resolveShapeRange(Rank, N.getAttrInt("start", 0),
-                                        N.getAttrInt("end", Rank));
-  OutData[0] = Dims(X->begin() + Start, X->begin() + End);
-  Out[0] = PartialDims{DimExpr::constant(End - Start)};
-}
-
-void DimAnalysis::Impl::transferSize(Node &N, const Dims *X, ResultDims &Out,
-                                     ResultData &OutData) {
-  OutData[0] = Dims{product(*X)};
-  Out[0] = PartialDims{};
-}
-
-void DimAnalysis::Impl::transferTranspose(Node &N, const Dims *X,
-                                          ResultDims &Out,
-                                          ResultData &OutData) {
-  std::vector<int64_t> Perm;
-  if (std::optional<std::vector<int64_t>> P = N.getAttrInts("perm"))
-    Perm = *P;
-  else
-    for (int64_t I = X->size() - 1; I >= 0; --I)
-      Perm.push_back(I);
-  if (Perm.size() != X->size())
-    return;
-  PartialDims R;
-  for (int64_t P : Perm) {
-    std::optional<size_t> A = normAxis(P, X->size());
-    if (!A)
-      return;
-    R.push_back((*X)[*A]);
-  }
-  Out[0] = R;
-}
-
-void DimAnalysis::Impl::transferReshape(Node &N, const Dims *X, ResultDims &Out,
-                                        ResultData &OutData) {
-  if (const Dims *Target = data(N, 1))
-    Out[0] = reshape(N, *X, *Target);
-  if (const Dims *D = data(N, 0))
-    OutData[0] = *D;
-}
-
-void DimAnalysis::Impl::transferFlatten(Node &N, const Dims *X, ResultDims &Out,
-                                        ResultData &OutData) {
-  // The axis may be the rank itself: [-r, r].
-  int64_t Rank = X->size(), A = N.getAttrInt("axis", 1);
-  std::optional<size_t> Axis;
-  if (A < 0)
-    A += Rank;
-  if (A >= 0 && A <= Rank)
-    Axis = A;
-  if (!Axis)
-    return;
-  llvm::ArrayRef<DimExpr> All(*X);
-  Out[0] = PartialDims{product(All.take_front(*Axis)),
-                       product(All.drop_front(*Axis))};
-}
-
-/// The non-axis dims of the operands are equal; the axis dims add up.
-void DimAnalysis::Impl::transferConcat(Node &N, const Dims *X, ResultDims &Out,
-                                       ResultData &OutData) {
-  std::vector<const Dims *> In;
-  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
-    const Dims *D = dims(N, I);
-    if (!D || (!In.empty() && D->size() != In[0]->size()))
-      return;
-    In.push_back(D);
-  }
-  if (In.empty())
-    return;
-  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), In[0]->size());
-  if (!Axis)
-    return;
-  PartialDims R = full(*In[0]);
-  std::vector<DimExpr> Parts;
-  Parts.reserve(In.size());
-  for (const Dims *D : In) {
-    Parts.push_back((*D)[*Axis]);
-    for (size_t K = 0; K < D->size(); ++K)
-      if (K != *Axis)
-        unite((*In[0])[K], (*D)[K], &N);
-  }
-  R[*Axis] = DimExpr::sum(Parts);
-  Out[0] = R;
-  Dims Joined;
-  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
-    const Dims *D = data(N, I);
-    if (!D)
-      return;
-    Joined.insert(Joined.end(), D->begin(), D->end());
-  }
-  OutData[0] = std::move(Joined);
-}
-
-void DimAnalysis::Impl::requireCoversKernel(
-    Node &N, const std::optional<PartialDims> &Y) {
-  if (!Y)
-    return;
-  for (size_t K = 2; K < Y->size(); ++K)
-    if ((*Y)[K])
-      require(DimConstraint::AtLeast, *(*Y)[K], DimExpr::constant(1), N,
-              "the input must cover the kernel (output size >= 1)");
-}
-
-void DimAnalysis::Impl::transferConv(Node &N, const Dims *X, ResultDims &Out,
-                                     ResultData &OutData) {
-  Out[0] = convLike(N, *X, /*IsPool=*/false);
-  requireCoversKernel(N, Out[0]);
-  if (X->size() < 2)
-    return;
-  if (const Dims *W = dims(N, 1); W && W->size() >= 2) {
-    require(DimConstraint::Equal, (*X)[1],
-            (*W)[1] * DimExpr::constant(N.getAttrInt("group", 1)), N,
-            "input channels = weight channels * group");
-    if (const Dims *B = dims(N, 2); B && B->size() == 1)
-      require(DimConstraint::Equal, (*B)[0], (*W)[0], N,
-              "one bias per output channel");
-  }
-}
-
-void DimAnalysis::Impl::transferPool(Node &N, const Dims *X, ResultDims &Out,
-                                     ResultData &OutData) {
-  Out[0] = convLike(N, *X, /*IsPool=*/true);
-  requireCoversKernel(N, Out[0]);
-  // MaxPool's indices have the pooled shape.
-  if (N.getOpType() == "MaxPool" && Out.size() > 1)
-    Out[1] = Out[0];
-}
-
-void DimAnalysis::Impl::transferConvTranspose(Node &N, const Dims *X,
-                                              ResultDims &Out,
-                                              ResultData &OutData) {
-  Out[0] = convTranspose(N, *X);
-  if (Out[0])
-    for (size_t K = 2; K < Out[0]->size(); ++K)
-      if ((*Out[0])[K])
-        require(DimConstraint::AtLeast, *(*Out[0])[K], DimExpr::constant(1), N,
-                "output size >= 1");
-}
-
-void DimAnalysis::Impl::transferGlobalPool(Node &N, const Dims *X,
-                                           ResultDims &Out,
-                                           ResultData &OutData) {
-  if (X->size() < 2)
-    return;
-  PartialDims R{(*X)[0], (*X)[1]};
-  R.resize(X->size(), DimExpr::constant(1));
-  Out[0] = R;
-}
-
-void DimAnalysis::Impl::transferMatMul(Node &N, const Dims *X, ResultDims &Out,
-                                       ResultData &OutData) {
-  if (!dims(N, 1))
-    return;
-  Out[0] = matMul(N, *X, *dims(N, 1));
-}
-
-void DimAnalysis::Impl::transferGemm(Node &N, const Dims *X, ResultDims &Out,
-                                     ResultData &OutData) {
-  if (X->size() != 2 || !dims(N, 1) || dims(N, 1)->size() != 2)
-    return;
-  const Dims &B = *dims(N, 1);
-  bool TA = N.getAttrInt("transA", 0), TB = N.getAttrInt("transB", 0);
-  unite((*X)[TA ? 0 : 1], B[TB ? 1 : 0], &N);
-  Out[0] = PartialDims{(*X)[TA ? 1 : 0], B[TB ? 0 : 1]};
-  // C broadcasts to [M, N] (one way: C's dims are the output's or 1).
-  if (const Dims *C = dims(N, 2)) {
-    Dims Y{(*X)[TA ? 1 : 0], B[TB ? 0 : 1]};
-    requireBroadcast({&Y, C}, N);
-  }
-}
-
-void DimAnalysis::Impl::transferGather(Node &N, const Dims *X, ResultDims &Out,
-                                       ResultData &OutData) {
-  const Dims *I = dims(N, 1);
-  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
-  if (!Axis)
-    return;
-  requireIndices(N, (*X)[*Axis]);
-  if (!I)
-    return;
-  PartialDims R(X->begin(), X->begin() + *Axis);
-  R.insert(R.end(), I->begin(), I->end());
-  R.insert(R.end(), X->begin() + *Axis + 1, X->end());
-  Out[0] = R;
-  const Dims *D = data(N, 0);
-  std::optional<std::vector<int64_t>> Idx = constants(data(N, 1));
-  if (!D || !Idx || *Axis != 0)
-    return;
-  Dims Picked;
-  for (int64_t K : *Idx) {
-    std::optional<size_t> P = normAxis(K, D->size());
-    if (!P)
-      return;
-    Picked.push_back((*D)[*P]);
-  }
-  OutData[0] = std::move(Picked);
-}
-
-void DimAnalysis::Impl::transferUnsqueeze(Node &N, const Dims *X,
-                                          ResultDims &Out,
-                                          ResultData &OutData) {
-  std::optional<std::vector<int64_t>> Axes = axesOf(N, 1);
-  if (!Axes)
-    return;
-  size_t Rank = X->size() + Axes->size();
-  std::vector<bool> IsNew(Rank, false);
-  for (int64_t A : *Axes) {
-    std::optional<size_t> P = normAxis(A, Rank);
-    if (!P)
-      return;
-    IsNew[*P] = true;
-  }
-  PartialDims R;
-  size_t Next = 0;
-  for (size_t K = 0; K < Rank; ++K)
-    R.push_back(IsNew[K] ? DimExpr::constant(1) : (*X)[Next++]);
-  Out[0] = R;
-  if (const Dims *D = data(N, 0))
-    OutData[0] = *D;
-}
-
-void DimAnalysis::Impl::transferSqueeze(Node &N, const Dims *X, ResultDims &Out,
-                                        ResultData &OutData) {
-  // The elements stay as they are, whatever the axes.
-  if (const Dims *D = data(N, 0))
-    OutData[0] = *D;
-  std::optional<std::vector<int64_t>> Axes = axesOf(N, 1);
-  if (!Axes && (N.getNumOperands() < 2 || !N.getOperand(1)) &&
-      !N.hasAttr("axes")) {
-    // No axes: every dim that is 1 goes; a symbolic dim might be 1.
-    PartialDims R;
-    for (const DimExpr &E : *X) {
-      if (!E.isConstant())
-        return;
-      if (E.getConstant() != 1)
-        R.push_back(E);
-    }
-    Out[0] = R;
-    return;
-  }
-  if (!Axes)
-    return;
-  std::vector<bool> Drop(X->size(), false);
-  for (int64_t A : *Axes) {
-    std::optional<size_t> P = normAxis(A, X->size());
-    if (!P)
-      return;
-    Drop[*P] = true;
-    require(DimConstraint::Equal, (*X)[*P], DimExpr::constant(1), N,
-            "a squeezed dim must be 1");
-  }
-  PartialDims R;
-  for (size_t K = 0; K < X->size(); ++K)
-    if (!Drop[K])
-      R.push_back((*X)[K]);
-  Out[0] = R;
-}
-
-void DimAnalysis::Impl::transferSlice(Node &N, const Dims *X, ResultDims &Out,
-                                      ResultData &OutData) {
-  Out[0] = slice(N, *X);
-  if (const Dims *D = data(N, 0))
-    OutData[0] = sliceData(N, *D);
-}
-
-void DimAnalysis::Impl::transferConstantOfShape(Node &N, const Dims *X,
-                                                ResultDims &Out,
-                                                ResultData &OutData) {
-  const Dims *D = data(N, 0);
-  if (!D)
-    return;
-  Out[0] = full(*D);
-  // An integer fill of a short 1-D (or scalar) result is shape data:
-  // torch's Expand target check multiplies `ones(len(s))` by -1.
-  std::optional<std::vector<int64_t>> Len = constants(D);
-  if (!Len || Len->size() > 1)
-    return;
-  int64_t Count = Len->empty() ? 1 : Len->front();
-  const Attribute *A = N.getAttr("value");
-  if (Count < 0 || Count > static_cast<int64_t>(kMaxDataLength) || !A ||
-      A->Kind != AttrKind::Tensor || A->Tensors.empty())
-    return;
-  const Tensor &Fill = A->Tensors.front();
-  int32_t Elem = Fill.getElemType();
-  if (Elem != static_cast<int32_t>(ElementType::Int64) &&
-      Elem != static_cast<int32_t>(ElementType::Int32))
-    return;
-  std::optional<std::vector<int64_t>> V = Fill.toInt64s();
-  if (!V || V->size() != 1)
-    return;
-  OutData[0] = Dims(Count, DimExpr::constant(V->front()));
-}
-
-void DimAnalysis::Impl::transferExpand(Node &N, const Dims *X, ResultDims &Out,
-                                       ResultData &OutData) {
-  if (const Dims *D = data(N, 1)) {
-    Out[0] = broadcast({X, D});
-    requireBroadcast({X, D}, N);
-  }
-}
-
-void DimAnalysis::Impl::transferRange(Node &N, const Dims *X, ResultDims &Out,
-                                      ResultData &OutData) {
-  Out[0] = range(N);
-}
-
-void DimAnalysis::Impl::transferTile(Node &N, const Dims *X, ResultDims &Out,
-                                     ResultData &OutData) {
-  const Dims *R = data(N, 1);
-  if (!R || R->size() != X->size())
-    return;
-  PartialDims Res;
-  for (size_t K = 0; K < X->size(); ++K)
-    Res.push_back((*X)[K] * (*R)[K]);
-  Out[0] = Res;
-}
-
-void DimAnalysis::Impl::transferPad(Node &N, const Dims *X, ResultDims &Out,
-                                    ResultData &OutData) {
-  std::optional<std::vector<int64_t>> Pads = N.getAttrInts("pads");
-  const Dims *PadData = Pads ? nullptr : data(N, 1);
-  size_t Rank = X->size();
-  // Pad-18 pads only the dims listed in its axes input, in that order.
-  std::vector<size_t> Axes;
-  if (N.getNumOperands() > 3 && N.getOperand(3)) {
-    std::optional<std::vector<int64_t>> A = constants(data(N, 3));
-    if (!A)
-      return;
-    for (int64_t V : *A) {
-      std::optional<size_t> P = normAxis(V, Rank);
-      if (!P)
-        return;
-      Axes.push_back(*P);
-    }
-  } else {
-    for (size_t K = 0; K < Rank; ++K)
-      Axes.push_back(K);
-  }
-  size_t NumAxes = Axes.size();
-  if ((Pads && Pads->size() != 2 * NumAxes) ||
-      (!Pads && (!PadData || PadData->size() != 2 * NumAxes)))
-    return;
-  PartialDims R = full(*X);
-  for (size_t I = 0; I < NumAxes; ++I) {
-    DimExpr Begin = Pads ? DimExpr::constant((*Pads)[I]) : (*PadData)[I];
-    DimExpr End = Pads ? DimExpr::constant((*Pads)[I + NumAxes])
-                       : (*PadData)[I + NumAxes];
-    R[Axes[I]] = (*X)[Axes[I]] + Begin + End;
-    require(DimConstraint::AtLeast, *R[Axes[I]], DimExpr::constant(0), N,
-            "negative pads must leave a dim >= 0");
-  }
-  Out[0] = R;
-}
-
-void DimAnalysis::Impl::transferSplit(Node &N, const Dims *X, ResultDims &Out,
-                                      ResultData &OutData) {
-  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
-  if (!Axis)
-    return;
-  std::optional<std::vector<int64_t>> Sizes = N.getAttrInts("split");
-  const Dims *SizeData = Sizes ? nullptr : data(N, 1);
-  if (!Sizes && !SizeData && N.getNumOperands() > 1 && N.getOperand(1))
-    return; // sizes computed at run time
-  // Split-18 num_outputs: chunks of ceil(dim / n), the last one smaller;
-  // the dim need not divide evenly.
-  if (!Sizes && !SizeData && N.hasAttr("num_outputs")) {
-    const DimExpr &D = (*X)[*Axis];
-    int64_t Num = static_cast<int64_t>(Out.size());
-    for (unsigned I = 0; I < Out.size(); ++I) {
-      PartialDims R = full(*X);
-      if (D.isConstant() && Num > 0) {
-        int64_t Chunk = (D.getConstant() + Num - 1) / Num;
-        R[*Axis] = DimExpr::constant(
-            I + 1 < Out.size() ? Chunk : D.getConstant() - Chunk * (Num - 1));
-      } else {
-        R[*Axis] = std::nullopt;
-      }
-      Out[I] = R;
-    }
-    return;
-  }
-  // The sizes must add up to the dim; equal parts must divide it.
-  if (Sizes || SizeData) {
-    std::vector<DimExpr> Parts;
-    size_t Count = Sizes ? Sizes->size() : SizeData->size();
-    for (size_t I = 0; I < Count; ++I)
-      Parts.push_back(Sizes ? DimExpr::constant((*Sizes)[I]) : (*SizeData)[I]);
-    require(DimConstraint::Equal, DimExpr::sum(Parts), (*X)[*Axis], N,
-            "the split sizes must add up to the dim");
-  } else if (Out.size() > 1) {
-    require(DimConstraint::Divisible, (*X)[*Axis],
-            DimExpr::constant(static_cast<int64_t>(Out.size())), N,
-            "equal parts must divide the dim");
-  }
-  for (unsigned I = 0; I < Out.size(); ++I) {
-    PartialDims R = full(*X);
-    if (Sizes && I < Sizes->size())
-      R[*Axis] = DimExpr::constant((*Sizes)[I]);
-    else if (SizeData && I < SizeData->size())
-      R[*Axis] = (*SizeData)[I];
-    else if (!Sizes && !SizeData)
-      R[*Axis] = (*X)[*Axis].divExact(
-          DimExpr::constant(static_cast<int64_t>(Out.size())));
-    else
-      R[*Axis] = std::nullopt;
-    Out[I] = R;
-  }
-}
-
-void DimAnalysis::Impl::transferResize(Node &N, const Dims *X, ResultDims &Out,
-                                       ResultData &OutData) {
-  Out[0] = resize(N, *X);
-}
-
-void DimAnalysis::Impl::transferReduce(Node &N, const Dims *X, ResultDims &Out,
-                                       ResultData &OutData) {
-  Out[0] = reduce(N, *X);
-}
-
-void DimAnalysis::Impl::transferArgMinMax(Node &N, const Dims *X,
-                                          ResultDims &Out,
-                                          ResultData &OutData) {
-  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 0), X->size());
-  if (!Axis)
-    return;
-  PartialDims R = full(*X);
-  if (N.getAttrInt("keepdims", 1))
-    R[*Axis] = DimExpr::constant(1);
-  else
-    R.erase(R.begin() + *Axis);
-  Out[0] = R;
-}
-
-void DimAnalysis::Impl::transferRecurrent(Node &N, const Dims *X,
-                                          ResultDims &Out,
-                                          ResultData &OutData) {
-  if (X->size() != 3)
-    return;
-  int64_t Hidden = N.getAttrInt("hidden_size", 0);
-  if (Hidden <= 0)
-    return;
-  DimExpr H = DimExpr::constant(Hidden);
-  DimExpr Dirs = DimExpr::constant(
-      N.getAttrString("direction", "forward") == "bidirectional" ? 2 : 1);
-  bool BatchFirst = N.getAttrInt("layout", 0);
-  const DimExpr &Seq = (*X)[BatchFirst ? 1 : 0];
-  const DimExpr &Batch = (*X)[BatchFirst ? 0 : 1];
-  // W is [dirs, gates*hidden, input_size]; sequence_lens is [batch];
-  // initial states are [dirs, batch, hidden] (batch first with layout 1).
-  if (const Dims *W = dims(N, 1); W && W->size() == 3)
-    require(DimConstraint::Equal, (*W)[2], (*X)[2], N,
-            "the weights' input size must be the input's feature dim");
-  if (const Dims *L = dims(N, 4); L && L->size() == 1)
-    require(DimConstraint::Equal, (*L)[0], Batch, N,
-            "sequence_lens has one entry per batch row");
-  for (unsigned I = 5; I < N.getNumOperands(); ++I)
-    if (const Dims *S = dims(N, I); S && S->size() == 3)
-      require(DimConstraint::Equal, (*S)[BatchFirst ? 0 : 1], Batch, N,
-              "initial states have the input's batch");
-  Out[0] = BatchFirst ? PartialDims{Batch, Seq, Dirs, H}
-                      : PartialDims{Seq, Dirs, Batch, H};
-  for (unsigned I = 1; I < Out.size(); ++I)
-    Out[I] =
-        BatchFirst ? PartialDims{Batch, Dirs, H} : PartialDims{Dirs, Batch, H};
-}
-
-void DimAnalysis::Impl::transferTopK(Node &N, const Dims *X, ResultDims &Out,
-                                     ResultData &OutData) {
-  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", -1), X->size());
-  const Dims *K = data(N, 1);
-  if (!Axis || !K || K->size() != 1)
-    return;
-  PartialDims R = full(*X);
-  R[*Axis] = (*K)[0];
-  require(DimConstraint::AtMost, (*K)[0], (*X)[*Axis], N,
-          "k must not exceed the dim");
-  for (auto &O : Out)
-    O = R;
-}
-
-std::optional<Dims> DimAnalysis::Impl::arithmeticData(Node &N) {
-  llvm::StringRef Op = N.getOpType();
-  if (N.getNumOperands() != 2 ||
-      (Op != "Add" && Op != "Sub" && Op != "Mul" && Op != "Div"))
-    return std::nullopt;
-  const Dims *A = data(N, 0), *B = data(N, 1);
-  if (!A || !B || A->empty() || B->empty())
-    return std::nullopt;
-  if (A->size() != B->size() && A->size() != 1 && B->size() != 1)
-    return std::nullopt;
-  // Integer division truncates; a float Div of dims cast to float (torch's
-  // `x.size(1) / 2` before a Range) does not: 5 / 2 is 2.5, and a Range to
-  // it has 3 elements, not floor(5/2) = 2.
-  bool IntegerDiv = false;
-  if (Op == "Div" && N.getOperand(0)) {
-    auto E = static_cast<ElementType>(N.getOperand(0)->getType().getElemType());
-    IntegerDiv = E == ElementType::Int64 || E == ElementType::Int32 ||
-                 E == ElementType::Int16 || E == ElementType::Int8 ||
-                 E == ElementType::UInt64 || E == ElementType::UInt32 ||
-                 E == ElementType::UInt16 || E == ElementType::UInt8;
-  }
-  size_t Len = std::max(A->size(), B->size());
-  Dims R;
-  for (size_t I = 0; I < Len; ++I) {
-    const DimExpr &L = (*A)[A->size() == 1 ? 0 : I];
-    const DimExpr &Rt = (*B)[B->size() == 1 ? 0 : I];
-    if (Op == "Add")
-      R.push_back(L + Rt);
-    else if (Op == "Sub")
-      R.push_back(L - Rt);
-    else if (Op == "Mul")
-      R.push_back(L * Rt);
-    else if (IntegerDiv && Rt.isConstant() && Rt.getConstant() > 0 &&
-             (!L.isConstant() || L.getConstant() >= 0))
-      // Truncation is floor here: shape values are not negative.
-      R.push_back(L.floorDiv(Rt.getConstant()));
-    else
-      return std::nullopt;
-  }
-  return R;
-}
-
-/// Equal and Where on shape data, element by element, when every element
-/// is decided: with the ones and the -1 above they carry torch's Expand
-/// target check `Where(Equal(s, -1 * ones), ones, s)` as `s`.
-std::optional<Dims> DimAnalysis::Impl::selectionData(Node &N) {
-  llvm::StringRef Op = N.getOpType();
-  if (Op == "Equal" && N.getNumOperands() == 2) {
-    const Dims *A = data(N, 0), *B = data(N, 1);
-    if (!A || !B)
-      return std::nullopt;
-    size_t Len = broadcastLength({A->size(), B->size()});
-    if (!Len)
-      return std::nullopt;
-    Dims R;
-    for (size_t I = 0; I < Len; ++I) {
-      std::optional<int64_t> E =
-          equalElements(elementAt(*A, I), elementAt(*B, I));
-      if (!E)
-        return std::nullopt;
-      R.push_back(DimExpr::constant(*E));
-    }
-    return R;
-  }
-  if (Op == "Where" && N.getNumOperands() == 3) {
-    const Dims *C = data(N, 0), *X = data(N, 1), *Y = data(N, 2);
-    if (!C || !X || !Y)
-      return std::nullopt;
-    size_t Len = broadcastLength({C->size(), X->size(), Y->size()});
-    if (!Len)
-      return std::nullopt;
-    Dims R;
-    for (size_t I = 0; I < Len; ++I) {
-      const DimExpr &Cond = elementAt(*C, I);
-      const DimExpr &XI = elementAt(*X, I), &YI = elementAt(*Y, I);
-      if (Cond.isConstant())
-        R.push_back(Cond.getConstant() != 0 ? XI : YI);
-      else if (XI == YI)
-        R.push_back(XI); // either way the same element
-      else
-        return std::nullopt;
-    }
-    return R;
-  }
-  return std::nullopt;
-}
-
-std::optional<PartialDims> DimAnalysis::Impl::convLike(Node &N, const Dims &X,
-                                                       bool IsPool) {
-  if (X.size() < 3)
-    return std::nullopt;
-  size_t Spatial = X.size() - 2;
-  std::vector<int64_t> Kernel;
-  std::optional<DimExpr> Channels;
-  if (std::optional<std::vector<int64_t>> K = N.getAttrInts("kernel_shape"))
-    Kernel = *K;
-  if (IsPool) {
-    Channels = X[1];
-    if (N.getAttrInt("ceil_mode", 0))
-      return std::nullopt;
-  } else {
-    const Dims *W = dims(N, 1);
-    if (!W || W->size() != X.size())
-      return std::nullopt;
-    Channels = (*W)[0];
-    if (Kernel.empty()) {
-      std::optional<std::vector<int64_t>> K =
-          constants(W->size() > 2 ? &*W : nullptr);
-      if (!K)
-        return std::nullopt;
-      Kernel.assign(K->begin() + 2, K->end());
-    }
-  }
-  if (Kernel.size() != Spatial)
-    return std::nullopt;
-  std::vector<int64_t> Strides =
-      N.getAttrInts("strides").value_or(std::vector<int64_t>(Spatial, 1));
-  std::vector<int64_t> Dilations =
-      N.getAttrInts("dilations").value_or(std::vector<int64_t>(Spatial, 1));
-  std::vector<int64_t> Pads =
-      N.getAttrInts("pads").value_or(std::vector<int64_t>(2 * Spatial, 0));
-  llvm::StringRef AutoPad = N.getAttrString("auto_pad", "NOTSET");
-  if (Strides.size() != Spatial || Dilations.size() != Spatial ||
-      Pads.size() != 2 * Spatial)
-    return std::nullopt;
-  PartialDims R{X[0], Channels};
-  for (size_t I = 0; I < Spatial; ++I) {
-    const DimExpr &In = X[2 + I];
-    int64_t S = Strides[I], Extent = (Kernel[I] - 1) * Dilations[I] + 1;
-    if (S <= 0)
-      return std::nullopt;
-    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER")
-      R.push_back(In.ceilDiv(S));
-    else if (AutoPad == "VALID")
-      R.push_back((In - DimExpr::constant(Extent)).floorDiv(S) +
-                  DimExpr::constant(1));
-    else
-      R.push_back((In + DimExpr::constant(Pads[I] + Pads[I + Spatial] - Extent))
-                      .floorDiv(S) +
-                  DimExpr::constant(1));
-  }
-  return R;
-}
-
-std::optional<PartialDims> DimAnalysis::Impl::convTranspose(Node &N,
-                                                            const Dims &X) {
-  const Dims *W = dims(N, 1);
-  if (X.size() < 3 || !W || W->size() != X.size())
-    return std::nullopt;
-  size_t Spatial = X.size() - 2;
-  if (N.hasAttr("output_shape"))
-    return std::nullopt; // inference already knows it
-  std::vector<int64_t> Kernel;
-  if (std::optional<std::vector<int64_t>> K = N.getAttrInts("kernel_shape"))
-    Kernel = *K;
-  else if (std::optional<std::vector<int64_t>> K = constants(W))
-    Kernel.assign(K->begin() + 2, K->end());
-  std::vector<int64_t> Strides =
-      N.getAttrInts("strides").value_or(std::vector<int64_t>(Spatial, 1));
-  std::vector<int64_t> Dilations =
-      N.getAttrInts("dilations").value_or(std::vector<int64_t>(Spatial, 1));
-  std::vector<int64_t> Pads =
-      N.getAttrInts("pads").value_or(std::vector<int64_t>(2 * Spatial, 0));
-  std::vector<int64_t> OutPad = N.getAttrInts("output_padding")
-                                    .value_or(std::vector<int64_t>(Spatial, 0));
-  llvm::StringRef AutoPad = N.getAttrString("auto_pad", "NOTSET");
-  if (Kernel.size() != Spatial || Strides.size() != Spatial ||
-      Dilations.size() != Spatial || Pads.size() != 2 * Spatial ||
-      OutPad.size() != Spatial)
-    return std::nullopt;
-  PartialDims R{X[0], (*W)[1] * DimExpr::constant(N.getAttrInt("group", 1))};
-  for (size_t I = 0; I < Spatial; ++I) {
-    const DimExpr &In = X[2 + I];
-    DimExpr S = DimExpr::constant(Strides[I]);
-    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
-      R.push_back(In * S);
-      continue;
-    }
-    int64_t Extent = (Kernel[I] - 1) * Dilations[I] + 1;
-    R.push_back(
-        S * (In - DimExpr::constant(1)) +
-        DimExpr::constant(OutPad[I] + Extent - Pads[I] - Pads[I + Spatial]));
-  }
-  return R;
-}
-
-std::optional<PartialDims> DimAnalysis::Impl::reshape(Node &N, const Dims &X,
-                                                      const Dims &Target) {
-  bool AllowZero = N.getAttrInt("allowzero", 0);
-  PartialDims R;
-  std::optional<size_t> Infer;
-  for (size_t I = 0; I < Target.size(); ++I) {
-    const DimExpr &T = Target[I];
-    if (T.isConstant() && T.getConstant() == -1) {
-      if (Infer)
-        return std::nullopt;
-      Infer = I;
-      R.push_back(std::nullopt);
-    } else if (T.isConstant() && T.getConstant() == 0 && !AllowZero) {
-      if (I >= X.size())
-        return std::nullopt;
-      R.push_back(X[I]);
-    } else {
-      R.push_back(T);
-    }
-  }
-  if (Infer) {
-    DimExpr Others = DimExpr::constant(1);
-    for (size_t I = 0; I < R.size(); ++I)
-      if (I != *Infer)
-        Others = Others * *R[I];
-    R[*Infer] = product(X).divExact(Others);
-    if (Others.isConstant() && Others.getConstant() > 1)
-      require(DimConstraint::Divisible, product(X), Others, N,
-              "the element count must divide by the given dims");
-  } else {
-    DimExpr Count = DimExpr::constant(1);
-    for (const std::optional<DimExpr> &D : R)
-      Count = Count * *D;
-    require(DimConstraint::Equal, product(X), Count, N,
-            "the element count must not change");
-  }
-  return R;
-}
-
-std::optional<PartialDims> DimAnalysis::Impl::matMul(Node &N, const Dims &A,
-                                                     const Dims &B) {
-  if (A.empty() || B.empty())
-    return std::nullopt;
-  if (A.size() == 1 && B.size() == 1) {
-    unite(A[0], B[0], &N);
-    return PartialDims{};
-  }
-  if (A.size() == 1) {
-    unite(A[0], B[B.size() - 2], &N);
-    PartialDims R(B.begin(), B.end() - 2);
-    R.push_back(B.back());
-    return R;
-  }
-  if (B.size() == 1) {
-    unite(A.back(), B[0], &N);
-    return PartialDims(A.begin(), A.end() - 1);
-  }
-  unite(A.back(), B[B.size() - 2], &N);
-  Dims BatchA(A.begin(), A.end() - 2), BatchB(B.begin(), B.end() - 2);
-  PartialDims R = broadcast({&BatchA, &BatchB});
-  requireBroadcast({&BatchA, &BatchB}, N);
-  R.push_back(A[A.size() - 2]);
-  R.push_back(B.back());
-  return R;
-}
-
-std::optional<PartialDims> DimAnalysis::Impl::resize(Node &N, const Dims &X) {
-  // Resize-11+: (X, roi, scales, sizes); Resize-10 and Upsample: (X, scales).
-  bool HasRoi = N.is("Resize") && N.getNumOperands() >= 3;
-  unsigned ScalesIndex = HasRoi ? 2 : 1;
-  // Resize-18 with axes or a keep_aspect_ratio_policy other than stretch
-  // does not take sizes as the output shape.
-  if (N.hasAttr("axes") ||
-      N.getAttrString("keep_aspect_ratio_policy", "stretch") != "stretch")
-    return std::nullopt;
-  if (HasRoi && N.getNumOperands() >= 4)
-    if (const Dims *Sizes = data(N, 3); Sizes && Sizes->size() == X.size())
-      return full(*Sizes);
-  std::optional<std::vector<double>> Scales = floatData(N, ScalesIndex);
-  if (!Scales) {
-    if (const Attribute *A = N.getAttr("scales");
-        A && A->Kind == AttrKind::Floats)
-      Scales = std::vector<double>(A->Floats.begin(), A->Floats.end());
-  }
-  if (!Scales || Scales->size() != X.size())
-    return std::nullopt;
-  PartialDims R;
-  for (size_t I = 0; I < X.size(); ++I) {
-    double S = (*Scales)[I];
-    if (S >= 1 && std::floor(S) == S)
-      R.push_back(X[I] * DimExpr::constant(static_cast<int64_t>(S)));
-    else if (S > 0 && S < 1 && std::floor(1 / S) == 1 / S)
-      R.push_back(X[I].floorDiv(static_cast<int64_t>(1 / S)));
-    else
-      R.push_back(std::nullopt);
-  }
-  return R;
-}
-
-std::optional<PartialDims> DimAnalysis::Impl::slice(Node &N, const Dims &X) {
-  // Only dims that are known or taken whole: a symbolic dim cut at a
-  // constant could be shorter than the cut.
-  std::optional<std::vector<int64_t>> Starts, Ends, Axes, Steps;
-  // Ends computed from shapes (`table[:, :seq_len]`).
-  const Dims *EndExprs = nullptr;
-  if (N.hasAttr("starts")) {
-    Starts = N.getAttrInts("starts");
-    Ends = N.getAttrInts("ends");
-    Axes = N.getAttrInts("axes");
-  } else {
-    Starts = constants(data(N, 1));
-    Ends = constants(data(N, 2));
-    EndExprs = data(N, 2);
-    if (!Ends && EndExprs && Starts && EndExprs->size() == Starts->size()) {
-      // Placeholders: positions with a symbolic end are handled below.
-      Ends.emplace();
-      for (const DimExpr &E : *EndExprs)
-        Ends->push_back(E.isConstant() ? E.getConstant() : 0);
-    } else {
-      EndExprs = nullptr;
-    }
-    if (N.getNumOperands() > 3 && N.getOperand(3))
-      Axes = constants(data(N, 3));
-    if (N.getNumOperands() > 4 && N.getOperand(4))
-      Steps = constants(data(N, 4));
-    if ((N.getNumOperands() > 3 && N.getOperand(3) && !Axes) ||
-        (N.getNumOperands() > 4 && N.getOperand(4) && !Steps))
-      return std::nullopt;
-  }
-  if (!Starts || !Ends || Starts->size() != Ends->size())
-    return std::nullopt;
-  PartialDims R = full(X);
-  for (size_t I = 0; I < Starts->size(); ++I) {
-    int64_t AxisValue =
-        Axes ? (I < Axes->size() ? (*Axes)[I] : -1) : static_cast<int64_t>(I);
-    std::optional<size_t> Axis = normAxis(AxisValue, X.size());
-    int64_t Step = Steps && I < Steps->size() ? (*Steps)[I] : 1;
-    if (!Axis || Step == 0)
-      return std::nullopt;
-    int64_t S = (*Starts)[I], E = (*Ends)[I];
-    const DimExpr &D = X[*Axis];
-    if (EndExprs && !(*EndExprs)[I].isConstant()) {
-      const DimExpr &End = (*EndExprs)[I];
-      // From the start, step 1, to a computed end: that many elements if
-      // the end lies inside the dim (Slice would clamp it otherwise, and
-      // a negative end would count from the back).
-      if (S != 0 || Step != 1 || End.hasUnknown()) {
-        R[*Axis] = std::nullopt;
-        continue;
-      }
-      R[*Axis] = End;
-      if (End != D) {
-        require(DimConstraint::AtMost, End, D, N,
-                "the slice end must lie inside the dim (it is not clamped)");
-        require(DimConstraint::AtLeast, End, DimExpr::constant(0), N,
-                "the slice end must not be negative");
-      }
-      continue;
-    }
-    if (!D.isConstant()) {
-      if (Step == 1 && S == 0 && isSliceEndPastAnyDim(E))
-        continue;
-      R[*Axis] = std::nullopt;
-      continue;
-    }
-    std::optional<SliceAxis> Taken =
-        resolveSliceAxis(D.getConstant(), S, E, Step);
-    if (!Taken)
-      return std::nullopt;
-    R[*Axis] = DimExpr::constant(Taken->Count);
-  }
-  return R;
-}
-
-std::optional<Dims> DimAnalysis::Impl::sliceData(Node &N, const Dims &D) {
-  std::optional<std::vector<int64_t>> Starts, Ends, Steps;
-  if (N.hasAttr("starts")) {
-    Starts = N.getAttrInts("starts");
-    Ends = N.getAttrInts("ends");
-  } else {
-    Starts = constants(data(N, 1));
-    Ends = constants(data(N, 2));
-    // Steps computed at run time: no step to take the elements by.
-    if (N.getNumOperands() > 4 && N.getOperand(4) &&
-        !(Steps = constants(data(N, 4))))
-      return std::nullopt;
-  }
-  if (!Starts || !Ends || Starts->size() != 1 || Ends->size() != 1)
-    return std::nullopt;
-  int64_t Step = Steps && !Steps->empty() ? (*Steps)[0] : 1;
-  std::optional<SliceAxis> Taken = resolveSliceAxis(
-      static_cast<int64_t>(D.size()), (*Starts)[0], (*Ends)[0], Step);
-  if (!Taken)
-    return std::nullopt;
-  Dims R;
-  for (int64_t I = 0; I < Taken->Count; ++I)
-    R.push_back(D[Taken->at(I)]);
-  return R;
-}
-
-std::optional<PartialDims> DimAnalysis::Impl::reduce(Node &N, const Dims &X) {
-  std::optional<std::vector<int64_t>> Axes = N.getAttrInts("axes");
-  if (!Axes && N.getNumOperands() > 1 && N.getOperand(1))
-    Axes = constants(data(N, 1));
-  if (!Axes && N.getNumOperands() > 1 && N.getOperand(1))
-    return std::nullopt;
-  bool Keep = N.getAttrInt("keepdims", 1);
-  std::vector<bool> Reduced(X.size(), !Axes || Axes->empty());
-  if (Axes && Axes->empty() && N.getAttrInt("noop_with_empty_axes", 0))
-    return full(X);
-  if (Axes)
-    for (int64_t A : *Axes) {
-      std::optional<size_t> P = normAxis(A, X.size());
-      if (!P)
-        return std::nullopt;
-      Reduced[*P] = true;
-    }
-  PartialDims R;
-  for (size_t K = 0; K < X.size(); ++K) {
-    if (!Reduced[K])
-      R.push_back(X[K]);
-    else if (Keep)
-      R.push_back(DimExpr::constant(1));
-  }
-  return R;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1974,29 +714,13 @@ std::vector<DimAnalysis::Class> DimAnalysis::getClasses() const {
   return Result;
 }
 
+/// The ops whose rule requires every condition on dims they have (rows
+/// without a transfer function have no condition beyond their traits': a
+/// condition of one element, a data-dependent blocker, a shape that is the
+/// input's or an operand's contents).
 bool onnxopt::dimRulesCover(const Node &N) {
-  if (!N.isOnnxDomain())
-    return false;
-  llvm::StringRef Op = N.getOpType();
-  // ReverseSequence keeps its input's shape, but its sequence_lens must
-  // have the batch's length, which nothing here requires.
-  if (Op == "ReverseSequence")
-    return false;
-  // The ops with a transfer function require every condition on dims they
-  // have (shape-preserving ones their extra operands' too); the ones below
-  // have no condition beyond what requireRunnable or their recorded types
-  // say (a condition of one element, a data-dependent blocker, a shape
-  // that is the input's or an operand's contents).
-  static const llvm::StringSet<> WithoutConditions = {"If",
-                                                      "Loop",
-                                                      "NonZero",
-                                                      "OneHot",
-                                                      "EyeLike",
-                                                      "RandomNormalLike",
-                                                      "RandomUniformLike",
-                                                      "Bernoulli",
-                                                      "Multinomial"};
-  return DimAnalysis::Impl::hasTransferRule(Op) || WithoutConditions.count(Op);
+  const DimRule *Rule = getDimRule(lookupOp(N));
+  return Rule && Rule->StatesAllConditions;
 }
 
 std::vector<DimConstraint> DimAnalysis::getConstraints() const {

@@ -49,8 +49,26 @@ llvm::ArrayRef<InferRule> inferRules() { return {}; }
 // Dim transfer
 //===----------------------------------------------------------------------===//
 
+#include "DimSupport.h"
+
 namespace {
-llvm::ArrayRef<DimRule> dimRules() { return {}; }
+
+/// If: its results are not modelled (the branches' types stand), but it
+/// runs only on a condition of one element.
+void transferIf(DimContext &C, const DimList *Cond) {
+  if (Cond)
+    C.require(DimCondition::Equal, dims::product(*Cond), DimExpr::constant(1),
+              "the condition must have one element");
+}
+
+constexpr DimRule DimRules[] = {
+    {"", "If", 1, transferIf},
+    // Its trip count blocks (a data-dependent result, by its traits) unless
+    // constant; no other condition on dims.
+    {"", "Loop", 1, nullptr},
+};
+
+llvm::ArrayRef<DimRule> dimRules() { return DimRules; }
 } // namespace
 
 //===----------------------------------------------------------------------===//

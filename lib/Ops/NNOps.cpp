@@ -78,8 +78,318 @@ llvm::ArrayRef<InferRule> inferRules() { return {}; }
 // Dim transfer
 //===----------------------------------------------------------------------===//
 
+#include "DimSupport.h"
+#include "onnxopt/IR/IR.h"
+#include <cmath>
+
 namespace {
-llvm::ArrayRef<DimRule> dimRules() { return {}; }
+using namespace onnxopt::dims;
+
+/// BatchNormalization, InstanceNormalization: X's shape; the per-channel
+/// parameters are [C] = [X[1]]. The statistics results have other shapes.
+void transferChannelNormalization(DimContext &C, const DimList *X) {
+  transferShapePreserving(C, X);
+  if (!X || X->size() < 2)
+    return;
+  for (unsigned I = 1; I < C.getNode().getNumOperands(); ++I)
+    if (const DimList *P = C.dims(I); P && P->size() == 1)
+      C.require(DimCondition::Equal, (*P)[0], (*X)[1],
+                "per-channel parameters have the input's channels");
+}
+
+/// LayerNormalization: X's shape; scale and bias broadcast to X[axis:].
+void transferLayerNormalization(DimContext &C, const DimList *X) {
+  transferShapePreserving(C, X);
+  if (!X)
+    return;
+  const Node &N = C.getNode();
+  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", -1), X->size());
+  if (!Axis)
+    return;
+  DimList Tail(X->begin() + *Axis, X->end());
+  for (unsigned I = 1; I < N.getNumOperands(); ++I)
+    if (const DimList *P = C.dims(I); P && P->size() <= Tail.size())
+      requireBroadcast(C, {&Tail, P});
+}
+
+/// QuantizeLinear, DequantizeLinear: X's shape; per-axis parameters are
+/// [X[axis]].
+void transferQuantization(DimContext &C, const DimList *X) {
+  transferShapePreserving(C, X);
+  if (!X)
+    return;
+  const Node &N = C.getNode();
+  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", 1), X->size());
+  for (unsigned I = 1; I < N.getNumOperands(); ++I)
+    if (const DimList *P = C.dims(I); Axis && P && P->size() == 1)
+      C.require(DimCondition::Broadcast, (*P)[0], (*X)[*Axis],
+                "per-axis parameters have the axis' size");
+}
+
+/// Dropout: X's shape, and its mask's.
+void transferDropout(DimContext &C, const DimList *X) {
+  transferShapePreserving(C, X);
+  if (X && C.getNumResults() > 1)
+    C.setDims(1, full(*X));
+}
+
+std::optional<PartialDimList> convLike(DimContext &C, const DimList &X,
+                                       bool IsPool) {
+  const Node &N = C.getNode();
+  if (X.size() < 3)
+    return std::nullopt;
+  size_t Spatial = X.size() - 2;
+  std::vector<int64_t> Kernel;
+  std::optional<DimExpr> Channels;
+  if (std::optional<std::vector<int64_t>> K = N.getAttrInts("kernel_shape"))
+    Kernel = *K;
+  if (IsPool) {
+    Channels = X[1];
+    if (N.getAttrInt("ceil_mode", 0))
+      return std::nullopt;
+  } else {
+    const DimList *W = C.dims(1);
+    if (!W || W->size() != X.size())
+      return std::nullopt;
+    Channels = (*W)[0];
+    if (Kernel.empty()) {
+      std::optional<std::vector<int64_t>> K =
+          constants(W->size() > 2 ? &*W : nullptr);
+      if (!K)
+        return std::nullopt;
+      Kernel.assign(K->begin() + 2, K->end());
+    }
+  }
+  if (Kernel.size() != Spatial)
+    return std::nullopt;
+  std::vector<int64_t> Strides =
+      N.getAttrInts("strides").value_or(std::vector<int64_t>(Spatial, 1));
+  std::vector<int64_t> Dilations =
+      N.getAttrInts("dilations").value_or(std::vector<int64_t>(Spatial, 1));
+  std::vector<int64_t> Pads =
+      N.getAttrInts("pads").value_or(std::vector<int64_t>(2 * Spatial, 0));
+  llvm::StringRef AutoPad = N.getAttrString("auto_pad", "NOTSET");
+  if (Strides.size() != Spatial || Dilations.size() != Spatial ||
+      Pads.size() != 2 * Spatial)
+    return std::nullopt;
+  PartialDimList R{X[0], Channels};
+  for (size_t I = 0; I < Spatial; ++I) {
+    const DimExpr &In = X[2 + I];
+    int64_t S = Strides[I], Extent = (Kernel[I] - 1) * Dilations[I] + 1;
+    if (S <= 0)
+      return std::nullopt;
+    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER")
+      R.push_back(In.ceilDiv(S));
+    else if (AutoPad == "VALID")
+      R.push_back((In - DimExpr::constant(Extent)).floorDiv(S) +
+                  DimExpr::constant(1));
+    else
+      R.push_back((In + DimExpr::constant(Pads[I] + Pads[I + Spatial] - Extent))
+                      .floorDiv(S) +
+                  DimExpr::constant(1));
+  }
+  return R;
+}
+
+void requireCoversKernel(DimContext &C,
+                         const std::optional<PartialDimList> &Y) {
+  if (!Y)
+    return;
+  for (size_t K = 2; K < Y->size(); ++K)
+    if ((*Y)[K])
+      C.require(DimCondition::AtLeast, *(*Y)[K], DimExpr::constant(1),
+                "the input must cover the kernel (output size >= 1)");
+}
+
+void transferConv(DimContext &C, const DimList *X) {
+  C.setDims(0, convLike(C, *X, /*IsPool=*/false));
+  requireCoversKernel(C, C.getDims(0));
+  if (X->size() < 2)
+    return;
+  if (const DimList *W = C.dims(1); W && W->size() >= 2) {
+    C.require(DimCondition::Equal, (*X)[1],
+              (*W)[1] * DimExpr::constant(C.getNode().getAttrInt("group", 1)),
+              "input channels = weight channels * group");
+    if (const DimList *B = C.dims(2); B && B->size() == 1)
+      C.require(DimCondition::Equal, (*B)[0], (*W)[0],
+                "one bias per output channel");
+  }
+}
+
+void transferPool(DimContext &C, const DimList *X) {
+  C.setDims(0, convLike(C, *X, /*IsPool=*/true));
+  requireCoversKernel(C, C.getDims(0));
+}
+
+/// MaxPool: its indices have the pooled shape.
+void transferMaxPool(DimContext &C, const DimList *X) {
+  transferPool(C, X);
+  if (C.getNumResults() > 1)
+    C.setDims(1, C.getDims(0));
+}
+
+std::optional<PartialDimList> convTranspose(DimContext &C, const DimList &X) {
+  const Node &N = C.getNode();
+  const DimList *W = C.dims(1);
+  if (X.size() < 3 || !W || W->size() != X.size())
+    return std::nullopt;
+  size_t Spatial = X.size() - 2;
+  if (N.hasAttr("output_shape"))
+    return std::nullopt; // inference already knows it
+  std::vector<int64_t> Kernel;
+  if (std::optional<std::vector<int64_t>> K = N.getAttrInts("kernel_shape"))
+    Kernel = *K;
+  else if (std::optional<std::vector<int64_t>> K = constants(W))
+    Kernel.assign(K->begin() + 2, K->end());
+  std::vector<int64_t> Strides =
+      N.getAttrInts("strides").value_or(std::vector<int64_t>(Spatial, 1));
+  std::vector<int64_t> Dilations =
+      N.getAttrInts("dilations").value_or(std::vector<int64_t>(Spatial, 1));
+  std::vector<int64_t> Pads =
+      N.getAttrInts("pads").value_or(std::vector<int64_t>(2 * Spatial, 0));
+  std::vector<int64_t> OutPad = N.getAttrInts("output_padding")
+                                    .value_or(std::vector<int64_t>(Spatial, 0));
+  llvm::StringRef AutoPad = N.getAttrString("auto_pad", "NOTSET");
+  if (Kernel.size() != Spatial || Strides.size() != Spatial ||
+      Dilations.size() != Spatial || Pads.size() != 2 * Spatial ||
+      OutPad.size() != Spatial)
+    return std::nullopt;
+  PartialDimList R{X[0], (*W)[1] * DimExpr::constant(N.getAttrInt("group", 1))};
+  for (size_t I = 0; I < Spatial; ++I) {
+    const DimExpr &In = X[2 + I];
+    DimExpr S = DimExpr::constant(Strides[I]);
+    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
+      R.push_back(In * S);
+      continue;
+    }
+    int64_t Extent = (Kernel[I] - 1) * Dilations[I] + 1;
+    R.push_back(
+        S * (In - DimExpr::constant(1)) +
+        DimExpr::constant(OutPad[I] + Extent - Pads[I] - Pads[I + Spatial]));
+  }
+  return R;
+}
+
+void transferConvTranspose(DimContext &C, const DimList *X) {
+  C.setDims(0, convTranspose(C, *X));
+  const std::optional<PartialDimList> &Y = C.getDims(0);
+  if (Y)
+    for (size_t K = 2; K < Y->size(); ++K)
+      if ((*Y)[K])
+        C.require(DimCondition::AtLeast, *(*Y)[K], DimExpr::constant(1),
+                  "output size >= 1");
+}
+
+void transferGlobalPool(DimContext &C, const DimList *X) {
+  if (X->size() < 2)
+    return;
+  PartialDimList R{(*X)[0], (*X)[1]};
+  R.resize(X->size(), DimExpr::constant(1));
+  C.setDims(0, std::move(R));
+}
+
+/// Output dims from sizes or scales. Resize-11+ takes (X, roi, scales,
+/// sizes); Resize-10 and Upsample take (X, scales).
+std::optional<PartialDimList> resize(DimContext &C, const DimList &X,
+                                     bool HasRoi) {
+  const Node &N = C.getNode();
+  unsigned ScalesIndex = HasRoi ? 2 : 1;
+  // Resize-18 with axes or a keep_aspect_ratio_policy other than stretch
+  // does not take sizes as the output shape.
+  if (N.hasAttr("axes") ||
+      N.getAttrString("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return std::nullopt;
+  if (HasRoi && N.getNumOperands() >= 4)
+    if (const DimList *Sizes = C.data(3); Sizes && Sizes->size() == X.size())
+      return full(*Sizes);
+  std::optional<std::vector<double>> Scales = C.floatData(ScalesIndex);
+  if (!Scales) {
+    if (const Attribute *A = N.getAttr("scales");
+        A && A->Kind == AttrKind::Floats)
+      Scales = std::vector<double>(A->Floats.begin(), A->Floats.end());
+  }
+  if (!Scales || Scales->size() != X.size())
+    return std::nullopt;
+  PartialDimList R;
+  for (size_t I = 0; I < X.size(); ++I) {
+    double S = (*Scales)[I];
+    if (S >= 1 && std::floor(S) == S)
+      R.push_back(X[I] * DimExpr::constant(static_cast<int64_t>(S)));
+    else if (S > 0 && S < 1 && std::floor(1 / S) == 1 / S)
+      R.push_back(X[I].floorDiv(static_cast<int64_t>(1 / S)));
+    else
+      R.push_back(std::nullopt);
+  }
+  return R;
+}
+
+void transferResize(DimContext &C, const DimList *X) {
+  C.setDims(0, resize(C, *X, /*HasRoi=*/C.getNode().getNumOperands() >= 3));
+}
+
+void transferUpsample(DimContext &C, const DimList *X) {
+  C.setDims(0, resize(C, *X, /*HasRoi=*/false));
+}
+
+/// LSTM, GRU, RNN: Y is [seq, dirs, batch, hidden] ([batch, seq, dirs,
+/// hidden] with layout 1), the states [dirs, batch, hidden].
+void transferRecurrent(DimContext &C, const DimList *X) {
+  if (X->size() != 3)
+    return;
+  const Node &N = C.getNode();
+  int64_t Hidden = N.getAttrInt("hidden_size", 0);
+  if (Hidden <= 0)
+    return;
+  DimExpr H = DimExpr::constant(Hidden);
+  DimExpr Dirs = DimExpr::constant(
+      N.getAttrString("direction", "forward") == "bidirectional" ? 2 : 1);
+  bool BatchFirst = N.getAttrInt("layout", 0);
+  const DimExpr &Seq = (*X)[BatchFirst ? 1 : 0];
+  const DimExpr &Batch = (*X)[BatchFirst ? 0 : 1];
+  // W is [dirs, gates*hidden, input_size]; sequence_lens is [batch];
+  // initial states are [dirs, batch, hidden] (batch first with layout 1).
+  if (const DimList *W = C.dims(1); W && W->size() == 3)
+    C.require(DimCondition::Equal, (*W)[2], (*X)[2],
+              "the weights' input size must be the input's feature dim");
+  if (const DimList *L = C.dims(4); L && L->size() == 1)
+    C.require(DimCondition::Equal, (*L)[0], Batch,
+              "sequence_lens has one entry per batch row");
+  for (unsigned I = 5; I < N.getNumOperands(); ++I)
+    if (const DimList *S = C.dims(I); S && S->size() == 3)
+      C.require(DimCondition::Equal, (*S)[BatchFirst ? 0 : 1], Batch,
+                "initial states have the input's batch");
+  C.setDims(0, BatchFirst ? PartialDimList{Batch, Seq, Dirs, H}
+                          : PartialDimList{Seq, Dirs, Batch, H});
+  for (unsigned I = 1; I < C.getNumResults(); ++I)
+    C.setDims(I, BatchFirst ? PartialDimList{Batch, Dirs, H}
+                            : PartialDimList{Dirs, Batch, H});
+}
+
+constexpr bool NeedsX = true;
+
+constexpr DimRule DimRules[] = {
+    {"", "AveragePool", 1, transferPool, NeedsX},
+    {"", "BatchNormalization", 1, transferChannelNormalization},
+    {"", "Conv", 1, transferConv, NeedsX},
+    {"", "ConvTranspose", 1, transferConvTranspose, NeedsX},
+    {"", "DequantizeLinear", 1, transferQuantization},
+    {"", "Dropout", 1, transferDropout},
+    {"", "GRU", 1, transferRecurrent, NeedsX},
+    {"", "GlobalAveragePool", 1, transferGlobalPool, NeedsX},
+    {"", "GlobalLpPool", 1, transferGlobalPool, NeedsX},
+    {"", "GlobalMaxPool", 1, transferGlobalPool, NeedsX},
+    {"", "InstanceNormalization", 1, transferChannelNormalization},
+    {"", "LSTM", 1, transferRecurrent, NeedsX},
+    {"", "LayerNormalization", 1, transferLayerNormalization},
+    {"", "LpPool", 1, transferPool, NeedsX},
+    {"", "MaxPool", 1, transferMaxPool, NeedsX},
+    {"", "QuantizeLinear", 1, transferQuantization},
+    {"", "RNN", 1, transferRecurrent, NeedsX},
+    {"", "Resize", 1, transferResize, NeedsX},
+    {"", "Upsample", 1, transferUpsample, NeedsX},
+};
+
+llvm::ArrayRef<DimRule> dimRules() { return DimRules; }
 } // namespace
 
 //===----------------------------------------------------------------------===//

@@ -11,7 +11,7 @@
 // ceil(H/8) whatever the paddings that produced them.
 //
 //===----------------------------------------------------------------------===//
-#include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/Ops/DimAlgebra.h"
 #include "llvm/ADT/STLExtras.h"
 #include <algorithm>
 #include <atomic>

@@ -1,0 +1,193 @@
+//===- DimRulesTest.cpp - The op registry's dim rules ---------------------===//
+//
+// The DimRule hook on its own: which rule an op version gets (its row or
+// its trait's), and rules run against a DimContext that is not the
+// analysis, so that what a rule reads and states is visible.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Ops/DimRules.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Import/Import.h"
+#include "gtest/gtest.h"
+#include <map>
+
+using namespace onnxopt;
+
+namespace {
+
+std::unique_ptr<Model> parse(llvm::StringRef Text) {
+  DiagnosticEngine D;
+  std::unique_ptr<Model> M = parseTextModel(Text, D);
+  EXPECT_TRUE(M) << "model does not parse";
+  return M;
+}
+
+/// Operand dims and data given by the test; requirements and equalities
+/// recorded as text.
+class FakeContext : public DimContext {
+public:
+  FakeContext(const Node &N) : DimContext(N, lookupOp(N)) {}
+
+  std::map<unsigned, DimList> OperandDims, OperandData;
+  std::vector<std::string> Said;
+
+  const DimList *dims(unsigned I) override {
+    auto It = OperandDims.find(I);
+    return It == OperandDims.end() ? nullptr : &It->second;
+  }
+  const DimList *data(unsigned I) override {
+    auto It = OperandData.find(I);
+    return It == OperandData.end() ? nullptr : &It->second;
+  }
+  std::optional<std::vector<double>> floatData(unsigned I) override {
+    return std::nullopt;
+  }
+  std::optional<DimList> constantResultData(unsigned I) override {
+    return std::nullopt;
+  }
+  const DimExpr *getMaxElement(unsigned I) override { return nullptr; }
+  bool holdsAlways(DimCondition K, const DimExpr &Lhs,
+                   const DimExpr &Rhs) override {
+    return false;
+  }
+  void unite(const DimExpr &A, const DimExpr &B) override {
+    Said.push_back(A.str() + " = " + B.str());
+  }
+  void require(DimCondition K, const DimExpr &Lhs, const DimExpr &Rhs,
+               const char *Why) override {
+    Said.push_back(Lhs.str() + " ? " + Rhs.str() + ": " + Why);
+  }
+  void setMaxElement(unsigned I, DimExpr Max) override {}
+
+  /// Runs the node's rule; false when it has none.
+  bool run() {
+    const DimRule *R = getDimRule(getDef());
+    if (!R || !R->Transfer)
+      return false;
+    R->Transfer(*this, dims(0));
+    return true;
+  }
+  std::string result(unsigned I) const {
+    if (!getDims(I))
+      return "none";
+    std::string S;
+    for (const std::optional<DimExpr> &D : *getDims(I))
+      S += (S.empty() ? "" : ",") + (D ? D->str() : std::string("?"));
+    return "[" + S + "]";
+  }
+};
+
+DimList symbols(std::initializer_list<const char *> Names) {
+  DimList D;
+  for (const char *N : Names)
+    D.push_back(DimExpr::symbol(N));
+  return D;
+}
+
+DimList numbers(std::initializer_list<int64_t> Values) {
+  DimList D;
+  for (int64_t V : Values)
+    D.push_back(DimExpr::constant(V));
+  return D;
+}
+
+TEST(DimRulesTest, TraitsGiveRulesToOpsWithoutRows) {
+  // Relu has no row: the ShapePreserving trait's rule, which does not need
+  // operand 0's dims to be known.
+  const DimRule *Relu = getDimRule(lookupOp("", "Relu", 17));
+  ASSERT_TRUE(Relu);
+  EXPECT_TRUE(Relu->Transfer);
+  EXPECT_FALSE(Relu->NeedsFirstOperandDims);
+  // The Reduction trait's rule reads X's dims.
+  const DimRule *Reduce = getDimRule(lookupOp("", "ReduceMean", 13));
+  ASSERT_TRUE(Reduce);
+  EXPECT_TRUE(Reduce->NeedsFirstOperandDims);
+  // A row of its own wins over the trait (Add also makes shape data).
+  const DimRule *Add = getDimRule(lookupOp("", "Add", 14));
+  ASSERT_TRUE(Add);
+  EXPECT_STREQ(Add->OpType, "Add");
+}
+
+TEST(DimRulesTest, RowsSayWhetherTheyStateEveryCondition) {
+  // ReverseSequence's sequence_lens is not checked against the batch.
+  const DimRule *Rev = getDimRule(lookupOp("", "ReverseSequence", 10));
+  ASSERT_TRUE(Rev);
+  EXPECT_FALSE(Rev->StatesAllConditions);
+  // NonZero: no results modelled, nothing beyond its traits to require.
+  const DimRule *NonZero = getDimRule(lookupOp("", "NonZero", 13));
+  ASSERT_TRUE(NonZero);
+  EXPECT_FALSE(NonZero->Transfer);
+  EXPECT_TRUE(NonZero->StatesAllConditions);
+  // No rule at all: not modelled (the recorded types stand).
+  EXPECT_FALSE(getDimRule(lookupOp("", "Einsum", 12)));
+  EXPECT_FALSE(getDimRule(lookupOp("com.microsoft", "BiasDropout", 1)));
+  EXPECT_FALSE(getDimRule(nullptr));
+}
+
+TEST(DimRulesTest, ReshapeInfersTheMinusOneAndRequiresDivisibility) {
+  auto M = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N, K] X, int64[2] S) => (float[?, 4] Y) {
+  Y = Reshape (X, S)
+}
+)");
+  ASSERT_TRUE(M);
+  FakeContext C(M->getGraph().getNodes().front());
+  C.OperandDims[0] = symbols({"N", "K"});
+  C.OperandData[1] = numbers({-1, 4});
+  ASSERT_TRUE(C.run());
+  EXPECT_EQ(C.result(0), "[(K*N)/4,4]");
+  ASSERT_EQ(C.Said.size(), 1u);
+  EXPECT_EQ(C.Said[0],
+            "K*N ? 4: the element count must divide by the given dims");
+}
+
+/// Unsqueeze's axes come from the attribute until opset 13 and from the
+/// second operand after: a node carrying both reads the one its opset
+/// names.
+std::string unsqueezeAt(int Opset) {
+  std::string Text =
+      "<ir_version: 8, opset_import: [\"\" : " + std::to_string(Opset) + R"(]>
+g (float[N] X, int64[1] A) => (float[?, ?] Y) {
+  Y = Unsqueeze <axes = [0]> (X, A)
+}
+)";
+  auto M = parse(Text);
+  if (!M)
+    return "unparsed";
+  FakeContext C(M->getGraph().getNodes().front());
+  C.OperandDims[0] = symbols({"N"});
+  C.OperandData[1] = numbers({1});
+  if (!C.run())
+    return "no rule";
+  return C.result(0);
+}
+
+TEST(DimRulesTest, AxesFollowTheOpset) {
+  EXPECT_EQ(unsqueezeAt(11), "[1,N]");
+  EXPECT_EQ(unsqueezeAt(13), "[N,1]");
+}
+
+/// Squeeze without axes drops the dims that are 1; a symbol might be 1,
+/// so no result is computed then.
+std::string squeezeAll(DimList X) {
+  auto M = parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1, N, 1] X) => (float[N] Y) {
+  Y = Squeeze (X)
+}
+)");
+  if (!M)
+    return "unparsed";
+  FakeContext C(M->getGraph().getNodes().front());
+  C.OperandDims[0] = std::move(X);
+  if (!C.run())
+    return "no rule";
+  return C.result(0);
+}
+
+TEST(DimRulesTest, SqueezeWithoutAxesDropsOnlyKnownOnes) {
+  EXPECT_EQ(squeezeAll(numbers({1, 5, 1})), "[5]");
+  EXPECT_EQ(squeezeAll(DimList{DimExpr::constant(1), DimExpr::symbol("N")}),
+            "none");
+}
+
+} // namespace
