@@ -179,37 +179,58 @@ private:
     return true;
   }
 
-  /// Merges constants of \p G with equal type and contents into the first
-  /// one. Contents are hashed only for constants that share element type
-  /// and dims with another, so big distinct weights are not read.
-  static void mergeConstants(Graph &G, Rewriter &R, bool &Changed) {
-    auto ShapeHash = [](const Value &C) -> uint64_t {
-      const Tensor &T = C.getInitializer();
-      std::vector<int64_t> Dims = T.getDims();
-      return llvm::hash_combine(
-          T.getElemType(), llvm::hash_combine_range(Dims.begin(), Dims.end()));
-    };
-    // Each constant's hash once (getDims copies the dims). The list does
-    // not change before eraseUnusedConstants.
-    llvm::ArrayRef<std::unique_ptr<Value>> Constants = G.getConstants();
-    std::vector<uint64_t> ShapeHashes;
-    ShapeHashes.reserve(Constants.size());
-    llvm::DenseMap<uint64_t, unsigned> ShapeCount;
-    for (const std::unique_ptr<Value> &C : Constants) {
-      ShapeHashes.push_back(ShapeHash(*C));
-      ++ShapeCount[ShapeHashes.back()];
-    }
+  /// Refines \p Keys (one per constant) by \p Hash, for the constants
+  /// whose key another constant shares: a unique key already proves a
+  /// constant distinct, and its bytes are not read.
+  template <typename HashFn>
+  static void refineShared(llvm::ArrayRef<std::unique_ptr<Value>> Constants,
+                           std::vector<uint64_t> &Keys, HashFn Hash) {
+    llvm::DenseMap<uint64_t, unsigned> Count;
+    for (uint64_t K : Keys)
+      ++Count[K];
+    for (size_t I = 0; I < Constants.size(); ++I)
+      if (Count[Keys[I]] >= 2)
+        Keys[I] =
+            llvm::hash_combine(Keys[I], Hash(Constants[I]->getInitializer()));
+  }
 
+  /// Merges constants of \p G with equal type and contents into the first
+  /// one. Weights are read only as far as needed, in three rounds, each on
+  /// the constants that the previous one could not tell apart: type and
+  /// dims (no bytes read), a hash of the first 64 KiB, then a hash of the
+  /// whole payload in bounded chunks; bytes are compared only on equal
+  /// hashes. Mapped pages are released as they are read (Tensor's
+  /// forEachChunk), so a model with gigabytes of external weights of few
+  /// distinct shapes is deduplicated in a few megabytes of memory.
+  static void mergeConstants(Graph &G, Rewriter &R, bool &Changed) {
+    // Each round's key once per constant. The list does not change before
+    // eraseUnusedConstants.
+    llvm::ArrayRef<std::unique_ptr<Value>> Constants = G.getConstants();
+    std::vector<uint64_t> Keys;
+    Keys.reserve(Constants.size());
+    for (const std::unique_ptr<Value> &C : Constants) {
+      const Tensor &T = C->getInitializer();
+      llvm::ArrayRef<int64_t> Dims = T.getDimsRef();
+      Keys.push_back(llvm::hash_combine(
+          T.getElemType(), llvm::hash_combine_range(Dims.begin(), Dims.end())));
+    }
+    refineShared(Constants, Keys, [](const Tensor &T) {
+      return T.prefixHash(uint64_t(64) << 10);
+    });
+    refineShared(Constants, Keys,
+                 [](const Tensor &T) { return T.contentHash(); });
+
+    llvm::DenseMap<uint64_t, unsigned> KeyCount;
+    for (uint64_t K : Keys)
+      ++KeyCount[K];
     llvm::DenseMap<uint64_t, llvm::SmallVector<Value *, 1>> Reps;
     llvm::SmallVector<Value *, 8> Merged;
     for (size_t I = 0; I < Constants.size(); ++I) {
       const std::unique_ptr<Value> &C = Constants[I];
-      uint64_t SH = ShapeHashes[I];
-      if (ShapeCount[SH] < 2)
+      if (KeyCount[Keys[I]] < 2)
         continue;
       const Tensor &T = C->getInitializer();
-      llvm::SmallVector<Value *, 1> &Bucket =
-          Reps[llvm::hash_combine(SH, T.contentHash())];
+      llvm::SmallVector<Value *, 1> &Bucket = Reps[Keys[I]];
       Value *Rep = nullptr;
       for (Value *Cand : Bucket)
         if (Cand->getType() == C->getType() &&

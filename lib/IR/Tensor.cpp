@@ -311,9 +311,9 @@ Tensor Tensor::pack(const TensorProto &P) {
   if (P.has_raw_data())
     Bytes = llvm::StringRef(P.raw_data());
   Tensor T;
-  T.Small = Packed::make(P.data_type(),
-                         llvm::ArrayRef<int64_t>(P.dims().data(), P.dims_size()),
-                         Name, Bytes);
+  T.Small = Packed::make(
+      P.data_type(), llvm::ArrayRef<int64_t>(P.dims().data(), P.dims_size()),
+      Name, Bytes);
   return T;
 }
 
@@ -396,10 +396,10 @@ Tensor Tensor::fromRaw(llvm::StringRef Name, int32_t ElemType,
                        llvm::ArrayRef<int64_t> Dims, llvm::StringRef Bytes) {
   if (fitsPacked(ElemType, Dims.size(), Bytes.size())) {
     Tensor T;
-    T.Small = Packed::make(
-        ElemType, Dims,
-        Name.empty() ? std::nullopt : std::optional<llvm::StringRef>(Name),
-        Bytes);
+    T.Small = Packed::make(ElemType, Dims,
+                           Name.empty() ? std::nullopt
+                                        : std::optional<llvm::StringRef>(Name),
+                           Bytes);
     return T;
   }
   auto P = makeProto(Name, ElemType, Dims);
@@ -440,10 +440,9 @@ Tensor Tensor::withName(llvm::StringRef Name) const {
     if (Small->HasRaw)
       Bytes = llvm::StringRef(Small->bytes(), Small->ByteSize);
     Tensor T;
-    T.Small = Packed::make(Small->ElemType,
-                           llvm::ArrayRef<int64_t>(Small->dims(),
-                                                   Small->NumDims),
-                           Name, Bytes);
+    T.Small = Packed::make(
+        Small->ElemType, llvm::ArrayRef<int64_t>(Small->dims(), Small->NumDims),
+        Name, Bytes);
     return T;
   }
   if (!Proto)
@@ -663,26 +662,83 @@ bool Tensor::contentEquals(const Tensor &O) const {
     const auto &A = Proto->string_data(), &B = O.Proto->string_data();
     return A.size() == B.size() && std::equal(A.begin(), A.end(), B.begin());
   }
-  std::string SA, SB;
-  std::optional<llvm::StringRef> A = getRawBytes(SA), B = O.getRawBytes(SB);
-  return A && B && *A == *B;
+  if (getByteSize() != O.getByteSize())
+    return false;
+  // Walk this tensor in chunks and compare each with the same range of
+  // the other; both sides' pages are released as the walk goes.
+  std::string OStorage;
+  std::optional<llvm::StringRef> OBytes = O.getRawBytes(OStorage);
+  if (!OBytes)
+    return false;
+  uint64_t Off = 0;
+  bool OMapped = O.Ext != nullptr;
+  bool Equal = forEachChunk([&](llvm::StringRef Piece) {
+    llvm::StringRef Other = OBytes->substr(Off, Piece.size());
+    bool Same = Piece == Other;
+    if (OMapped)
+      releasePages(Other);
+    Off += Piece.size();
+    return Same;
+  });
+  return Equal && Off == OBytes->size();
 }
+
+namespace {
+
+/// The part of a tensor's hash that does not read its payload.
+uint64_t headerHash(llvm::ArrayRef<int64_t> Dims, int32_t ElemType) {
+  uint64_t H = llvm::xxHash64(
+      llvm::StringRef(reinterpret_cast<const char *>(Dims.data()),
+                      Dims.size() * sizeof(int64_t)));
+  return H * 31 + static_cast<uint32_t>(ElemType);
+}
+
+} // namespace
 
 uint64_t Tensor::contentHash() const {
   if (isNull())
     return 0;
-  llvm::ArrayRef<int64_t> Dims = getDimsRef();
-  uint64_t H = llvm::xxHash64(
-      llvm::StringRef(reinterpret_cast<const char *>(Dims.data()),
-                      Dims.size() * sizeof(int64_t)));
-  H = H * 31 + static_cast<uint32_t>(getElemType());
+  uint64_t H = headerHash(getDimsRef(), getElemType());
   if (getElemType() == TensorProto::STRING) {
     for (const std::string &S : Proto->string_data())
       H = H * 31 + llvm::xxHash64(S);
     return H;
   }
-  std::string Storage;
-  if (std::optional<llvm::StringRef> Bytes = getRawBytes(Storage))
-    H = H * 31 + llvm::xxHash64(*Bytes);
+  // Chunk by chunk: the same bytes give the same hash whatever their
+  // storage form, since the chunks are cut at the same offsets.
+  forEachChunk([&](llvm::StringRef Piece) {
+    H = H * 31 + llvm::xxHash64(Piece);
+    return true;
+  });
   return H;
+}
+
+uint64_t Tensor::prefixHash(uint64_t MaxBytes) const {
+  if (isNull())
+    return 0;
+  uint64_t H = headerHash(getDimsRef(), getElemType());
+  if (getElemType() == TensorProto::STRING) {
+    if (!Proto->string_data().empty())
+      H = H * 31 + llvm::xxHash64(Proto->string_data(0));
+    return H;
+  }
+  std::string Storage;
+  if (std::optional<llvm::StringRef> Bytes = getRawBytes(Storage)) {
+    llvm::StringRef Prefix = Bytes->take_front(MaxBytes);
+    H = H * 31 + llvm::xxHash64(Prefix);
+    if (Ext)
+      releasePages(Prefix);
+  }
+  return H;
+}
+
+void Tensor::releasePages(llvm::StringRef Bytes) {
+  static const uintptr_t Page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  uintptr_t Begin = reinterpret_cast<uintptr_t>(Bytes.data());
+  uintptr_t End = (Begin + Bytes.size()) / Page * Page;
+  Begin = (Begin + Page - 1) / Page * Page;
+  // Only whole pages inside the range: the partial pages at its ends may
+  // hold another tensor's bytes that its reader has in hand.
+  if (End > Begin)
+    ::madvise(reinterpret_cast<void *>(Begin), End - Begin, MADV_DONTNEED);
 }

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "DimSupport.h"
 #include "onnxopt/IR/IR.h"
-#include "onnxopt/Ops/IndexRules.h"
+#include "onnxopt/Ops/Semantics.h"
 #include <algorithm>
 
 using namespace onnxopt;

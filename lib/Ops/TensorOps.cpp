@@ -87,7 +87,7 @@ llvm::ArrayRef<InferRule> inferRules() { return {}; }
 
 #include "DimSupport.h"
 #include "onnxopt/IR/IR.h"
-#include "onnxopt/Ops/IndexRules.h"
+#include "onnxopt/Ops/Semantics.h"
 
 namespace {
 using namespace onnxopt::dims;

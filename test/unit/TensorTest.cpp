@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/IR/Tensor.h"
 #include "gtest/gtest.h"
+#include <cstdio>
 #include <onnx/onnx_pb.h>
 #include <thread>
 
@@ -136,4 +137,64 @@ TEST(Tensor, PackedProtoIsBuiltOnceAcrossThreads) {
   EXPECT_EQ(Seen[0]->raw_data().size(), 16u);
   Tensor Copy = T;
   EXPECT_EQ(&Copy.getProto(), Seen[0]) << "copies share the block";
+}
+
+namespace {
+
+/// A float tensor of \p Bytes bytes (a pattern that differs per 8 bytes, so
+/// that shifted copies differ) in a temporary file, mapped as
+/// fromMappedRawData maps an initializer left in the model file.
+Tensor mappedFloats(const std::string &Bytes, const char *Path) {
+  FILE *F = std::fopen(Path, "wb");
+  std::fwrite(Bytes.data(), 1, Bytes.size(), F);
+  std::fclose(F);
+  std::string Error;
+  std::shared_ptr<MappedFile> File = MappedFile::open(Path, Error);
+  EXPECT_TRUE(File) << Error;
+  auto Proto = std::make_shared<TensorProto>();
+  Proto->set_data_type(TensorProto::FLOAT);
+  Proto->add_dims(int64_t(Bytes.size() / 4));
+  return Tensor::fromMappedRawData(Proto, File, 0, Bytes.size());
+}
+
+std::string pattern(size_t Size) {
+  std::string S(Size, '\0');
+  for (size_t I = 0; I < Size; ++I)
+    S[I] = char((I * 2654435761u) >> 13);
+  return S;
+}
+
+} // namespace
+
+// Mapped weights are hashed and compared in chunks whose pages are
+// released: the results must be those of the whole payload, across chunk
+// boundaries and against the same bytes held in memory.
+TEST(Tensor, ChunkedHashAndCompareSeeTheWholePayload) {
+  size_t Size = Tensor::kChunkBytes * 2 + 4096; // three chunks, a short last
+  std::string Bytes = pattern(Size);
+  Tensor Mapped = mappedFloats(Bytes, "/tmp/onnxopt-tensortest-a.bin");
+  Tensor Inline =
+      Tensor::fromRaw("w", TensorProto::FLOAT, {int64_t(Size / 4)}, Bytes);
+  EXPECT_TRUE(Mapped.contentEquals(Inline));
+  EXPECT_TRUE(Inline.contentEquals(Mapped));
+  EXPECT_EQ(Mapped.contentHash(), Inline.contentHash());
+  // Reading again after the pages were released gives the same answers.
+  EXPECT_TRUE(Mapped.contentEquals(Inline));
+
+  // One byte changed in the last chunk: equal prefixes, different tensors.
+  std::string Late = Bytes;
+  Late[Size - 3] ^= 1;
+  Tensor MappedLate = mappedFloats(Late, "/tmp/onnxopt-tensortest-b.bin");
+  EXPECT_FALSE(Mapped.contentEquals(MappedLate));
+  EXPECT_NE(Mapped.contentHash(), MappedLate.contentHash());
+  EXPECT_EQ(Mapped.prefixHash(65536), MappedLate.prefixHash(65536));
+  // One byte changed at the start: the prefix hash tells them apart.
+  std::string Early = Bytes;
+  Early[10] ^= 1;
+  Tensor InlineEarly =
+      Tensor::fromRaw("w", TensorProto::FLOAT, {int64_t(Size / 4)}, Early);
+  EXPECT_NE(Mapped.prefixHash(65536), InlineEarly.prefixHash(65536));
+  EXPECT_FALSE(InlineEarly.contentEquals(Mapped));
+  std::remove("/tmp/onnxopt-tensortest-a.bin");
+  std::remove("/tmp/onnxopt-tensortest-b.bin");
 }

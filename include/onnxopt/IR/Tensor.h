@@ -155,11 +155,46 @@ public:
   std::optional<std::vector<double>> toDoubles() const;
 
   /// Same element type, dims and contents (name and storage form ignored).
+  /// Mapped bytes are compared in bounded chunks whose pages are released
+  /// after each (see forEachChunk): comparing two 1 GB weights does not
+  /// keep 2 GB resident.
   bool contentEquals(const Tensor &O) const;
-  /// A hash consistent with contentEquals.
+  /// A hash consistent with contentEquals, over the whole payload, read in
+  /// bounded chunks like contentEquals.
   uint64_t contentHash() const;
+  /// A hash of the type, the dims and at most the first \p MaxBytes of the
+  /// payload: equal tensors have equal prefix hashes. A cheap filter before
+  /// contentHash on large weights, which mostly differ early.
+  uint64_t prefixHash(uint64_t MaxBytes) const;
+
+  /// The payload as consecutive pieces of at most kChunkBytes, in order;
+  /// stops and returns false when \p F does. Pages of mapped bytes are
+  /// released (madvise) after each piece, so that reading a mapped tensor
+  /// through here keeps at most one piece resident. Returns false for
+  /// strings and null tensors without calling \p F.
+  template <typename Fn> bool forEachChunk(Fn F) const {
+    std::string Storage;
+    std::optional<llvm::StringRef> Bytes = getRawBytes(Storage);
+    if (!Bytes)
+      return false;
+    bool Mapped = Ext != nullptr;
+    for (uint64_t Off = 0; Off < Bytes->size(); Off += kChunkBytes) {
+      llvm::StringRef Piece = Bytes->substr(Off, kChunkBytes);
+      bool Go = F(Piece);
+      if (Mapped)
+        releasePages(Piece);
+      if (!Go)
+        return false;
+    }
+    return true;
+  }
+  /// The size of the pieces of forEachChunk.
+  static constexpr uint64_t kChunkBytes = uint64_t(4) << 20;
 
 private:
+  /// Drops the whole pages inside \p Bytes, a range of a read-only file
+  /// mapping, from this process' memory; they are read again on demand.
+  static void releasePages(llvm::StringRef Bytes);
   static const std::optional<ExternalLocation> &noLocation() {
     static const std::optional<ExternalLocation> None;
     return None;
