@@ -1,11 +1,12 @@
 //===- OpFacts.cpp - What every pass may assume about an op ---------------===//
 //
-// The lists are sorted arrays searched by bisection: no static constructors,
-// and a unit test checks the order.
+// The op predicates read the op registry's traits (OpDef.h): the lists
+// exist once, in the family files' trait rows.
 //
 //===----------------------------------------------------------------------===//
-#include "onnxopt/Analysis/OpFacts.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/Ops/OpDef.h"
 #include <algorithm>
 #include <climits>
 
@@ -13,106 +14,25 @@ using namespace onnxopt;
 
 namespace {
 
-bool contains(llvm::ArrayRef<llvm::StringLiteral> Sorted, llvm::StringRef Op) {
-  const llvm::StringLiteral *It = std::lower_bound(
-      Sorted.begin(), Sorted.end(), Op,
-      [](llvm::StringRef A, llvm::StringRef B) { return A < B; });
-  return It != Sorted.end() && *It == Op;
+/// Any opset: the newest definition of an op (the traits asked here hold
+/// at every version).
+constexpr int64_t AnyOpset = INT32_MAX;
+
+bool hasTraitByName(llvm::StringRef Domain, llvm::StringRef OpType, OpTrait T) {
+  const OpDef *D = lookupOp(Domain, OpType, AnyOpset);
+  return D && D->has(T);
 }
 
-// Checked against ONNX's operator definitions: each op's first output has
-// the first input's shape at every opset it exists in (PRelu's slope and
-// the normalizations' parameters broadcast to the input, Clip's bounds are
-// scalars, QuantizeLinear/DequantizeLinear keep x's shape).
-constexpr llvm::StringLiteral ShapePreservingOps[] = {
-    "Abs",
-    "Acos",
-    "Acosh",
-    "Asin",
-    "Asinh",
-    "Atan",
-    "Atanh",
-    "BatchNormalization",
-    "BitwiseNot",
-    "Cast",
-    "CastLike",
-    "Ceil",
-    "Celu",
-    "Clip",
-    "Cos",
-    "Cosh",
-    "CumSum",
-    "DequantizeLinear",
-    "Dropout",
-    "Elu",
-    "Erf",
-    "Exp",
-    "Floor",
-    "Gelu",
-    "HardSigmoid",
-    "HardSwish",
-    "Hardmax",
-    "Identity",
-    "InstanceNormalization",
-    "IsInf",
-    "IsNaN",
-    "LRN",
-    "LayerNormalization",
-    "LeakyRelu",
-    "Log",
-    "LogSoftmax",
-    "LpNormalization",
-    "MeanVarianceNormalization",
-    "Mish",
-    "Neg",
-    "Not",
-    "PRelu",
-    "QuantizeLinear",
-    "Reciprocal",
-    "Relu",
-    "ReverseSequence",
-    "Round",
-    "Selu",
-    "Shrink",
-    "Sigmoid",
-    "Sign",
-    "Sin",
-    "Sinh",
-    "Softmax",
-    "Softplus",
-    "Softsign",
-    "Sqrt",
-    "Tan",
-    "Tanh",
-    "ThresholdedRelu",
-    "Trilu",
-};
-
-constexpr llvm::StringLiteral ElementwiseBroadcastingOps[] = {
-    "Add",        "And",         "BitShift", "BitwiseAnd", "BitwiseOr",
-    "BitwiseXor", "Div",         "Equal",    "Greater",    "GreaterOrEqual",
-    "Less",       "LessOrEqual", "Max",      "Mean",       "Min",
-    "Mod",        "Mul",         "Or",       "Pow",        "Sub",
-    "Sum",        "Where",       "Xor",
-};
-
-constexpr llvm::StringLiteral ReductionOps[] = {
-    "ReduceL1",  "ReduceL2",        "ReduceLogSum", "ReduceLogSumExp",
-    "ReduceMax", "ReduceMean",      "ReduceMin",    "ReduceProd",
-    "ReduceSum", "ReduceSumSquare",
-};
-
-// ONNX's random ops and Dropout (random in training mode); the last three
-// Dropout forms are onnxruntime's com.microsoft ops.
-constexpr llvm::StringLiteral NondeterministicOps[] = {
-    "Bernoulli",         "BiasDropout",      "BitmaskBiasDropout",
-    "BitmaskDropout",    "Dropout",          "Multinomial",
-    "RandomNormal",      "RandomNormalLike", "RandomUniform",
-    "RandomUniformLike",
-};
-
-constexpr llvm::StringLiteral ValueDependentShapeOps[] = {
-    "Compress", "NonMaxSuppression", "NonZero", "Unique"};
+/// The default-domain ops with trait \p T at some version, sorted and
+/// unique (built once).
+std::vector<llvm::StringRef> opsWithTrait(OpTrait T) {
+  std::vector<llvm::StringRef> Ops;
+  for (const OpDef *D : getAllOpDefs())
+    if (D->Domain.empty() && D->has(T) &&
+        (Ops.empty() || Ops.back() != D->OpType))
+      Ops.push_back(D->OpType);
+  return Ops;
+}
 
 bool hasFirstOperand(const Node &N) {
   return N.getNumOperands() > 0 && N.getOperand(0);
@@ -120,45 +40,52 @@ bool hasFirstOperand(const Node &N) {
 
 } // namespace
 
-llvm::ArrayRef<llvm::StringLiteral> onnxopt::getShapePreservingOps() {
-  return ShapePreservingOps;
+const std::vector<llvm::StringRef> &onnxopt::getShapePreservingOps() {
+  static const std::vector<llvm::StringRef> Ops = opsWithTrait(ShapePreserving);
+  return Ops;
 }
 
 bool onnxopt::isShapePreservingOp(llvm::StringRef OpType) {
-  return contains(ShapePreservingOps, OpType);
+  return hasTraitByName("", OpType, ShapePreserving);
 }
 
 bool onnxopt::isShapePreserving(const Node &N) {
-  return N.isOnnxDomain() && hasFirstOperand(N) &&
-         isShapePreservingOp(N.getOpType());
+  return hasFirstOperand(N) && hasTrait(N, ShapePreserving);
 }
 
-llvm::ArrayRef<llvm::StringLiteral> onnxopt::getElementwiseBroadcastingOps() {
-  return ElementwiseBroadcastingOps;
+const std::vector<llvm::StringRef> &onnxopt::getElementwiseBroadcastingOps() {
+  static const std::vector<llvm::StringRef> Ops =
+      opsWithTrait(ElementwiseBroadcasting);
+  return Ops;
 }
 
 bool onnxopt::isElementwiseBroadcastingOp(llvm::StringRef OpType) {
-  return contains(ElementwiseBroadcastingOps, OpType);
+  return hasTraitByName("", OpType, ElementwiseBroadcasting);
 }
 
 bool onnxopt::isElementwiseBroadcasting(const Node &N) {
-  return N.isOnnxDomain() && isElementwiseBroadcastingOp(N.getOpType());
+  return hasTrait(N, ElementwiseBroadcasting);
 }
 
-llvm::ArrayRef<llvm::StringLiteral> onnxopt::getReductionOps() {
-  return ReductionOps;
+const std::vector<llvm::StringRef> &onnxopt::getReductionOps() {
+  static const std::vector<llvm::StringRef> Ops = opsWithTrait(Reduction);
+  return Ops;
 }
 
 bool onnxopt::isReductionOp(llvm::StringRef OpType) {
-  return contains(ReductionOps, OpType);
+  return hasTraitByName("", OpType, Reduction);
 }
 
 bool onnxopt::isNondeterministic(const Node &N) {
-  return contains(NondeterministicOps, N.getOpType());
+  // By name in every domain (OpTrait::Nondeterministic): the registry
+  // defines them in the default domain and onnxruntime's.
+  llvm::StringRef Op = N.getOpType();
+  return hasTraitByName("", Op, Nondeterministic) ||
+         hasTraitByName("com.microsoft", Op, Nondeterministic);
 }
 
 bool onnxopt::hasValueDependentShape(llvm::StringRef OpType) {
-  return contains(ValueDependentShapeOps, OpType);
+  return hasTraitByName("", OpType, ValueDependentShape);
 }
 
 //===----------------------------------------------------------------------===//
