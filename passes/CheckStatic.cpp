@@ -34,10 +34,10 @@
 #include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/ShapeInference.h"
-#include "onnxopt/Analysis/ShapeOperands.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/Diagnostics.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -185,8 +185,9 @@ void Checker::checkNode(const Node &N) {
       block(Blocker::Other, N, Why);
     return;
   }
-  int64_t Opset = TheModel->getOpsetVersion(N.getDomain());
-  for (const ShapeOperand &S : getShapeOperands(N, Opset)) {
+  const OpDef *Def = lookupOp(N);
+  for (const ShapeOperand &S :
+       Def ? Def->ShapeOperands : llvm::ArrayRef<ShapeOperand>()) {
     if (S.Index >= N.getNumOperands() || !N.getOperand(S.Index))
       continue;
     const Value *V = N.getOperand(S.Index);

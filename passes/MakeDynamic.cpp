@@ -50,10 +50,10 @@
 #include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/ShapeInference.h"
-#include "onnxopt/Analysis/ShapeOperands.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
+#include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -276,8 +276,9 @@ void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
     addNewSymbols(DA, N.getOperand(0), New);
     if (New.empty())
       return;
+    const OpDef *Def = lookupOp(N);
     for (const ShapeOperand &S :
-         getShapeOperands(N, M.getOpsetVersion(N.getDomain()))) {
+         Def ? Def->ShapeOperands : llvm::ArrayRef<ShapeOperand>()) {
       if (S.Index == 0 || S.Index >= N.getNumOperands())
         continue;
       const Value *V = N.getOperand(S.Index);

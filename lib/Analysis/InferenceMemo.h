@@ -19,7 +19,7 @@
 #ifndef ONNXOPT_LIB_ANALYSIS_INFERENCEMEMO_H
 #define ONNXOPT_LIB_ANALYSIS_INFERENCEMEMO_H
 
-#include "onnxopt/Analysis/InferenceSignature.h"
+#include "InferenceSignature.h"
 #include "onnxopt/IR/Type.h"
 #include <cstdint>
 #include <onnx/onnx_pb.h>

@@ -6,7 +6,7 @@
 // same. A repeated signature is a lookup of a few dozen bytes.
 //
 //===----------------------------------------------------------------------===//
-#include "onnxopt/Analysis/InferenceSignature.h"
+#include "InferenceSignature.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 
 using namespace onnxopt;

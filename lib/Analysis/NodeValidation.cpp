@@ -1,17 +1,18 @@
 //===- NodeValidation.cpp - Checking nodes before ONNX sees them ----------===//
 //
 // The checks are the schema's own facts (counts, attribute types, type
-// constraints) plus the few attribute and rank rules whose violation ONNX
-// 1.12's inference functions do not survive: zero strides divide by zero,
-// kernel_shape/pads of the wrong length index past their ends, and old Gemm
-// inference reads dims of inputs that are not matrices.
+// constraints) plus the op's run-time preconditions from the op registry
+// (Preconditions.h): the attribute and rank rules whose violation ONNX
+// 1.12's inference functions do not survive (zero strides divide by zero,
+// kernel_shape/pads of the wrong length index past their ends, old Gemm
+// inference reads dims of inputs that are not matrices).
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
+#include "onnxopt/Ops/Preconditions.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
 #include <onnx/defs/data_type_utils.h>
 #include <onnx/defs/schema.h>
 
@@ -69,101 +70,30 @@ static const char *attrKindName(AttrKind K) {
   return "undefined";
 }
 
-/// Convolutions and pools: the ops whose strides, dilations, kernel_shape
-/// and pads attributes mean one entry per spatial axis (pads: begins, then
-/// ends).
-static bool isWindowOp(const Node &N) {
-  static const llvm::StringSet<> Ops = {
-      "Conv",        "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
-      "AveragePool", "LpPool",        "MaxUnpool",   "DeformConv"};
-  return N.isOnnxDomain() && Ops.count(N.getOpType());
-}
-
-/// The rank of \p V when its type says it, else -1.
-static int64_t knownRank(const Value *V) {
-  if (!V || !V->getType().isTensor() || !V->getType().hasShape())
-    return -1;
-  return int64_t(V->getType().getRank());
-}
-
-static LogicalResult validateWindowAttrs(const Node &N,
-                                         DiagnosticEngine &Diags) {
-  // Spatial rank: from the data input's rank, else from the first
-  // per-axis attribute seen.
-  int64_t DataRank = knownRank(N.getNumOperands() ? N.getOperand(0) : nullptr);
-  int64_t Spatial = DataRank >= 2 ? DataRank - 2 : -1;
-  if (DataRank >= 0 && DataRank < 3 && N.getOpType() != "MaxUnpool")
-    return emitError(Diags, N)
-           << "input 'X' of rank " << DataRank
-           << " has no spatial axes (rank 3 or more expected)";
-  const char *SpatialFrom = "the input's rank";
-  struct Rule {
-    const char *Name;
-    int64_t Min;    // smallest allowed entry
-    int64_t Factor; // entries per spatial axis
-  };
-  static const Rule Rules[] = {
-      {"kernel_shape", 1, 1}, {"strides", 1, 1},        {"dilations", 1, 1},
-      {"pads", 0, 2},         {"output_padding", 0, 1}, {"output_shape", 0, 1}};
-  for (const Rule &R : Rules) {
-    const Attribute *A = N.getAttr(R.Name);
-    if (!A || A->Kind != AttrKind::Ints)
-      continue;
-    for (int64_t V : A->Ints)
-      if (V < R.Min)
-        return emitError(Diags, N)
-               << "attribute '" << R.Name << "' has entry " << V
-               << " (each must be " << (R.Min ? "positive" : "non-negative")
-               << ")";
-    int64_t Size = int64_t(A->Ints.size());
-    if (Size % R.Factor)
-      return emitError(Diags, N) << "attribute '" << R.Name << "' has " << Size
-                                 << " entries (two per spatial axis expected)";
-    if (Spatial < 0) {
-      Spatial = Size / R.Factor;
-      SpatialFrom = R.Name;
-      continue;
-    }
-    if (Size != Spatial * R.Factor)
-      return emitError(Diags, N)
-             << "attribute '" << R.Name << "' has " << Size << " entries, but "
-             << SpatialFrom << " implies " << Spatial * R.Factor;
-  }
-  if (const Attribute *G = N.getAttr("group"))
-    if (G->Kind == AttrKind::Int && G->I < 1)
-      return emitError(Diags, N)
-             << "attribute 'group' is " << G->I << " (must be positive)";
-  return success();
+/// The precondition rule of \p N's definition, or null.
+static const PreconditionRule *preconditionsOf(const Node &N) {
+  const OpDef *D = lookupOp(N);
+  return D ? D->Preconditions : nullptr;
 }
 
 int onnxopt::shapeInputOf(const Node &N) {
-  if (!N.isOnnxDomain())
-    return -1;
-  llvm::StringRef Op = N.getOpType();
-  if (Op == "Reshape" || Op == "Expand")
-    return 1;
-  if (Op == "ConstantOfShape")
-    return 0;
-  if (Op == "Resize")
-    return 3;
-  return -1;
+  const PreconditionRule *P = preconditionsOf(N);
+  return P ? P->ShapeInput : -1;
 }
 
-/// Inputs that must have a fixed rank, where ONNX 1.12's inference reads
-/// their dims without checking (by the spec: Gemm multiplies matrices), and
-/// shape inputs whose length would be the result's rank: without their
-/// data, ONNX adds one dim per entry of their length, so a length of 10^18
-/// (which inference can compute from a crafted file) allocates until the
-/// process is killed.
-static LogicalResult validateRanks(const Node &N, DiagnosticEngine &Diags) {
-  if (N.is("Gemm"))
-    for (unsigned I = 0; I < 2 && I < N.getNumOperands(); ++I) {
-      int64_t R = knownRank(N.getOperand(I));
-      if (R >= 0 && R != 2)
-        return emitError(Diags, N) << "input " << I << " of Gemm has rank " << R
-                                   << " (a matrix expected)";
-    }
-  int ShapeIn = shapeInputOf(N);
+/// The op's run-time preconditions (its registry rule), and shape inputs
+/// whose length would be the result's rank: without their data, ONNX adds
+/// one dim per entry of their length, so a length of 10^18 (which
+/// inference can compute from a crafted file) allocates until the process
+/// is killed.
+static LogicalResult checkPreconditions(const Node &N,
+                                        const PreconditionRule *P,
+                                        DiagnosticEngine &Diags) {
+  if (!P)
+    return success();
+  if (P->Check && failed(P->Check(N, Diags)))
+    return failure();
+  int ShapeIn = P->ShapeInput;
   if (ShapeIn >= 0 && unsigned(ShapeIn) < N.getNumOperands())
     if (const Value *S = N.getOperand(unsigned(ShapeIn))) {
       std::string Why = oversizedShapeInput(N, *S, S->getType());
@@ -222,9 +152,8 @@ static const std::string *typeString(const Type &T) {
 LogicalResult onnxopt::validateNode(const Node &N, const onnx::OpSchema *Schema,
                                     DiagnosticEngine &Diags,
                                     bool CheckElementTypes) {
-  if (isWindowOp(N) && failed(validateWindowAttrs(N, Diags)))
-    return failure();
-  if (failed(validateRanks(N, Diags)))
+  const PreconditionRule *Preconditions = preconditionsOf(N);
+  if (failed(checkPreconditions(N, Preconditions, Diags)))
     return failure();
   // A graph node's attribute needs a type: only function bodies may refer
   // to the caller's attributes (ref_attr_name), and ONNX's inference reads
@@ -269,9 +198,9 @@ LogicalResult onnxopt::validateNode(const Node &N, const onnx::OpSchema *Schema,
   for (const Attribute &A : N.getAttrs()) {
     auto It = Known.find(A.Name);
     if (It == Known.end()) {
-      // ONNX 1.12 does not expose AllowUncheckedAttributes(); no operator of
-      // the default domain uses it but the experimental ATen.
-      if (!N.isOnnxDomain() || N.getOpType() == "ATen")
+      // ONNX 1.12 does not expose AllowUncheckedAttributes(): the op's
+      // preconditions say whether it takes any attributes.
+      if (!N.isOnnxDomain() || (Preconditions && Preconditions->AnyAttributes))
         continue;
       return emitError(Diags, N)
              << "unknown attribute '" << A.Name << "' for " << N.getOpType()

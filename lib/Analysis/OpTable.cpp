@@ -10,8 +10,10 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/OpTable.h"
 #include "onnxopt/IR/ElementType.h"
+#include "onnxopt/Ops/InferRules.h"
 #include "llvm/ADT/STLExtras.h"
 #include <algorithm>
+#include <onnx/defs/schema.h>
 #include <tuple>
 #include <vector>
 
@@ -330,5 +332,68 @@ std::string onnxopt::describeTypeMask(uint32_t Mask) {
         S += ", ";
       S += getElementTypeName(static_cast<ElementType>(K)).str();
     }
+  return S;
+}
+
+//===----------------------------------------------------------------------===//
+// docs/opsets.md
+//===----------------------------------------------------------------------===//
+
+std::string onnxopt::renderOpTableMarkdown() {
+  std::string S;
+  S += "| domain | op | version | change | what changed | onnx-opt infers it "
+       "with |\n";
+  S += "| --- | --- | --- | --- | --- | --- |\n";
+  for (const OpVersionEntry &E : getOpVersionEntries()) {
+    std::string How;
+    llvm::StringRef Domain = *E.Domain ? E.Domain : "ai.onnx";
+    OpResolution R = resolveOpVersion(E.Domain, E.OpType, E.Since);
+    switch (R.K) {
+    case OpResolution::Kind::Removed:
+      How = "pass-through (deprecated)";
+      break;
+    case OpResolution::Kind::TooNew:
+      How = "pass-through";
+      break;
+    case OpResolution::Kind::Onnx112Schema:
+      How = "type-only: ONNX 1.12 schema " + std::string(E.OpType) + "-" +
+            std::to_string(R.SchemaOpset);
+      if (const onnx::OpSchema *Sch =
+              onnx::OpSchemaRegistry::Schema(E.OpType, R.SchemaOpset, E.Domain))
+        How = "type-only: ONNX 1.12's " + std::string(E.OpType) + "-" +
+              std::to_string(Sch->SinceVersion());
+      break;
+    case OpResolution::Kind::Modern: {
+      const InferRule *Op =
+          findNewVersionRule(E.Domain, E.OpType, R.SemanticSince);
+      if (!Op) {
+        How = "pass-through (no inference)";
+        break;
+      }
+      std::string Since = R.SemanticSince == E.Since
+                              ? ""
+                              : " (semantics of version " +
+                                    std::to_string(R.SemanticSince) + ")";
+      if (Op->Infer)
+        How = "our own inference" + Since;
+      else
+        How = "ONNX 1.12's " + std::string(Op->ReuseOp) + "-" +
+              std::to_string(getReusedSchema(*Op)
+                                 ? getReusedSchema(*Op)->SinceVersion()
+                                 : Op->ReuseOpset) +
+              Since;
+      if (Op->Infer && Op->ReuseOp)
+        How += ", data propagation of " + std::string(Op->ReuseOp) + "-" +
+               std::to_string(Op->ReuseOpset);
+      break;
+    }
+    }
+    std::string What = E.What;
+    if (E.AddedTypes && E.Change == OpChange::TypesOnly)
+      What = "types: " + describeTypeMask(E.AddedTypes);
+    S += "| " + Domain.str() + " | " + E.OpType + " | " +
+         std::to_string(E.Since) + " | " + getOpChangeName(E.Change).str() +
+         " | " + What + " | " + How + " |\n";
+  }
   return S;
 }

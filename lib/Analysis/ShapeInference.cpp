@@ -18,18 +18,16 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ShapeInference.h"
-#include "ContribOps.h"
 #include "InferenceMemo.h"
-#include "ModernOps.h"
-#include "SymbolicRefinement.h"
+#include "InferenceProtos.h"
 #include "onnxopt/Analysis/ConstantEval.h"
-#include "onnxopt/Analysis/InferenceProtos.h"
 #include "onnxopt/Analysis/NodeValidation.h"
-#include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/Analysis/OpTable.h"
-#include "onnxopt/Analysis/ShapeOperands.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
+#include "onnxopt/Ops/InferRules.h"
+#include "onnxopt/Ops/OpDef.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -435,7 +433,7 @@ public:
   /// the data propagation of a schema.
   struct Resolved {
     const onnx::OpSchema *Schema = nullptr;
-    detail::ModernInferenceFn Own = nullptr;
+    InferFn Own = nullptr;
     const onnx::OpSchema *Propagation = nullptr;
   };
 
@@ -450,6 +448,9 @@ public:
     Resolved R;
     /// The schema whose data propagation the nodes run (getPropagationSchema).
     const onnx::OpSchema *PropagationSchema = nullptr;
+    /// The op's definition in the registry at this version, or null: its
+    /// traits, shape operands and inference rule.
+    const OpDef *Def = nullptr;
     std::string Why;
   };
   const Resolution &resolveCached(const Node &N);
@@ -483,14 +484,12 @@ private:
   void remember(std::vector<detail::MemoEntry> &Bucket, detail::MemoEntry E,
                 const detail::SignatureSymbols &Sig);
   std::unordered_map<std::string, std::vector<detail::MemoEntry>> Memo;
-  /// Our symbolic rules after ONNX's function (SymbolicRefinement.h).
-  void refineSymbolically(Node &N, NodeContext &Ctx);
+  /// The op's refinement after ONNX's function (InferRule::Refine).
+  void refineSymbolically(Node &N, const OpDef *Def, NodeContext &Ctx);
   /// An If whose condition is known takes the types of the branch it runs.
   void refineIf(Node &N, NodeContext &Ctx);
   /// Evaluates the shape operands computed from constants only.
-  void evaluateShapeOperands(Node &N, NodeContext &Ctx);
-  /// Ops whose unknown result dims depend on the data (NonZero, NMS, ...).
-  static bool isDataDependentOp(const Node &N);
+  void evaluateShapeOperands(Node &N, const OpDef *Def, NodeContext &Ctx);
   /// `<Op>_<K>_out<Result>`: K numbers the nodes of that op in the order
   /// this engine first named one of their dims.
   std::string sourceName(const Node &N, unsigned Result);
@@ -754,7 +753,8 @@ private:
   /// Contents of a Constant node's value_int(s)/value_float(s).
   const onnx::TensorProto *getConstantAttributeData(const Value &V) const {
     const Node *Def = V.getDefiningNode();
-    if (!Def || !Def->is("Constant") || Def->getAttrs().size() != 1)
+    if (!Def || !hasTrait(*Def, ConstantProducer) ||
+        Def->getAttrs().size() != 1)
       return nullptr;
     const Attribute &A = Def->getAttrs().front();
     auto P = std::make_unique<onnx::TensorProto>();
@@ -872,10 +872,9 @@ bool ShapeInference::Impl::resolve(const Node &N, Resolved &R,
     Why = "domain '" + N.getDomain().str() + "' is not imported";
     return false;
   }
-  // ONNX Runtime's contrib ops have no ONNX schema: our table's shape
+  // ONNX Runtime's contrib ops have no ONNX schema: the registry's shape
   // functions (any version of com.microsoft; the rules did not change).
-  if (const detail::ContribOp *C =
-          detail::findContribOp(Domain, N.getOpType())) {
+  if (const InferRule *C = findNoSchemaRule(Domain, N.getOpType(), Version)) {
     R.Own = C->Infer;
     return true;
   }
@@ -902,14 +901,14 @@ bool ShapeInference::Impl::resolve(const Node &N, Resolved &R,
     Why = "deprecated in opset " + std::to_string(Res.Since);
     return false;
   case OpResolution::Kind::Modern: {
-    const detail::ModernOp *Op =
-        detail::findModernOp(Domain, N.getOpType(), Res.SemanticSince);
+    const InferRule *Op =
+        findNewVersionRule(Domain, N.getOpType(), Res.SemanticSince);
     if (!Op) {
       Why = "version " + std::to_string(Res.SemanticSince) +
             " changed after ONNX 1.12 and has no inference here";
       return false;
     }
-    const onnx::OpSchema *Reused = detail::getReusedSchema(*Op);
+    const onnx::OpSchema *Reused = getReusedSchema(*Op);
     R.Own = Op->Infer;
     R.Schema = Op->Infer ? nullptr : Reused;
     R.Propagation = Reused;
@@ -931,19 +930,21 @@ bool ShapeInference::Impl::resolve(const Node &N, Resolved &R,
   return R.Schema != nullptr;
 }
 
-/// The schema whose data propagation \p N runs, or null. ONNX 1.12 gave
-/// Add, Sub and Mul one only from version 14, which changed their types,
-/// not their arithmetic: versions 7-13 (numpy broadcasting) run 14's.
-static const onnx::OpSchema *
-getPropagationSchema(const Node &N, const onnx::OpSchema *Schema) {
+/// The schema whose data propagation \p N runs, or null: its own, or that
+/// of the newer version its inference rule names (ONNX 1.12 gave Add, Sub
+/// and Mul one only from version 14, which changed their types, not their
+/// arithmetic).
+static const onnx::OpSchema *getPropagationSchema(const Node &N,
+                                                  const onnx::OpSchema *Schema,
+                                                  const OpDef *Def) {
   if (Schema && Schema->has_data_propagation_function())
     return Schema;
-  if (!Schema || !N.isOnnxDomain() || Schema->SinceVersion() < 7 ||
-      !(N.is("Add") || N.is("Sub") || N.is("Mul")))
+  const InferRule *Rule = Def ? Def->Infer : nullptr;
+  if (!Schema || !Rule || !Rule->PropagationOpset)
     return nullptr;
-  const onnx::OpSchema *V14 =
-      onnx::OpSchemaRegistry::Schema(N.getOpType().str(), 14, "");
-  return V14 && V14->has_data_propagation_function() ? V14 : nullptr;
+  const onnx::OpSchema *Newer = onnx::OpSchemaRegistry::Schema(
+      N.getOpType().str(), Rule->PropagationOpset, Rule->Domain);
+  return Newer && Newer->has_data_propagation_function() ? Newer : nullptr;
 }
 
 const ShapeInference::Impl::Resolution &
@@ -956,7 +957,8 @@ ShapeInference::Impl::resolveCached(const Node &N) {
     Res.Version = Version;
     Res.Known = resolve(N, Res.R, Res.Why);
     Res.StandIn = Res.R.Schema && findNodeSchema(M, N) != Res.R.Schema;
-    Res.PropagationSchema = getPropagationSchema(N, Res.R.Propagation);
+    Res.Def = lookupOp(N.getDomain(), N.getOpType(), Version);
+    Res.PropagationSchema = getPropagationSchema(N, Res.R.Propagation, Res.Def);
   }
   return Res;
 }
@@ -1023,6 +1025,11 @@ ShapeInference::Impl::inferredResults(const NodeContext &Ctx) {
 LogicalResult ShapeInference::Impl::writeResults(
     Node &N, llvm::MutableArrayRef<InferredResult> Results) {
   bool Ok = true;
+  // A dim that depends on the data (how many boxes NMS keeps) is named
+  // after where it comes from, so that it reads as data-dependent.
+  const OpDef *Def = Opts.NameUnknownDims ? resolveCached(N).Def : nullptr;
+  bool DataDependent = Def && (Def->has(ValueDependentShape) ||
+                               Def->has(ValueDependentUnlessConstant));
   for (unsigned I = 0; I < N.getNumResults(); ++I) {
     Value *V = N.getResult(I);
     if (!V || (!Results[I].T && !Results[I].TooDeep))
@@ -1037,10 +1044,8 @@ LogicalResult ShapeInference::Impl::writeResults(
     Type Inferred = std::move(*Results[I].T);
     // As onnx does: name the unknown dims of the inferred type, then merge;
     // a declared unknown dim about which inference says nothing stays so.
-    // A dim that depends on the data (how many boxes NMS keeps) is named
-    // after where it comes from, so that it reads as data-dependent.
     if (Opts.NameUnknownDims) {
-      if (isDataDependentOp(N))
+      if (DataDependent)
         Symbols.nameUnknownDimsAfter(Inferred, sourceName(N, I));
       else
         Symbols.nameUnknownDims(Inferred);
@@ -1072,14 +1077,6 @@ LogicalResult ShapeInference::Impl::writeResults(
   return success(Ok);
 }
 
-bool ShapeInference::Impl::isDataDependentOp(const Node &N) {
-  if (!N.isOnnxDomain())
-    return false;
-  static const char *const Ops[] = {
-      "NonZero", "NonMaxSuppression", "Unique", "Compress", "TopK", "Loop"};
-  return llvm::is_contained(Ops, N.getOpType());
-}
-
 std::string ShapeInference::Impl::sourceName(const Node &N, unsigned Result) {
   auto It = SourceIndex.find(&N);
   if (It == SourceIndex.end())
@@ -1089,25 +1086,16 @@ std::string ShapeInference::Impl::sourceName(const Node &N, unsigned Result) {
          std::to_string(Result);
 }
 
-void ShapeInference::Impl::refineSymbolically(Node &N, NodeContext &Ctx) {
-  if (!N.isOnnxDomain())
+void ShapeInference::Impl::refineSymbolically(Node &N, const OpDef *Def,
+                                              NodeContext &Ctx) {
+  if (!Def)
     return;
-  int64_t Opset = M.getOpsetVersion(N.getDomain());
-  // Before opsets 5 (Reshape) and 10 (Slice) the shape operands are
-  // attributes, always constant: ONNX's functions know everything there.
   // The rules read only what ONNX's function read before; a malformed
   // operand that it tolerated is left to it.
   try {
-    if (N.is("Reshape") && Opset >= 5)
-      detail::refineReshape(Ctx,
-                            Opset >= 14 && N.getAttrInt("allowzero", 0) != 0);
-    else if (N.is("Slice") && Opset >= 10)
-      detail::refineSlice(Ctx);
-    else if (N.is("Range"))
-      detail::refineRange(Ctx);
-    else if (N.is("Expand"))
-      detail::refineExpand(Ctx);
-    else if (N.is("If"))
+    if (Def->Infer && Def->Infer->Refine)
+      Def->Infer->Refine(Ctx);
+    else if (Def->has(Conditional))
       refineIf(N, Ctx);
   } catch (const std::exception &) {
   }
@@ -1150,31 +1138,8 @@ void ShapeInference::Impl::refineIf(Node &N, NodeContext &Ctx) {
   }
 }
 
-namespace {
-using OwnPropagationFn = bool (*)(onnx::DataPropagationContext &);
-
-/// Our data propagation for ops ONNX 1.12 has none for
-/// (SymbolicRefinement.h). Reshape and Equal/Where have none in any
-/// version; ConstantOfShape is the same op from opset 9.
-OwnPropagationFn findOwnPropagation(const Node &N) {
-  if (!N.isOnnxDomain())
-    return nullptr;
-  if (N.is("Div"))
-    return detail::propagateIntegerDiv;
-  if (N.is("Reshape"))
-    return detail::propagateReshape;
-  if (N.is("ConstantOfShape"))
-    return detail::propagateConstantOfShape;
-  if (N.is("Equal"))
-    return detail::propagateEqual;
-  if (N.is("Where"))
-    return detail::propagateWhere;
-  return nullptr;
-}
-
-} // namespace
-
-void ShapeInference::Impl::evaluateShapeOperands(Node &N, NodeContext &Ctx) {
+void ShapeInference::Impl::evaluateShapeOperands(Node &N, const OpDef *Def,
+                                                 NodeContext &Ctx) {
   // torch exports a grid's Expand target as arithmetic on constants
   // (`Where(Equal(s, -1 * ones), ones, s)`), which ONNX's functions read as
   // unknown contents: evaluated, the target is the constant it always is.
@@ -1182,13 +1147,13 @@ void ShapeInference::Impl::evaluateShapeOperands(Node &N, NodeContext &Ctx) {
   // ops; Shape and Size of values with unknown or symbolic dims stop it.
   // The result is a computed value, as propagated data is: data-prop=false
   // turns both off.
-  if (!Opts.DataPropagation || !N.isOnnxDomain())
+  if (!Opts.DataPropagation || !N.isOnnxDomain() || !Def)
     return;
   int64_t Opset = M.getOpsetVersion("");
   ConstantConeOptions Cone;
   Cone.Eval.MaxResultBytes = 64 * 1024;
   llvm::DenseMap<const Value *, Tensor> Memo;
-  for (const ShapeOperand &S : getShapeOperands(N, Opset)) {
+  for (const ShapeOperand &S : Def->ShapeOperands) {
     const Value *V =
         S.Index < N.getNumOperands() ? N.getOperand(S.Index) : nullptr;
     if (!V || isConstant(*V) || !V->getDefiningNode())
@@ -1203,7 +1168,8 @@ void ShapeInference::Impl::evaluateShapeOperands(Node &N, NodeContext &Ctx) {
 static const Tensor *
 constantValueOf(const Node &N, const ShapeInference::Impl::Resolution &Res) {
   if (!Res.R.Schema || Res.R.Own || Res.StandIn || !N.isOnnxDomain() ||
-      !N.is("Constant") || N.getNumResults() != 1 || N.getAttrs().size() != 1)
+      !Res.Def || !Res.Def->has(ConstantProducer) || N.getNumResults() != 1 ||
+      N.getAttrs().size() != 1)
     return nullptr;
   const Attribute &A = N.getAttrs().front();
   if (A.Name != "value" || A.Kind != AttrKind::Tensor ||
@@ -1252,7 +1218,7 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
                                         /*CheckElementTypes=*/!Res.StandIn)))
     return failure();
   NodeContext Ctx(*this, N);
-  evaluateShapeOperands(N, Ctx);
+  evaluateShapeOperands(N, Res.Def, Ctx);
   if (Validated)
     for (const detail::MemoEntry &E : *Bucket)
       if (readsMatch(E, Ctx, Sig))
@@ -1286,7 +1252,7 @@ LogicalResult ShapeInference::Impl::inferNode(Node &N) {
     return reportFailure(N, "unknown exception");
   }
   ++Stats.NodesInferred;
-  refineSymbolically(N, Ctx);
+  refineSymbolically(N, Res.Def, Ctx);
   std::vector<InferredResult> Results = inferredResults(Ctx);
   if (Entry)
     for (const InferredResult &Result : Results) {
@@ -1322,7 +1288,9 @@ std::optional<std::string> ShapeInference::Impl::propagateData(
     std::vector<std::optional<onnx::TensorShapeProto>> *Capture) {
   if (!Opts.DataPropagation)
     return std::nullopt;
-  OwnPropagationFn Own = findOwnPropagation(N);
+  // Ours first: ONNX 1.12 has none for these ops, or none that we use.
+  PropagateFn Own =
+      Res.Def && Res.Def->Infer ? Res.Def->Infer->Propagate : nullptr;
   const onnx::OpSchema *Propagation = Res.PropagationSchema;
   if (!Own && !Propagation)
     return std::nullopt;

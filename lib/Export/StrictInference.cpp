@@ -28,8 +28,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExportDetail.h"
-#include "onnxopt/Analysis/InferenceProtos.h"
-#include "onnxopt/Analysis/InferenceSignature.h"
+#include "InferenceProtos.h"
+#include "InferenceSignature.h"
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"

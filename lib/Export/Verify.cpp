@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===
 
 #include "ExportDetail.h"
-#include "onnxopt/Analysis/ModernVerify.h"
+#include "ModernVerify.h"
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/IR.h"

@@ -41,8 +41,45 @@ llvm::ArrayRef<PreconditionRule> preconditionRules() { return {}; }
 // Type inference
 //===----------------------------------------------------------------------===//
 
+// Inference functions (onnx::InferenceContext) of the versions ONNX 1.12
+// has no schema for, and refinements on top of its schemas (InferRules.h).
+#include "InferSupport.h"
+#include "onnxopt/Ops/OpFacts.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include <cmath>
+#include <onnx/defs/tensor_proto_util.h>
+
 namespace {
-llvm::ArrayRef<InferRule> inferRules() { return {}; }
+
+using namespace onnxopt::infer;
+
+/// OptionalGetElement-18: an optional's element, or the input itself.
+void inferOptionalGetElement18(InferenceContext &Ctx) {
+  if (!hasInput(Ctx, 0))
+    fail_type_inference("input 0 has no type");
+  const onnx::TypeProto *T = Ctx.getInputType(0);
+  *Ctx.getOutputType(0) =
+      T->has_optional_type() ? T->optional_type().elem_type() : *T;
+}
+
+/// OptionalHasElement-18: a bool scalar.
+void inferOptionalHasElement18(InferenceContext &Ctx) {
+  setElemType(Ctx, 0, TensorProto::BOOL);
+  outputShape(Ctx, 0);
+}
+
+// Sorted by domain, op and version.
+constexpr InferRule InferRows[] = {
+    newVersion("", "OptionalGetElement", 18, inferOptionalGetElement18,
+               {false, 1, 1, 1, 1, ""}),
+    newVersion("", "OptionalHasElement", 18, inferOptionalHasElement18,
+               {false, 0, 1, 1, 1, ""}),
+};
+
+llvm::ArrayRef<InferRule> inferRules() { return InferRows; }
+
 } // namespace
 
 //===----------------------------------------------------------------------===//

@@ -134,16 +134,149 @@ constexpr TraitRow Traits[] = {
 // Run-time preconditions
 //===----------------------------------------------------------------------===//
 
+#include "PreconditionSupport.h"
+#include "onnxopt/IR/IR.h"
+
 namespace {
-llvm::ArrayRef<PreconditionRule> preconditionRules() { return {}; }
+
+/// Gemm multiplies matrices, and ONNX 1.12's inference reads the dims of
+/// both inputs without checking their ranks.
+LogicalResult checkGemmRanks(const Node &N, DiagnosticEngine &Diags) {
+  for (unsigned I = 0; I < 2 && I < N.getNumOperands(); ++I) {
+    int64_t R = precondition::knownRank(N.getOperand(I));
+    if (R >= 0 && R != 2)
+      return emitError(Diags, N) << "input " << I << " of Gemm has rank " << R
+                                 << " (a matrix expected)";
+  }
+  return success();
+}
+
+constexpr PreconditionRule PreconditionRows[] = {
+    {"", "Gemm", 1, checkGemmRanks},
+};
+
+llvm::ArrayRef<PreconditionRule> preconditionRules() {
+  return PreconditionRows;
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
 // Type inference
 //===----------------------------------------------------------------------===//
 
+// Inference functions (onnx::InferenceContext) of the versions ONNX 1.12
+// has no schema for, and refinements on top of its schemas (InferRules.h).
+#include "InferSupport.h"
+#include "SymbolicRefinement.h"
+#include "onnxopt/Ops/OpFacts.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include <cmath>
+#include <onnx/defs/tensor_proto_util.h>
+
 namespace {
-llvm::ArrayRef<InferRule> inferRules() { return {}; }
+
+using namespace onnxopt::infer;
+
+constexpr const char *ReduceAttrs = "keepdims:i noop_with_empty_axes:i";
+
+/// DFT-20: axis (input 2, default -2) and dft_length (input 1) as inputs;
+/// the last dim of the output is 2 (real, imaginary).
+void inferDFT20(InferenceContext &Ctx) {
+  onnx::propagateElemTypeFromInputToOutput(Ctx, 0, 0);
+  if (!onnx::hasInputShape(Ctx, 0))
+    return;
+  const TensorShapeProto &In = onnx::getInputShape(Ctx, 0);
+  int64_t Rank = In.dim_size();
+  if (Rank < 2)
+    fail_shape_inference("input must have rank >= 2");
+  int64_t Axis = -2;
+  if (hasInput(Ctx, 2)) {
+    std::optional<std::vector<int64_t>> A = intInput(Ctx, 2);
+    if (!A || A->size() != 1) {
+      TensorShapeProto &Out = *outputShape(Ctx, 0);
+      for (int64_t K = 0; K + 1 < Rank; ++K)
+        addUnknownDim(Out);
+      addDim(Out, 2);
+      return;
+    }
+    Axis = A->front();
+  }
+  // Negative axes count from the back of the whole input; the last dim
+  // (real, imaginary) cannot be transformed.
+  Axis = normalizeAxis(Axis, Rank, "axis");
+  if (Axis == Rank - 1)
+    fail_shape_inference("axis ", Axis, " is the last (complex) dim");
+  bool Onesided = onnx::getAttribute(Ctx, "onesided", 0) != 0;
+  bool Inverse = onnx::getAttribute(Ctx, "inverse", 0) != 0;
+  if (Onesided && Inverse)
+    fail_shape_inference("onesided and inverse cannot both be set");
+  std::optional<int64_t> Length = known(In.dim(Axis));
+  bool LengthKnown = true;
+  if (hasInput(Ctx, 1)) {
+    std::optional<std::vector<int64_t>> L = intInput(Ctx, 1);
+    LengthKnown = L && L->size() == 1;
+    Length = LengthKnown ? std::optional<int64_t>(L->front()) : std::nullopt;
+  }
+  TensorShapeProto &Out = *outputShape(Ctx, 0);
+  for (int64_t K = 0; K + 1 < Rank; ++K) {
+    if (K != Axis)
+      addDim(Out, In.dim(K));
+    else if (Length)
+      addDim(Out, Onesided ? *Length / 2 + 1 : *Length);
+    else if (!Onesided && LengthKnown)
+      addDim(Out, In.dim(K));
+    else
+      addUnknownDim(Out);
+  }
+  addDim(Out, 2);
+}
+
+// Sorted by domain, op and version.
+constexpr InferRule InferRows[] = {
+    // Versions 7-13 broadcast as 14 does, which changed only types: they
+    // run 14's data propagation (ONNX 1.12 gave these ops one only from 14).
+    propagatesAs("Add", 7, 14),
+    newVersion("", "BitwiseAnd", 18, inferBroadcast, {false, 2, 2, 1, 1, ""}),
+    newVersion("", "BitwiseNot", 18, inferSameAsFirstInput,
+               {false, 1, 1, 1, 1, ""}),
+    newVersion("", "BitwiseOr", 18, inferBroadcast, {false, 2, 2, 1, 1, ""}),
+    newVersion("", "BitwiseXor", 18, inferBroadcast, {false, 2, 2, 1, 1, ""}),
+    newVersion("", "DFT", 20, inferDFT20,
+               {false, 1, 3, 1, 1, "inverse:i onesided:i"}),
+    // Integer division of shape values (ONNX 1.12 propagates none).
+    onSchema("Div", 1, nullptr, detail::propagateIntegerDiv),
+    onSchema("Equal", 1, nullptr, detail::propagateEqual),
+    newVersion("", "Gelu", 20, inferSameAsFirstInput,
+               {false, 1, 1, 1, 1, "approximate:s"}),
+    newVersion("", "Mish", 18, inferSameAsFirstInput, {false, 1, 1, 1, 1, ""}),
+    propagatesAs("Mul", 7, 14),
+    // Reduce*-18 take axes as an input with ReduceSum-13's rules.
+    newVersionReusing("", "ReduceL1", 18, "ReduceSum", 13,
+                      {false, 1, 2, 1, 1, ReduceAttrs}),
+    newVersionReusing("", "ReduceL2", 18, "ReduceSum", 13,
+                      {false, 1, 2, 1, 1, ReduceAttrs}),
+    newVersionReusing("", "ReduceLogSum", 18, "ReduceSum", 13,
+                      {false, 1, 2, 1, 1, ReduceAttrs}),
+    newVersionReusing("", "ReduceLogSumExp", 18, "ReduceSum", 13,
+                      {false, 1, 2, 1, 1, ReduceAttrs}),
+    newVersionReusing("", "ReduceMax", 18, "ReduceSum", 13,
+                      {false, 1, 2, 1, 1, ReduceAttrs}),
+    newVersionReusing("", "ReduceMean", 18, "ReduceSum", 13,
+                      {false, 1, 2, 1, 1, ReduceAttrs}),
+    newVersionReusing("", "ReduceMin", 18, "ReduceSum", 13,
+                      {false, 1, 2, 1, 1, ReduceAttrs}),
+    newVersionReusing("", "ReduceProd", 18, "ReduceSum", 13,
+                      {false, 1, 2, 1, 1, ReduceAttrs}),
+    newVersionReusing("", "ReduceSumSquare", 18, "ReduceSum", 13,
+                      {false, 1, 2, 1, 1, ReduceAttrs}),
+    propagatesAs("Sub", 7, 14),
+};
+
+llvm::ArrayRef<InferRule> inferRules() { return InferRows; }
+
 } // namespace
 
 //===----------------------------------------------------------------------===//

@@ -1,11 +1,11 @@
 //===- OpFactsTest.cpp - Shared op facts units ----------------------------===//
 //
 // Slice and Shape index rules against ONNX's definition (negative steps,
-// INT64_MAX/INT64_MIN ends and steps, empty axes), list membership, and
-// what counts as a constant.
+// INT64_MAX/INT64_MIN ends and steps, empty axes), the op predicates (read
+// off the op registry's traits), and what counts as a constant.
 //
 //===----------------------------------------------------------------------===//
-#include "onnxopt/Analysis/OpFacts.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Import/Import.h"
 #include "gtest/gtest.h"
@@ -104,12 +104,15 @@ TEST(OpFacts, ResolveShapeRange) {
   EXPECT_EQ(resolveShapeRange(4, -9, 99), Range(0, 4));
 }
 
-TEST(OpFacts, ListsAreSorted) {
-  for (llvm::ArrayRef<llvm::StringLiteral> L :
-       {getShapePreservingOps(), getElementwiseBroadcastingOps(),
-        getReductionOps()})
-    for (size_t I = 1; I < L.size(); ++I)
-      EXPECT_LT(L[I - 1], L[I]);
+TEST(OpFacts, ListsAreSortedAndUnique) {
+  for (const std::vector<llvm::StringRef> *L :
+       {&getShapePreservingOps(), &getElementwiseBroadcastingOps(),
+        &getReductionOps()}) {
+    EXPECT_FALSE(L->empty());
+    for (size_t I = 1; I < L->size(); ++I)
+      EXPECT_LT((*L)[I - 1], (*L)[I]);
+  }
+  EXPECT_EQ(getReductionOps().size(), 10u);
 }
 
 TEST(OpFacts, ListMembership) {
@@ -126,6 +129,7 @@ TEST(OpFacts, ListMembership) {
   EXPECT_FALSE(isReductionOp("Reduce"));
   EXPECT_TRUE(hasValueDependentShape("NonZero"));
   EXPECT_FALSE(hasValueDependentShape("TopK"));
+  EXPECT_FALSE(isShapePreservingOp("NoSuchOp"));
 }
 
 std::unique_ptr<Model> parse(llvm::StringRef Text) {
@@ -133,6 +137,23 @@ std::unique_ptr<Model> parse(llvm::StringRef Text) {
   std::unique_ptr<Model> M = parseTextModel(Text, Diags);
   EXPECT_TRUE(M) << Text.str();
   return M;
+}
+
+TEST(OpFacts, NodePredicatesReadTheNodesDomain) {
+  std::unique_ptr<Model> M =
+      parse("<ir_version: 8, opset_import: [\"\" : 17, \"custom\" : 1]>\n"
+            "g (float[2] X) => (float[2] Y, float[2] Z, float[2] W) {\n"
+            "  Y = Relu (X)\n"
+            "  Z = custom.Relu (X)\n"
+            "  W = Add (X, X)\n}\n");
+  ASSERT_TRUE(M);
+  std::vector<bool> Preserving, Broadcasting;
+  for (Node &N : M->getGraph().getNodes()) {
+    Preserving.push_back(isShapePreserving(N));
+    Broadcasting.push_back(isElementwiseBroadcasting(N));
+  }
+  EXPECT_EQ(Preserving, (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(Broadcasting, (std::vector<bool>{false, false, true}));
 }
 
 TEST(OpFacts, NondeterministicInAnyDomain) {

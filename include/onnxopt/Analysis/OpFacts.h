@@ -1,103 +1,13 @@
-//===- OpFacts.h - What every pass may assume about an op ------*- C++ -*-===//
+//===- OpFacts.h - Moved to the ops layer -----------------------*- C++ -*-===//
 //
-// The facts about ONNX ops and values that several passes and analyses
-// need, written once: which ops keep their operand's shape, which broadcast
-// numpy-style, which are not a function of their inputs, what counts as a
-// constant, and ONNX's index rules for Slice and Shape. A pass that needs one
-// of these asks here instead of keeping a list of its own, so that fold-shapes,
-// the dim analysis, cse and constant-fold cannot disagree about an op.
-//
-// This header stays free of ONNX and protobuf headers.
+// OpFacts lives in the ops layer (include/onnxopt/Ops/OpFacts.h): its op
+// predicates read the op registry. This header keeps the old include path
+// working until its users include the new one.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXOPT_ANALYSIS_OPFACTS_H
 #define ONNXOPT_ANALYSIS_OPFACTS_H
 
-#include "onnxopt/IR/Tensor.h"
-#include "onnxopt/Ops/Semantics.h"
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringRef.h"
-#include <cstdint>
-#include <optional>
-#include <utility>
-#include <vector>
-
-namespace onnxopt {
-
-class Node;
-class Value;
-
-//===----------------------------------------------------------------------===//
-// Op lists (default domain unless said otherwise)
-//===----------------------------------------------------------------------===//
-
-/// Ops whose first result has exactly the shape of their first operand,
-/// at every opset: unary elementwise math and activations, casts, the
-/// normalizations (their statistics results have other shapes), and ops
-/// that move elements within a dim (CumSum, ReverseSequence, Trilu).
-/// Sorted.
-llvm::ArrayRef<llvm::StringLiteral> getShapePreservingOps();
-bool isShapePreservingOp(llvm::StringRef OpType);
-/// isShapePreservingOp for a default-domain node that has a first operand.
-bool isShapePreserving(const Node &N);
-
-/// Ops whose result is their operands broadcast numpy-style, at the opsets
-/// exporters use (before opset 7 some had an `axis` attribute instead).
-/// Sorted.
-llvm::ArrayRef<llvm::StringLiteral> getElementwiseBroadcastingOps();
-bool isElementwiseBroadcastingOp(llvm::StringRef OpType);
-bool isElementwiseBroadcasting(const Node &N);
-
-/// The Reduce* ops (axes as attribute, or as input from opset 13/18).
-/// Sorted.
-llvm::ArrayRef<llvm::StringLiteral> getReductionOps();
-bool isReductionOp(llvm::StringRef OpType);
-
-/// Ops whose results are not a function of their inputs (the random ops,
-/// Dropout and onnxruntime's com.microsoft dropouts), in any domain: a
-/// custom op of the same name is not trusted to be pure either. They are
-/// never folded or merged.
-bool isNondeterministic(const Node &N);
-
-/// Ops whose result dims depend on the values of their operands, not only
-/// on their shapes (NonZero, NonMaxSuppression, Unique, Compress).
-bool hasValueDependentShape(llvm::StringRef OpType);
-
-//===----------------------------------------------------------------------===//
-// Constants
-//===----------------------------------------------------------------------===//
-
-/// The tensor the model stores as \p V's contents, or null: an initializer
-/// that is not a graph input (any initializer before IR 4, where every
-/// initializer was also listed as an input; from IR 4 an input's
-/// initializer is only a default the caller may override), or the `value`
-/// tensor of the `Constant` node that produces \p V.
-const Tensor *getStoredConstant(const Value &V);
-
-/// True when the model fixes \p V's contents: a stored constant, or the
-/// result of a `Constant` node of any form (value_int(s), value_float(s),
-/// value_string(s), sparse_value).
-bool isConstant(const Value &V);
-
-/// The constant contents of \p V, or a null Tensor: a stored constant, or
-/// what a `Constant` node's value_int(s)/value_float(s) make. Strings and
-/// sparse values give a null Tensor (nothing here evaluates them).
-Tensor getConstantValue(const Value &V);
-
-/// The contents of a small integer constant: the shape tensors, indices,
-/// axes and Slice bounds that shape arithmetic is made of.
-struct ConstantInts {
-  std::vector<int64_t> Values;
-  bool Scalar = false;
-};
-
-/// \p V's contents when it is an int32 or int64 constant of rank 0 or 1
-/// with at most \p MaxElements elements; std::nullopt otherwise.
-std::optional<ConstantInts> getConstantInts(const Value &V, size_t MaxElements);
-
-// getConstantNodeValue and the index rules (resolveAxis, resolveSliceAxis,
-// resolveShapeRange, ...) are in onnxopt/Ops/Semantics.h, included above.
-
-} // namespace onnxopt
+#include "onnxopt/Ops/OpFacts.h"
 
 #endif // ONNXOPT_ANALYSIS_OPFACTS_H

@@ -4,9 +4,11 @@
 // inference engine (ShapeInference.cpp) and save-time verification
 // (lib/Export/StrictInference.cpp).
 //
+// Private to lib/Analysis and lib/Export: includes ONNX headers.
+//
 //===----------------------------------------------------------------------===//
-#ifndef ONNXOPT_ANALYSIS_INFERENCEPROTOS_H
-#define ONNXOPT_ANALYSIS_INFERENCEPROTOS_H
+#ifndef ONNXOPT_LIB_ANALYSIS_INFERENCEPROTOS_H
+#define ONNXOPT_LIB_ANALYSIS_INFERENCEPROTOS_H
 
 #include "onnxopt/IR/Attribute.h"
 #include "onnxopt/IR/Tensor.h"
@@ -27,4 +29,4 @@ void attributeToProto(const Attribute &A, onnx::AttributeProto &P);
 } // namespace detail
 } // namespace onnxopt
 
-#endif // ONNXOPT_ANALYSIS_INFERENCEPROTOS_H
+#endif // ONNXOPT_LIB_ANALYSIS_INFERENCEPROTOS_H

@@ -9,11 +9,12 @@
 // ONNX left unknown, with what the node's semantics prove at every value of
 // the symbols (or make the node fail at run time).
 //
-// Private to lib/: includes ONNX headers.
+// Private to lib/Ops: includes ONNX headers. The rules are the refinement
+// and propagation hooks of the ops' InferRule rows (TensorOps, MathOps).
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXOPT_LIB_ANALYSIS_SYMBOLICREFINEMENT_H
-#define ONNXOPT_LIB_ANALYSIS_SYMBOLICREFINEMENT_H
+#ifndef ONNXOPT_LIB_OPS_SYMBOLICREFINEMENT_H
+#define ONNXOPT_LIB_OPS_SYMBOLICREFINEMENT_H
 
 #include <onnx/defs/shape_inference.h>
 
@@ -65,4 +66,4 @@ bool propagateWhere(onnx::DataPropagationContext &Ctx);
 } // namespace detail
 } // namespace onnxopt
 
-#endif // ONNXOPT_LIB_ANALYSIS_SYMBOLICREFINEMENT_H
+#endif // ONNXOPT_LIB_OPS_SYMBOLICREFINEMENT_H

@@ -4,23 +4,24 @@
 // widened types since ONNX 1.12, the 1.12 schema's inputs, outputs,
 // attributes and type constraints, with the widened element types (from the
 // op table) allowed too; for a version that changed semantics, the
-// signature in ModernOps. Then ShapeInference in strict mode: an inference
-// that fails or contradicts a declared type is an error.
+// signature of its inference rule in the op registry (InferRules.h). Then
+// ShapeInference in strict mode: an inference that fails or contradicts a
+// declared type is an error.
 //
 //===----------------------------------------------------------------------===//
-#include "onnxopt/Analysis/ModernVerify.h"
-#include "ModernOps.h"
+#include "ModernVerify.h"
 #include "onnxopt/Analysis/OpTable.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/ElementType.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/Ops/InferRules.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include <limits>
+#include <onnx/defs/schema.h>
 
 using namespace onnxopt;
-using namespace onnxopt::detail;
 
 namespace {
 
@@ -199,13 +200,14 @@ LogicalResult onnxopt::verifyModernModel(Model &M, DiagnosticEngine &Diags,
                           << R.Since;
       return;
     case OpResolution::Kind::Modern: {
-      const ModernOp *Op = findModernOp(Domain, N.getOpType(), R.SemanticSince);
+      const InferRule *Op =
+          findNewVersionRule(Domain, N.getOpType(), R.SemanticSince);
       if (!Op) {
         ++Report.Unchecked["'" + describeOp(N) + "'"];
         return;
       }
       ++Report.NodesChecked;
-      if (!checkModernSignature(N, *Op, Why)) {
+      if (!checkSignature(N, *Op, Why)) {
         Ok = false;
         emitError(Diags, N) << "schema check: " << Why;
       }

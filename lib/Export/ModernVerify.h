@@ -6,14 +6,13 @@
 // the op table and our shape inference in strict mode, which must agree
 // with the declared types; it says what it checked and what it could not.
 //
-// Export's save-time verification calls it (the io layer sits above
-// analysis).
+// Private to the io layer: Export's save-time verification calls it.
 //
 // This header stays free of ONNX and protobuf headers.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXOPT_ANALYSIS_MODERNVERIFY_H
-#define ONNXOPT_ANALYSIS_MODERNVERIFY_H
+#ifndef ONNXOPT_LIB_EXPORT_MODERNVERIFY_H
+#define ONNXOPT_LIB_EXPORT_MODERNVERIFY_H
 
 #include "onnxopt/Support/Diagnostics.h"
 #include "onnxopt/Support/LogicalResult.h"
@@ -54,4 +53,4 @@ LogicalResult verifyModernModel(Model &M, DiagnosticEngine &Diags,
 
 } // namespace onnxopt
 
-#endif // ONNXOPT_ANALYSIS_MODERNVERIFY_H
+#endif // ONNXOPT_LIB_EXPORT_MODERNVERIFY_H

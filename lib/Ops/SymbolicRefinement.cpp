@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SymbolicRefinement.h"
-#include "onnxopt/Analysis/OpFacts.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>

@@ -10,11 +10,11 @@
 // are the results for another of the same signature, with the symbols
 // renamed.
 //
-// Private to lib/: includes ONNX headers.
+// Private to lib/Analysis and lib/Export: includes ONNX headers.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXOPT_ANALYSIS_INFERENCESIGNATURE_H
-#define ONNXOPT_ANALYSIS_INFERENCESIGNATURE_H
+#ifndef ONNXOPT_LIB_ANALYSIS_INFERENCESIGNATURE_H
+#define ONNXOPT_LIB_ANALYSIS_INFERENCESIGNATURE_H
 
 #include "onnxopt/IR/Type.h"
 #include "llvm/ADT/SmallVector.h"
@@ -78,4 +78,4 @@ private:
 } // namespace detail
 } // namespace onnxopt
 
-#endif // ONNXOPT_ANALYSIS_INFERENCESIGNATURE_H
+#endif // ONNXOPT_LIB_ANALYSIS_INFERENCESIGNATURE_H

@@ -1,0 +1,158 @@
+//===- OpFacts.cpp - What every pass may assume about an op ---------------===//
+//
+// The op predicates read the op registry's traits (OpDef.h): the lists
+// exist once, in the family files' trait rows.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxopt/Ops/OpFacts.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/Ops/OpDef.h"
+#include <algorithm>
+#include <climits>
+
+using namespace onnxopt;
+
+namespace {
+
+/// Any opset: the newest definition of an op (the traits asked here hold
+/// at every version).
+constexpr int64_t AnyOpset = INT32_MAX;
+
+bool hasTraitByName(llvm::StringRef Domain, llvm::StringRef OpType, OpTrait T) {
+  const OpDef *D = lookupOp(Domain, OpType, AnyOpset);
+  return D && D->has(T);
+}
+
+/// The default-domain ops with trait \p T at some version, sorted and
+/// unique (built once).
+std::vector<llvm::StringRef> opsWithTrait(OpTrait T) {
+  std::vector<llvm::StringRef> Ops;
+  for (const OpDef *D : getAllOpDefs())
+    if (D->Domain.empty() && D->has(T) &&
+        (Ops.empty() || Ops.back() != D->OpType))
+      Ops.push_back(D->OpType);
+  return Ops;
+}
+
+bool hasFirstOperand(const Node &N) {
+  return N.getNumOperands() > 0 && N.getOperand(0);
+}
+
+} // namespace
+
+const std::vector<llvm::StringRef> &onnxopt::getShapePreservingOps() {
+  static const std::vector<llvm::StringRef> Ops = opsWithTrait(ShapePreserving);
+  return Ops;
+}
+
+bool onnxopt::isShapePreservingOp(llvm::StringRef OpType) {
+  return hasTraitByName("", OpType, ShapePreserving);
+}
+
+bool onnxopt::isShapePreserving(const Node &N) {
+  return hasFirstOperand(N) && hasTrait(N, ShapePreserving);
+}
+
+const std::vector<llvm::StringRef> &onnxopt::getElementwiseBroadcastingOps() {
+  static const std::vector<llvm::StringRef> Ops =
+      opsWithTrait(ElementwiseBroadcasting);
+  return Ops;
+}
+
+bool onnxopt::isElementwiseBroadcastingOp(llvm::StringRef OpType) {
+  return hasTraitByName("", OpType, ElementwiseBroadcasting);
+}
+
+bool onnxopt::isElementwiseBroadcasting(const Node &N) {
+  return hasTrait(N, ElementwiseBroadcasting);
+}
+
+const std::vector<llvm::StringRef> &onnxopt::getReductionOps() {
+  static const std::vector<llvm::StringRef> Ops = opsWithTrait(Reduction);
+  return Ops;
+}
+
+bool onnxopt::isReductionOp(llvm::StringRef OpType) {
+  return hasTraitByName("", OpType, Reduction);
+}
+
+bool onnxopt::isNondeterministic(const Node &N) {
+  // By name in every domain (OpTrait::Nondeterministic): the registry
+  // defines them in the default domain and onnxruntime's.
+  llvm::StringRef Op = N.getOpType();
+  return hasTraitByName("", Op, Nondeterministic) ||
+         hasTraitByName("com.microsoft", Op, Nondeterministic);
+}
+
+bool onnxopt::hasValueDependentShape(llvm::StringRef OpType) {
+  return hasTraitByName("", OpType, ValueDependentShape);
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// From IR 4 an initializer that is also a graph input is only a default.
+bool isOverridable(const Value &V) {
+  if (!V.isGraphInput())
+    return false;
+  const Graph *G = V.getOwningGraph();
+  return !G || G->getModel().getIrVersion() >= 4;
+}
+
+/// The node that makes \p V when it is a well-formed `Constant` (one
+/// result, one value attribute).
+const Node *definingConstant(const Value &V) {
+  const Node *Def = V.getDefiningNode();
+  if (!Def || !Def->is("Constant") || Def->getNumResults() != 1 ||
+      Def->getAttrs().size() != 1)
+    return nullptr;
+  return Def;
+}
+
+} // namespace
+
+const Tensor *onnxopt::getStoredConstant(const Value &V) {
+  if (V.hasInitializer())
+    return isOverridable(V) ? nullptr : &V.getInitializer();
+  const Node *Def = definingConstant(V);
+  if (!Def)
+    return nullptr;
+  const Attribute &A = Def->getAttrs().front();
+  if (A.Name != "value" || A.Kind != AttrKind::Tensor || A.Tensors.empty())
+    return nullptr;
+  return &A.Tensors.front();
+}
+
+bool onnxopt::isConstant(const Value &V) {
+  if (V.hasInitializer())
+    return !isOverridable(V);
+  return definingConstant(V) != nullptr;
+}
+
+Tensor onnxopt::getConstantValue(const Value &V) {
+  if (V.hasInitializer())
+    return isOverridable(V) ? Tensor() : V.getInitializer();
+  const Node *Def = definingConstant(V);
+  return Def ? getConstantNodeValue(*Def) : Tensor();
+}
+
+std::optional<ConstantInts> onnxopt::getConstantInts(const Value &V,
+                                                     size_t MaxElements) {
+  Tensor T = getConstantValue(V);
+  if (T.isNull())
+    return std::nullopt;
+  int32_t Elem = T.getElemType();
+  if (Elem != static_cast<int32_t>(ElementType::Int64) &&
+      Elem != static_cast<int32_t>(ElementType::Int32))
+    return std::nullopt;
+  size_t Rank = T.getDims().size();
+  if (Rank > 1 || T.getNumElements() > static_cast<int64_t>(MaxElements))
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> Values = T.toInt64s();
+  if (!Values)
+    return std::nullopt;
+  return ConstantInts{std::move(*Values), Rank == 0};
+}
