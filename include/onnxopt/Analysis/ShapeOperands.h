@@ -9,17 +9,13 @@
 #ifndef ONNXOPT_ANALYSIS_SHAPEOPERANDS_H
 #define ONNXOPT_ANALYSIS_SHAPEOPERANDS_H
 
+#include "onnxopt/Ops/OpDef.h" // ShapeOperand
 #include <cstdint>
 #include <vector>
 
 namespace onnxopt {
 
 class Node;
-
-struct ShapeOperand {
-  unsigned Index;
-  const char *Name;
-};
 
 /// The shape-deciding operands of an op of the default domain at \p Opset.
 std::vector<ShapeOperand> getShapeOperands(const Node &N, int64_t Opset);
