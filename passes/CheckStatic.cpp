@@ -76,7 +76,7 @@ std::string checkLoop(const Node &N) {
   Graph &Body = *Bodies[0];
   const Value *CondOut = Body.getOutput(0);
   while (CondOut && CondOut->getDefiningNode() &&
-         CondOut->getDefiningNode()->is("Identity"))
+         hasTrait(*CondOut->getDefiningNode(), IdentityOp))
     CondOut = CondOut->getDefiningNode()->getOperand(0);
   if (isConstantTrue(CondOut))
     return "";
@@ -164,22 +164,25 @@ void Checker::checkNode(const Node &N) {
       checkValue(*V);
   if (!N.isOnnxDomain())
     return;
-  llvm::StringRef Op = N.getOpType();
-  if (Op == "Shape" || Op == "Size") {
+  const OpDef *D = lookupOp(N);
+  OpTraits Traits = D ? D->Traits : 0;
+  if (Traits & ReadsTypeOnly) {
     block(Blocker::ShapeOp, N, "computes a shape at run time");
     Blockers.back().Foldable = true;
     return;
   }
-  if (hasValueDependentShape(Op)) {
+  if (Traits & ValueDependentShape) {
     block(Blocker::Other, N, "the size of its output depends on the data");
     return;
   }
-  if (Op == "If" &&
+  if ((Traits & Conditional) &&
       !isConstantValue(N.getNumOperands() ? N.getOperand(0) : nullptr)) {
     block(Blocker::Other, N, "its branch is chosen at run time");
     return;
   }
-  if (Op == "Loop") {
+  // A loop whose trip count is an operand (Loop; Scan runs once per slice
+  // of a scan input, which static types fix).
+  if ((Traits & Looping) && (Traits & ValueDependentUnlessConstant)) {
     std::string Why = checkLoop(N);
     if (!Why.empty())
       block(Blocker::Other, N, Why);

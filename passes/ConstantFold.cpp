@@ -28,6 +28,7 @@
 #include "onnxopt/Analysis/OpFacts.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
+#include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseSet.h"
@@ -101,7 +102,8 @@ void ConstantFolder::foldGraph(Graph &G) {
 bool ConstantFolder::foldNode(Node &N) {
   if (!hasUsedResult(N))
     return false;
-  bool IsConstant = N.is("Constant");
+  const OpDef *D = lookupOp(N);
+  bool IsConstant = D && D->has(ConstantProducer);
   if (IsConstant && (KeepConstantNodes || UseConstantNodes ||
                      N.getResult(0)->isGraphOutput()))
     return false;
@@ -137,7 +139,7 @@ void ConstantFolder::eraseDeadChains() {
   R.eraseDeadChains(Folded);
 }
 
-class ConstantFoldPass : public GraphPass {
+class ConstantFoldPass : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "constant-fold"; }
   llvm::StringRef getDescription() const override {
@@ -145,31 +147,34 @@ public:
            "results by initializers, in every graph";
   }
 
-  /// Parent first: a body reads the outer values already folded.
-  Order getOrder() const override { return Order::ParentFirst; }
-
-  LogicalResult runOnGraph(Graph &G, Model &M, PassContext &Ctx) override {
+  LogicalResult run(Model &M, PassContext &Ctx) override {
     if (SizeLimit < 0)
       return emitError(Ctx.getDiags()) << "size-limit must not be negative";
     ConstantEvalOptions Opts;
     Opts.MaxResultBytes = static_cast<uint64_t>(SizeLimit.getValue());
-    ConstantFolder Folder(M, Ctx.getDiags(), Opts, KeepConstantNodes);
-    Folder.run(G);
-    if (Folder.getNumFolded())
-      Ctx.Changed = true;
-    Ctx.statistic("over-budget") += Folder.getNumOverBudget();
-    return success();
-  }
-
-  LogicalResult finishModel(Model &, PassContext &Ctx) override {
-    if (uint64_t Kept = Ctx.statistic("over-budget"))
+    // Every graph, parent first: a body reads the outer values already
+    // folded (the framework's walk).
+    uint64_t OverBudget = 0;
+    for (Graph *G : collectGraphs(M, GraphPass::Order::ParentFirst)) {
+      ConstantFolder Folder(M, Ctx.getDiags(), Opts, KeepConstantNodes);
+      Folder.run(*G);
+      if (Folder.getNumFolded())
+        Ctx.Changed = true;
+      NumFolded += Folder.getNumFolded();
+      OverBudget += Folder.getNumOverBudget();
+    }
+    NumOverBudget += OverBudget;
+    if (OverBudget)
       emitRemark(Ctx.getDiags())
-          << Kept << " node(s) not folded: result over size-limit ("
+          << OverBudget << " node(s) not folded: result over size-limit ("
           << SizeLimit << " bytes)";
     return success();
   }
 
 private:
+  Statistic NumFolded{this, "num-folded", "Nodes folded to constants"};
+  Statistic NumOverBudget{this, "num-over-budget",
+                          "Nodes not folded: result over size-limit"};
   Option<int64_t> SizeLimit{*this, "size-limit",
                             "largest result to fold, in bytes (0: no limit)",
                             1 << 20, atLeast(0)};

@@ -39,6 +39,10 @@ using namespace onnxopt;
 
 namespace {
 
+/// The op every rewrite here is rooted at (the patterns' anchor, and the
+/// only op the fold hook folds).
+constexpr llvm::StringLiteral TransposeRoot = "Transpose";
+
 /// The permutation \p N applies, or nothing when it is not known (no perm
 /// and an input of unknown rank) or not a permutation. \p KnownRank is the
 /// input's rank when the caller knows it better than the recorded type (the
@@ -82,7 +86,7 @@ LogicalResult forward(Node &N, Value *In, Rewriter &R) {
 }
 
 struct EraseIdentityTranspose : Pattern {
-  EraseIdentityTranspose() : Pattern("Transpose", /*Benefit=*/2) {}
+  EraseIdentityTranspose() : Pattern(TransposeRoot, /*Benefit=*/2) {}
   LogicalResult matchAndRewrite(Node &N, Rewriter &R) const override {
     std::optional<std::vector<int64_t>> Perm = getPerm(N);
     if (!Perm)
@@ -94,11 +98,11 @@ struct EraseIdentityTranspose : Pattern {
 };
 
 struct FuseTransposePair : Pattern {
-  FuseTransposePair() : Pattern("Transpose") {}
+  FuseTransposePair() : Pattern(TransposeRoot) {}
   LogicalResult matchAndRewrite(Node &N, Rewriter &R) const override {
     Node *Inner =
         N.getOperand(0) ? N.getOperand(0)->getDefiningNode() : nullptr;
-    if (!Inner || !Inner->is("Transpose"))
+    if (!Inner || !Inner->is(getRootOp()))
       return R.notifyMatchFailure(N, "input is not a Transpose");
     std::optional<std::vector<int64_t>> First = getPerm(*Inner);
     if (!First)
@@ -150,7 +154,7 @@ public:
     Config.EraseDeadNodes = false;
     if (FoldConstants)
       Config.Fold = [&Ctx](Node &N) -> std::optional<std::vector<Tensor>> {
-        if (!N.is("Transpose"))
+        if (!N.is(TransposeRoot))
           return std::nullopt;
         std::string Why;
         return foldNode(N, {}, Ctx.getDiags(), Why);

@@ -65,13 +65,13 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/IR/ShapeVectorBuilder.h"
+#include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
 #include <memory>
 #include <set>
 #include <tuple>
@@ -92,14 +92,6 @@ struct FoldShapesOptions {
   bool AssumeNonzeroDims = false;
   bool Flatten = true;
 };
-
-/// The ops shape computations are made of, between Shape and their user.
-bool isShapeArithmetic(const Node &N) {
-  static const llvm::StringSet<> Ops = {
-      "Cast", "Concat", "Gather", "Identity", "Slice", "Squeeze", "Unsqueeze",
-      "Add",  "Sub",    "Mul",    "Div",      "Min",   "Max",     "Size"};
-  return N.isOnnxDomain() && Ops.contains(N.getOpType());
-}
 
 /// What one entry of a new Reshape target is.
 struct TargetEntry {
@@ -212,6 +204,8 @@ public:
 
   /// Returns true if the model changed.
   bool run();
+  /// Rewrites made so far.
+  uint64_t getNumRewrites() const { return Rewrites; }
   /// True if inference found a contradiction (the sweep stopped there).
   bool inferenceFailed() const { return InferenceFailed; }
   /// Values erased by this round (their types are not to be restored).
@@ -243,7 +237,8 @@ private:
   /// The dims of \p V, if its rank is known.
   const std::vector<DimExpr> *dimsOf(const Value *V);
   std::optional<std::vector<int64_t>> constInts(const Value *V);
-  std::optional<std::vector<int64_t>> axesOf(const Node &N);
+  /// \p N's axes at its opset (\p D is its definition), if constant.
+  std::optional<std::vector<int64_t>> axesOf(const Node &N, const OpDef *D);
 
   // Equivalences.
   const Value *canonical(const Value *V) const;
@@ -251,8 +246,13 @@ private:
   const Value *shapeRoot(const Value *V) const;
 
   // Rewrites.
-  bool materialize(Node &N);
-  bool simplifyReshape(Node &N);
+  /// A rewrite rooted at one op, as a Pattern is anchored on its op; \p D
+  /// is the node's definition.
+  using RewriteFn = bool (ShapeFolder::*)(Node &N, const OpDef *D);
+  /// The rewrite rooted at \p N's op, or null.
+  static RewriteFn findRewrite(const Node &N);
+  bool materialize(Node &N, const OpDef *D);
+  bool simplifyReshape(Node &N, const OpDef *D);
   bool foldReshapeTarget(Node &N, const Value *Data, bool AllowZero);
   /// Each entry of \p Target in terms of \p Data's dims (empty when the
   /// analysis does not know the target's contents).
@@ -266,9 +266,9 @@ private:
   bool eraseNoOpReshape(Node &N, const Value *Data, bool AllowZero);
   bool bypassReshapeInput(Node &N, bool AllowZero);
   bool reshapeToFlatten(Node &N, bool AllowZero);
-  bool cancelSqueezePair(Node &N);
-  bool simplifyExpand(Node &N);
-  bool shapeOfConstantOfShape(Node &N);
+  bool cancelSqueezePair(Node &N, const OpDef *D);
+  bool simplifyExpand(Node &N, const OpDef *D);
+  bool shapeOfConstantOfShape(Node &N, const OpDef *D);
   bool replaceWith(Value *Old, Value *New);
   void noteChange() {
     Changed = true;
@@ -329,12 +329,13 @@ std::optional<std::vector<int64_t>> ShapeFolder::constInts(const Value *V) {
   return std::move(C->Values);
 }
 
-std::optional<std::vector<int64_t>> ShapeFolder::axesOf(const Node &N) {
-  if (M.getOpsetVersion(N.getDomain()) < 13)
-    return N.getAttrInts("axes");
-  if (N.getNumOperands() < 2 || !N.getOperand(1))
-    return std::nullopt;
-  return constInts(N.getOperand(1));
+std::optional<std::vector<int64_t>> ShapeFolder::axesOf(const Node &N,
+                                                        const OpDef *D) {
+  return readAxes(N, D, [&](unsigned I) -> std::optional<std::vector<int64_t>> {
+    if (N.getNumOperands() <= I || !N.getOperand(I))
+      return std::nullopt;
+    return constInts(N.getOperand(I));
+  });
 }
 
 const Value *ShapeFolder::analyzed(const Value *V) const {
@@ -457,8 +458,9 @@ bool ShapeFolder::replaceWith(Value *Old, Value *New) {
   return true;
 }
 
-bool ShapeFolder::materialize(Node &N) {
-  if (N.is("Constant") || N.getNumResults() != 1 || !N.getResult(0))
+bool ShapeFolder::materialize(Node &N, const OpDef *Def) {
+  if ((Def && Def->has(ConstantProducer)) || N.getNumResults() != 1 ||
+      !N.getResult(0))
     return false;
   Value *V = N.getResult(0);
   if (V->use_empty() || V->isGraphOutput())
@@ -578,18 +580,20 @@ bool ShapeFolder::readsOnlyShapeOf(const Value *Target,
     if (isConstant(*V))
       continue;
     const Node *Def = V->getDefiningNode();
-    if (!Def || !Def->isOnnxDomain())
+    const OpDef *D = Def ? lookupOp(*Def) : nullptr;
+    if (!D)
       return false;
-    if (Def->is("Shape")) {
-      if (!Def->getOperand(0) || shapeRoot(Def->getOperand(0)) != Root)
-        return false;
+    if (D->has(ShapeArithmetic)) {
+      for (const Value *O : Def->getOperands())
+        if (O)
+          Work.push_back(O);
       continue;
     }
-    if (!isShapeArithmetic(*Def))
+    // A Shape (Size is arithmetic: its operand is followed) must read the
+    // data's own shape.
+    if (!D->has(ReadsTypeOnly) || !Def->getOperand(0) ||
+        shapeRoot(Def->getOperand(0)) != Root)
       return false;
-    for (const Value *O : Def->getOperands())
-      if (O)
-        Work.push_back(O);
   }
   return true;
 }
@@ -740,10 +744,8 @@ bool ShapeFolder::eraseNoOpReshape(Node &N, const Value *Data, bool AllowZero) {
 bool ShapeFolder::bypassReshapeInput(Node &N, bool AllowZero) {
   Value *Data = N.getOperand(0);
   Node *Def = Data->getDefiningNode();
-  if (!Def || !Def->isOnnxDomain() || Def->getNumOperands() == 0 ||
-      !Def->getOperand(0) ||
-      !(Def->is("Reshape") || Def->is("Flatten") || Def->is("Squeeze") ||
-        Def->is("Unsqueeze")))
+  if (!Def || Def->getNumOperands() == 0 || !Def->getOperand(0) ||
+      !hasTrait(*Def, ViewLike))
     return false;
   // Reshape reads only the element count of its input, unless its target
   // copies dims (0 with allowzero=0).
@@ -813,7 +815,7 @@ bool ShapeFolder::reshapeToFlatten(Node &N, bool AllowZero) {
   return true;
 }
 
-bool ShapeFolder::simplifyReshape(Node &N) {
+bool ShapeFolder::simplifyReshape(Node &N, const OpDef *) {
   if (M.getOpsetVersion(N.getDomain()) < 5 || N.getNumOperands() != 2 ||
       !N.getOperand(0) || !N.getOperand(1) || !N.getResult(0) ||
       N.getResult(0)->use_empty())
@@ -829,16 +831,19 @@ bool ShapeFolder::simplifyReshape(Node &N) {
   return reshapeToFlatten(N, AllowZero) || Did;
 }
 
-bool ShapeFolder::cancelSqueezePair(Node &N) {
-  bool IsSqueeze = N.is("Squeeze");
+bool ShapeFolder::cancelSqueezePair(Node &N, const OpDef *D) {
+  // Squeeze(Unsqueeze(X, a), a) or Unsqueeze(Squeeze(X, a), a).
+  bool IsSqueeze = D && D->has(RemovesUnitDims);
   Value *In = N.getNumOperands() ? N.getOperand(0) : nullptr;
   Node *Def = In ? In->getDefiningNode() : nullptr;
-  if (!Def || !N.getResult(0) ||
-      !Def->is(IsSqueeze ? "Unsqueeze" : "Squeeze") || !Def->getNumOperands() ||
-      !Def->getOperand(0))
+  const OpDef *InnerD = Def ? lookupOp(*Def) : nullptr;
+  if (!InnerD || !N.getResult(0) ||
+      !InnerD->has(IsSqueeze ? InsertsUnitDims : RemovesUnitDims) ||
+      !Def->getNumOperands() || !Def->getOperand(0))
     return false;
   Value *X = Def->getOperand(0);
-  std::optional<std::vector<int64_t>> Outer = axesOf(N), Inner = axesOf(*Def);
+  std::optional<std::vector<int64_t>> Outer = axesOf(N, D),
+                                      Inner = axesOf(*Def, InnerD);
   if (!Outer || !Inner)
     return false;
   // Both lists index the tensor with the inserted (or not yet removed) 1s:
@@ -864,7 +869,7 @@ bool ShapeFolder::cancelSqueezePair(Node &N) {
   return replaceWith(N.getResult(0), X);
 }
 
-bool ShapeFolder::simplifyExpand(Node &N) {
+bool ShapeFolder::simplifyExpand(Node &N, const OpDef *) {
   if (M.getOpsetVersion(N.getDomain()) < 8 || N.getNumOperands() != 2 ||
       !N.getOperand(0) || !N.getOperand(1) || !N.getResult(0) ||
       N.getResult(0)->use_empty() || !getConstantValue(*N.getOperand(1)).isNull())
@@ -907,13 +912,13 @@ bool ShapeFolder::simplifyExpand(Node &N) {
 
 /// Shape(ConstantOfShape(S)) is S: the masks of torch exports take the
 /// shape of a tensor they just filled.
-bool ShapeFolder::shapeOfConstantOfShape(Node &N) {
+bool ShapeFolder::shapeOfConstantOfShape(Node &N, const OpDef *) {
   if (N.getNumOperands() != 1 || !N.getOperand(0) || !N.getResult(0) ||
       N.hasAttr("start") || N.hasAttr("end"))
     return false;
   Node *Def = N.getOperand(0)->getDefiningNode();
-  if (!Def || !Def->isOnnxDomain() || !Def->is("ConstantOfShape") ||
-      Def->getNumOperands() != 1 || !Def->getOperand(0))
+  if (!Def || !hasTrait(*Def, FillsShape) || Def->getNumOperands() != 1 ||
+      !Def->getOperand(0))
     return false;
   Value *S = Def->getOperand(0);
   const Type &T = S->getType();
@@ -946,25 +951,36 @@ void ShapeFolder::requeueUsers(const Value *V) {
         break; // its holders are queued already
 }
 
+ShapeFolder::RewriteFn ShapeFolder::findRewrite(const Node &N) {
+  // Built on first use: no static constructor.
+  static const llvm::StringMap<RewriteFn> ByRootOp = [] {
+    struct Rooted {
+      const char *RootOp;
+      RewriteFn Rewrite;
+    };
+    const Rooted Rewrites[] = {
+        {"Reshape", &ShapeFolder::simplifyReshape},
+        {"Expand", &ShapeFolder::simplifyExpand},
+        {"Shape", &ShapeFolder::shapeOfConstantOfShape},
+        {"Squeeze", &ShapeFolder::cancelSqueezePair},
+        {"Unsqueeze", &ShapeFolder::cancelSqueezePair},
+    };
+    llvm::StringMap<RewriteFn> Map;
+    for (const Rooted &R : Rewrites)
+      Map[R.RootOp] = R.Rewrite;
+    return Map;
+  }();
+  return ByRootOp.lookup(N.getOpType());
+}
+
 void ShapeFolder::visitNode(Node &N) {
   if (!N.isOnnxDomain())
     return;
-  if (materialize(N))
+  const OpDef *D = lookupOp(N);
+  if (materialize(N, D))
     return;
-  if (N.is("Reshape")) {
-    simplifyReshape(N);
-    return;
-  }
-  if (N.is("Expand")) {
-    simplifyExpand(N);
-    return;
-  }
-  if (N.is("Shape")) {
-    shapeOfConstantOfShape(N);
-    return;
-  }
-  if (N.is("Squeeze") || N.is("Unsqueeze"))
-    cancelSqueezePair(N);
+  if (RewriteFn Rewrite = findRewrite(N))
+    (this->*Rewrite)(N, D);
 }
 
 void ShapeFolder::visitGraph(Graph &G, bool InferAll) {
@@ -1106,6 +1122,7 @@ public:
         Shared.Dims = findReusableDims(Ctx);
       ShapeFolder Folder(M, Ctx.getDiags(), SI, Opts, Saved, Shared);
       bool Changed = Folder.run();
+      NumRewrites += Folder.getNumRewrites();
       // Remarks about nodes without a schema would repeat infer-shapes'
       // (Quiet drops them; the shared engine's are not asked for).
       if (Own)
@@ -1153,6 +1170,9 @@ private:
     return DA->unitedRecordedDims() ? nullptr : DA;
   }
 
+  Statistic NumRewrites{this, "num-rewrites",
+                        "Shape computations folded, targets rewritten and "
+                        "nodes bypassed"};
   Option<bool> AssumeNonzeroDims{
       *this, "assume-nonzero-dims",
       "treat symbolic dims as nonzero when turning a Reshape entry into -1",

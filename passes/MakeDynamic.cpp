@@ -173,8 +173,8 @@ void DynamicRewrite::examineConstraints(const DimAnalysis &DA) {
 /// output would keep the old size at every new one.
 void DynamicRewrite::examineResizes(Model &M, const DimAnalysis &DA) {
   M.getGraph().walk([&](Node &N) {
-    if ((!N.is("Resize") && !N.is("Upsample")) || !N.getNumOperands() ||
-        !N.getOperand(0) || !N.getNumResults() || !N.getResult(0))
+    if (!hasTrait(N, Resampling) || !N.getNumOperands() || !N.getOperand(0) ||
+        !N.getNumResults() || !N.getResult(0))
       return;
     const std::vector<DimExpr> *In = DA.getDims(*N.getOperand(0));
     const std::vector<DimExpr> *Out = DA.getDims(*N.getResult(0));
@@ -257,7 +257,7 @@ static bool readsInputData(const Value *V,
   const Node *Def = V->getDefiningNode();
   if (!Def)
     Result = V->isGraphInput();
-  else if (!Def->is("Shape") && !Def->is("Size"))
+  else if (!hasTrait(*Def, ReadsTypeOnly))
     for (unsigned I = 0; I < Def->getNumOperands() && !Result; ++I)
       Result = readsInputData(Def->getOperand(I), Memo);
   return Memo[V] = Result;
@@ -595,7 +595,7 @@ void DynamicRewrite::repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW) {
 }
 
 void DynamicRewrite::repairRecurrentState(Node &N, DimAnalysis &DA,
-                                          Rewriter &RW) {
+                                          Rewriter &RW, unsigned NumStates) {
   if (N.getNumOperands() < 6 || !N.getOperand(0))
     return;
   const std::vector<DimExpr> *X = DA.getDims(*N.getOperand(0));
@@ -607,7 +607,7 @@ void DynamicRewrite::repairRecurrentState(Node &N, DimAnalysis &DA,
     return;
   // initial_h (and LSTM's initial_c) folded at the old batch: zeros are
   // what an omitted state means, anything else is reported.
-  unsigned Last = N.is("LSTM") ? 6 : 5;
+  unsigned Last = 5 + NumStates - 1;
   for (unsigned I = 5; I <= Last && I < N.getNumOperands(); ++I) {
     Value *State = N.getOperand(I);
     Tensor T = State ? getConstantValue(*State) : Tensor();
@@ -660,8 +660,7 @@ void DynamicRewrite::repairResize(
     if (U.isGraphOutput() || U.User->getNumOperands() != 2)
       continue;
     Node &User = *U.User;
-    if (!User.is("Add") && !User.is("Sub") && !User.is("Mul") &&
-        !User.is("Div"))
+    if (!hasTrait(User, Arithmetic))
       continue;
     Value *Partner = User.getOperand(1 - U.Index);
     const std::vector<DimExpr> *P = Partner ? DA.getDims(*Partner) : nullptr;
@@ -787,11 +786,10 @@ static Tensor evaluateBaked(const Value &V, int64_t Opset,
 /// tables) or says why it cannot; the latter is a problem naming the
 /// constant, and the symbols it pins.
 void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
-                                          Rewriter &RW) {
+                                          Rewriter &RW, bool IsConcat) {
   // Concat does not broadcast: its other dims must be equal, so a dim of 1
   // (a class token [1,1,d] next to [N,T,d]) is baked too, and the rebuilt
   // constant is expanded to the partner's dims.
-  bool IsConcat = N.is("Concat");
   int64_t ConcatAxis = N.getAttrInt("axis", 0);
   for (unsigned I = 0; I < N.getNumOperands(); ++I) {
     Value *C = N.getOperand(I);
@@ -932,6 +930,73 @@ Problem DynamicRewrite::repairConcatOperand(const BakedConstant &B,
   return {};
 }
 
+namespace {
+/// What a repair reads besides its node.
+struct RepairScope {
+  DimAnalysis &DA;
+  Rewriter &RW;
+  const llvm::DenseMap<const Node *, size_t> &Order;
+};
+using RepairFn = void (*)(DynamicRewrite &, Node &, const RepairScope &);
+} // namespace
+
+void DynamicRewrite::repair(Node &N, DimAnalysis &DA, Rewriter &RW,
+                            const llvm::DenseMap<const Node *, size_t> &Order) {
+  // The repairs rooted at one op, as a pattern is anchored on its op. Built
+  // on first use: no static constructor.
+  static const llvm::StringMap<RepairFn> ByRootOp = [] {
+    struct Rooted {
+      const char *RootOp;
+      RepairFn Repair;
+    };
+    const Rooted Repairs[] = {
+        {"Reshape",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairReshape(N, S.DA, S.RW);
+         }},
+        {"Expand", [](DynamicRewrite &D, Node &N,
+                      const RepairScope &S) { D.repairExpand(N, S.DA, S.RW); }},
+        {"Slice",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairSliceEnds(N, S.DA, S.RW);
+         }},
+        // initial_h and initial_c.
+        {"LSTM",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairRecurrentState(N, S.DA, S.RW, /*NumStates=*/2);
+         }},
+        {"GRU",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairRecurrentState(N, S.DA, S.RW, /*NumStates=*/1);
+         }},
+        {"RNN",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairRecurrentState(N, S.DA, S.RW, /*NumStates=*/1);
+         }},
+        {"Resize",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairResize(N, S.DA, S.RW, S.Order);
+         }},
+        {"Concat",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairBakedConstants(N, S.DA, S.RW, /*IsConcat=*/true);
+         }},
+    };
+    llvm::StringMap<RepairFn> Map;
+    for (const Rooted &R : Repairs)
+      Map[R.RootOp] = R.Repair;
+    return Map;
+  }();
+  if (!N.isOnnxDomain())
+    return;
+  if (RepairFn Repair = ByRootOp.lookup(N.getOpType())) {
+    Repair(*this, N, RepairScope{DA, RW, Order});
+    return;
+  }
+  if (hasTrait(N, ElementwiseBroadcasting))
+    repairBakedConstants(N, DA, RW, /*IsConcat=*/false);
+}
+
 bool DynamicRewrite::alreadyReported(const Node *N,
                                      const std::set<std::string> &New) const {
   for (const Problem &P : Problems)
@@ -986,20 +1051,8 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
         Order[&N] = Nodes.size();
         Nodes.push_back(&N);
       });
-      for (Node *N : Nodes) {
-        if (N->is("Reshape"))
-          repairReshape(*N, DA, RW);
-        else if (N->is("Expand"))
-          repairExpand(*N, DA, RW);
-        else if (N->is("Slice"))
-          repairSliceEnds(*N, DA, RW);
-        else if (N->is("LSTM") || N->is("GRU") || N->is("RNN"))
-          repairRecurrentState(*N, DA, RW);
-        else if (N->is("Resize"))
-          repairResize(*N, DA, RW, Order);
-        else if (isElementwiseBroadcasting(*N) || N->is("Concat"))
-          repairBakedConstants(*N, DA, RW);
-      }
+      for (Node *N : Nodes)
+        repair(*N, DA, RW, Order);
     }
     if (!Repaired)
       break;

@@ -65,8 +65,14 @@ public:
   std::optional<llvm::StringMap<Value *>> InputsByName;
   LogicalResult reinfer(Model &M, DiagnosticEngine &Diags);
   std::optional<int64_t> oldValue(const DimExpr &E) const;
+  /// Runs the repair for \p N's op, if there is one: per op, rooted at
+  /// the op as a pattern is, or for every elementwise broadcasting op.
+  void repair(Node &N, DimAnalysis &DA, Rewriter &RW,
+              const llvm::DenseMap<const Node *, size_t> &Order);
   void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
-  void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// A recurrent layer's \p NumStates initial states (operands 5 on).
+  void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW,
+                            unsigned NumStates);
   void repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW);
   bool tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
@@ -81,7 +87,10 @@ public:
   bool resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
                       llvm::ArrayRef<DimExpr> Sizes,
                       llvm::ArrayRef<int64_t> Baked, Rewriter &RW);
-  void repairBakedConstants(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// The constant operands of an elementwise node, or of a Concat
+  /// (\p IsConcat: no broadcasting, other dims must be equal).
+  void repairBakedConstants(Node &N, DimAnalysis &DA, Rewriter &RW,
+                            bool IsConcat);
   Problem repairConcatOperand(const BakedConstant &B, Rewriter &RW);
   /// True if a repair already reported why \p N pins every one of \p New.
   bool alreadyReported(const Node *N, const std::set<std::string> &New) const;

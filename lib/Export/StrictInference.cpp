@@ -35,6 +35,7 @@
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
+#include "onnxopt/Ops/OpDef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
@@ -208,7 +209,8 @@ public:
     if (V->hasInitializer()) {
       T = &V->getInitializer();
     } else if (const Node *Def = V->getDefiningNode();
-               Def && Def->is("Constant") && Def->getNumResults() == 1) {
+               Def && hasTrait(*Def, ConstantProducer) &&
+               Def->getNumResults() == 1) {
       for (const Attribute &A : Def->getAttrs())
         if (A.Name == "value" && A.Kind == AttrKind::Tensor &&
             !A.Tensors.empty())

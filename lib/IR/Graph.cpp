@@ -46,17 +46,6 @@ Value *Graph::addInput(llvm::StringRef InputName, Type T) {
   return Inputs.back().get();
 }
 
-void Graph::eraseInput(Value *V) {
-  assert(V->use_empty() && "erasing a graph input that is still used");
-  for (auto It = Inputs.begin(); It != Inputs.end(); ++It) {
-    if (It->get() == V) {
-      Inputs.erase(It);
-      return;
-    }
-  }
-  assert(false && "not an input of this graph");
-}
-
 Value *Graph::addConstant(llvm::StringRef ConstName, Tensor T) {
   std::unique_ptr<Value> V(
       new Value(ConstName, Value::Origin::Initializer, this));

@@ -126,16 +126,6 @@ void Node::recheckSubgraphs() {
   GraphFree = llvm::none_of(Attrs, holdsGraph);
 }
 
-bool Node::removeAttr(llvm::StringRef AttrName) {
-  for (auto It = Attrs.begin(); It != Attrs.end(); ++It) {
-    if (It->Name == AttrName) {
-      Attrs.erase(It);
-      return true;
-    }
-  }
-  return false;
-}
-
 int64_t Node::getAttrInt(llvm::StringRef AttrName, int64_t Default) const {
   const Attribute *A = getAttr(AttrName);
   return A && A->Kind == AttrKind::Int ? A->I : Default;

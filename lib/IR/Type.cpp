@@ -213,10 +213,6 @@ llvm::StringRef onnxopt::getElemTypeName(int32_t ElemType) {
   return getElementTypeName(static_cast<ElementType>(ElemType));
 }
 
-int32_t onnxopt::getElemTypeFromName(llvm::StringRef Name) {
-  return static_cast<int32_t>(getElementTypeFromName(Name));
-}
-
 size_t onnxopt::getElemTypeSize(int32_t ElemType) {
   // Sub-byte types (int4, uint4, float4e2m1) have no whole-byte size.
   unsigned Bits = getElementTypeBits(static_cast<ElementType>(ElemType));

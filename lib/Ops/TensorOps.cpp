@@ -1,4 +1,5 @@
-//===- TensorOps.cpp - Shape and data-movement ops: Shape, Reshape, Slice, Gather, Concat, Split, ...
+//===- TensorOps.cpp - Shape and data-movement ops: Shape, Reshape, Slice,
+//Gather, Concat, Split, ...
 //
 // The op definitions of this family (OpDef.h), one section per concern.
 // Everything onnx-opt knows about one of these ops is in this file: add a
@@ -27,7 +28,8 @@ constexpr ShapeOperand PadOperands11[] = {{1, "pads"}, {3, "axes"}};
 constexpr ShapeOperand RangeOperands1[] = {
     {0, "start"}, {1, "limit"}, {2, "delta"}};
 constexpr ShapeOperand ReshapeOperands5[] = {{1, "shape"}};
-constexpr ShapeOperand SliceOperands10[] = {{1, "starts"}, {2, "ends"}, {3, "axes"}, {4, "steps"}};
+constexpr ShapeOperand SliceOperands10[] = {
+    {1, "starts"}, {2, "ends"}, {3, "axes"}, {4, "steps"}};
 constexpr ShapeOperand SplitOperands1[] = {{1, "split"}};
 constexpr ShapeOperand SplitOperands13[] = {{1, "split"}};
 constexpr ShapeOperand SqueezeOperands13[] = {{1, "axes"}};
@@ -37,19 +39,27 @@ constexpr ShapeOperand TopKOperands10[] = {{1, "k"}};
 constexpr ShapeOperand UnsqueezeOperands13[] = {{1, "axes"}};
 
 constexpr TraitRow Traits[] = {
-    {"", "Cast", 1, ShapePreserving | MovesElements, {}, {}, -1},
+    {"",
+     "Cast",
+     1,
+     ShapePreserving | MovesElements | ShapeArithmetic,
+     {},
+     {},
+     -1},
     {"", "CastLike", 1, ShapePreserving, {}, {}, -1},
     {"", "CenterCropPad", 1, 0, CenterCropPadOperands1, {}, -1},
     {"", "Compress", 1, ValueDependentShape, {}, {}, -1},
+    {"", "Concat", 1, ShapeArithmetic, {}, {}, -1},
     {"", "Constant", 1, ConstantProducer, {}, {}, -1},
-    {"", "ConstantOfShape", 1, 0, ConstantOfShapeOperands1, {}, -1},
+    {"", "ConstantOfShape", 1, FillsShape, ConstantOfShapeOperands1, {}, -1},
     {"", "CumSum", 1, ShapePreserving, {}, {}, -1},
     {"", "Expand", 1, MovesElements, ExpandOperands1, {}, -1},
-    {"", "Flatten", 1, MovesElements, {}, {}, -1},
+    {"", "Flatten", 1, MovesElements | ViewLike, {}, {}, -1},
+    {"", "Gather", 1, ShapeArithmetic, {}, {}, -1},
     {"",
      "Identity",
      1,
-     ShapePreserving | MovesElements | IdentityOp,
+     ShapePreserving | MovesElements | IdentityOp | ShapeArithmetic,
      {},
      {},
      -1},
@@ -57,13 +67,13 @@ constexpr TraitRow Traits[] = {
     {"", "OneHot", 1, 0, OneHotOperands1, {}, -1},
     {"", "Pad", 11, 0, PadOperands11, {}, -1},
     {"", "Range", 1, 0, RangeOperands1, {}, -1},
-    {"", "Reshape", 1, MovesElements, {}, {}, -1},
-    {"", "Reshape", 5, MovesElements, ReshapeOperands5, {}, -1},
+    {"", "Reshape", 1, MovesElements | ViewLike, {}, {}, -1},
+    {"", "Reshape", 5, MovesElements | ViewLike, ReshapeOperands5, {}, -1},
     {"", "ReverseSequence", 1, ShapePreserving, {}, {}, -1},
     {"", "Shape", 1, ReadsTypeOnly, {}, {}, -1},
-    {"", "Size", 1, ReadsTypeOnly, {}, {}, -1},
-    {"", "Slice", 1, MovesElements, {}, {}, -1},
-    {"", "Slice", 10, MovesElements, SliceOperands10, {}, -1},
+    {"", "Size", 1, ReadsTypeOnly | ShapeArithmetic, {}, {}, -1},
+    {"", "Slice", 1, MovesElements | ShapeArithmetic, {}, {}, -1},
+    {"", "Slice", 10, MovesElements | ShapeArithmetic, SliceOperands10, {}, -1},
     // Split-1 took `split` as an optional input; 2 to 12 as an attribute.
     {"", "Split", 1, 0, SplitOperands1, {}, -1},
     {"", "Split", 2, 0, {}, {}, -1},
@@ -71,14 +81,14 @@ constexpr TraitRow Traits[] = {
     {"",
      "Squeeze",
      1,
-     MovesElements,
+     MovesElements | ShapeArithmetic | ViewLike | RemovesUnitDims,
      {},
      {AxesSource::Attribute, 0, "axes"},
      -1},
     {"",
      "Squeeze",
      13,
-     MovesElements,
+     MovesElements | ShapeArithmetic | ViewLike | RemovesUnitDims,
      SqueezeOperands13,
      {AxesSource::Input, 1, "axes"},
      -1},
@@ -92,14 +102,14 @@ constexpr TraitRow Traits[] = {
     {"",
      "Unsqueeze",
      1,
-     MovesElements,
+     MovesElements | ShapeArithmetic | ViewLike | InsertsUnitDims,
      {},
      {AxesSource::Attribute, 0, "axes"},
      -1},
     {"",
      "Unsqueeze",
      13,
-     MovesElements,
+     MovesElements | ShapeArithmetic | ViewLike | InsertsUnitDims,
      UnsqueezeOperands13,
      {AxesSource::Input, 1, "axes"},
      -1},

@@ -1,10 +1,17 @@
 //===- Pass.cpp - The pass base class -------------------------------------===//
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/IR/IR.h"
+#include <cassert>
 
 using namespace onnxopt;
 
 Pass::~Pass() = default;
+
+Statistic::Statistic(Pass *Owner, const char *Name, const char *Description)
+    : Name(Name), Description(Description) {
+  assert(Owner && "a statistic belongs to a pass");
+  Owner->Statistics.push_back(this);
+}
 
 OptionBase *Pass::findOption(llvm::StringRef Name) const {
   for (OptionBase *O : Options)

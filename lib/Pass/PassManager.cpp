@@ -146,6 +146,37 @@ void PassManager::printTiming(llvm::raw_ostream &OS) const {
   OS.flush();
 }
 
+void PassManager::printStatistics(llvm::raw_ostream &OS) const {
+  bool Any = llvm::any_of(Passes, [](const std::unique_ptr<Pass> &P) {
+    return !P->getStatistics().empty();
+  });
+  if (!Any)
+    return;
+  const char *Rule = "===---------------------------------------------------"
+                     "----------------------===\n";
+  OS << Rule;
+  OS << "                       ... Pass statistics report ...\n";
+  OS << Rule;
+  for (const std::unique_ptr<Pass> &P : Passes) {
+    llvm::ArrayRef<Statistic *> Stats = P->getStatistics();
+    if (Stats.empty())
+      continue;
+    // Values and names in columns, as MLIR aligns them.
+    size_t ValueWidth = 0, NameWidth = 0;
+    for (const Statistic *S : Stats) {
+      ValueWidth = std::max(ValueWidth, std::to_string(S->getValue()).size());
+      NameWidth = std::max(NameWidth, S->getName().size());
+    }
+    OS << P->getArgument() << "\n";
+    for (const Statistic *S : Stats)
+      OS << "  (S) "
+         << llvm::right_justify(std::to_string(S->getValue()), ValueWidth)
+         << " " << llvm::left_justify(S->getName(), NameWidth) << " - "
+         << S->getDescription() << "\n";
+  }
+  OS.flush();
+}
+
 void PassManager::printAsTextualPipeline(llvm::raw_ostream &OS) const {
   for (size_t I = 0; I < Passes.size(); ++I) {
     if (I)

@@ -163,7 +163,9 @@ static void printHelp(llvm::raw_ostream &OS) {
      << "  --print-ir-after-all     print the model after every pass to "
         "stderr\n"
      << "  --print-ir-after=<pass>  print the model after the named pass(es)\n"
-     << "  --timing                 print per-pass wall time to stderr\n"
+     << "  --timing                 print per-pass wall time and the passes' "
+        "statistics to\n"
+     << "                           stderr\n"
      << "  --summary                print a before/after summary table to "
         "stderr; without -o,\n"
      << "                           print only the table (to stdout) and "
@@ -794,6 +796,13 @@ private:
 };
 } // namespace
 
+/// What --timing prints: the wall-time table, then the statistics the
+/// passes declare.
+static void printTimingReport(const PassManager &PM, llvm::raw_ostream &OS) {
+  PM.printTiming(OS);
+  PM.printStatistics(OS);
+}
+
 static int runTool(const CommandLine &CL) {
   llvm::raw_ostream &Err = llvm::errs();
   if (!CL.ShapeSets.empty() && (!CL.HasOutput || CL.Output == "-" ||
@@ -904,7 +913,7 @@ static int runTool(const CommandLine &CL) {
   if (!CL.ShapeSets.empty()) {
     int RC = writeFrozenFamily(CL, *M, Diags);
     if (CL.Timing)
-      PM.printTiming(Err);
+      printTimingReport(PM, Err);
     return RC;
   }
 
@@ -912,7 +921,7 @@ static int runTool(const CommandLine &CL) {
     // Nothing is written, so the output checks (ONNX's checker, strict
     // inference) do not run; --verify-each still checked the IR.
     if (CL.Timing)
-      PM.printTiming(Err);
+      printTimingReport(PM, Err);
     printSummaryTable(llvm::outs(), *Before, summarizeAfter(*M));
     releaseAtExit(M);
     return 0;
@@ -941,7 +950,7 @@ static int runTool(const CommandLine &CL) {
     llvm::outs().flush();
     PM.recordTiming("(verify and print)", LapMs());
     if (CL.Timing)
-      PM.printTiming(Err);
+      printTimingReport(PM, Err);
     if (Before)
       printSummaryTable(Err, *Before, summarizeAfter(*M));
     releaseAtExit(M);
@@ -951,7 +960,7 @@ static int runTool(const CommandLine &CL) {
     return 1;
   PM.recordTiming(CL.Verify ? "(verify and save)" : "(save)", LapMs());
   if (CL.Timing)
-    PM.printTiming(Err);
+    printTimingReport(PM, Err);
   if (Before)
     printSummaryTable(Err, *Before, summarizeAfter(*M));
   releaseAtExit(M);

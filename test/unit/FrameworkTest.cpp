@@ -79,19 +79,28 @@ public:
   explicit RecordingPass(std::vector<std::string> &Log) : Log(Log) {}
   llvm::StringRef getArgument() const override { return "record"; }
   llvm::StringRef getDescription() const override { return "test"; }
-  LogicalResult runOnGraph(Graph &G, Model &, PassContext &Ctx) override {
+  LogicalResult runOnGraph(Graph &G, Model &, PassContext &) override {
     Log.push_back(G.getName().str());
     for (Node &N : G.getNodes()) {
       (void)N;
-      ++Ctx.statistic("nodes");
+      ++NumNodes;
     }
     return success();
   }
-  LogicalResult finishModel(Model &, PassContext &Ctx) override {
-    Log.push_back("nodes=" + std::to_string(Ctx.statistic("nodes")));
+  LogicalResult finishModel(Model &, PassContext &) override {
+    Log.push_back("nodes=" + std::to_string(NumNodes));
     return success();
   }
   std::vector<std::string> &Log;
+  Statistic NumNodes{this, "num-nodes", "Nodes visited"};
+};
+
+/// Does nothing and declares no statistic.
+class QuietPass : public Pass {
+public:
+  llvm::StringRef getArgument() const override { return "quiet"; }
+  llvm::StringRef getDescription() const override { return "test"; }
+  LogicalResult run(Model &, PassContext &) override { return success(); }
 };
 
 TEST(GraphPassWalk, PassManagerVisitsEveryGraphThenFinishes) {
@@ -104,6 +113,69 @@ TEST(GraphPassWalk, PassManagerVisitsEveryGraphThenFinishes) {
   ASSERT_TRUE(succeeded(PM.run(*M, D.Engine)));
   EXPECT_EQ(Log,
             (std::vector<std::string>{"a", "c", "d", "b", "main", "nodes=5"}));
+}
+
+/// Counts graphs and nodes; declares a statistic it never bumps.
+class CountingPass : public GraphPass {
+public:
+  llvm::StringRef getArgument() const override { return "count"; }
+  llvm::StringRef getDescription() const override { return "test"; }
+  LogicalResult runOnGraph(Graph &G, Model &, PassContext &) override {
+    ++NumGraphs;
+    NumNodes += G.getNodes().size();
+    return success();
+  }
+  Statistic NumGraphs{this, "num-graphs", "Graphs visited"};
+  Statistic NumNodes{this, "num-nodes-in-all-graphs", "Nodes visited"};
+  Statistic NumNever{this, "num-never", "Never counted"};
+};
+
+TEST(PassStatistics, DeclaredCountedAndPrintedInPipelineOrder) {
+  std::unique_ptr<Model> M = parse(Nested);
+  ASSERT_TRUE(M);
+  std::vector<std::string> Log;
+  PassManager PM;
+  PM.addPass(std::make_unique<RecordingPass>(Log));
+  PM.addPass(std::make_unique<QuietPass>());
+  auto Counting = std::make_unique<CountingPass>();
+  CountingPass *C = Counting.get();
+  PM.addPass(std::move(Counting));
+  ASSERT_EQ(C->getStatistics().size(), 3u);
+  EXPECT_EQ(C->getStatistics()[0]->getName(), "num-graphs");
+  EXPECT_EQ(C->getStatistics()[1]->getDescription(), "Nodes visited");
+  Collected D;
+  ASSERT_TRUE(succeeded(PM.run(*M, D.Engine)));
+  EXPECT_EQ(C->NumGraphs, 5u);
+  EXPECT_EQ(C->NumNodes, 5u);
+  EXPECT_EQ(C->NumNever, 0u);
+  // A second run counts on: a statistic covers every run of its pass.
+  ASSERT_TRUE(succeeded(PM.run(*M, D.Engine)));
+  EXPECT_EQ(C->NumGraphs.getValue(), 10u);
+
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  PM.printStatistics(OS);
+  // Passes without statistics are left out; values and names in columns.
+  EXPECT_NE(OS.str().find("Pass statistics report"), std::string::npos);
+  EXPECT_NE(OS.str().find("record\n  (S) 10 num-nodes - Nodes visited\n"),
+            std::string::npos)
+      << OS.str();
+  EXPECT_NE(OS.str().find("count\n"
+                          "  (S) 10 num-graphs              - Graphs visited\n"
+                          "  (S) 10 num-nodes-in-all-graphs - Nodes visited\n"
+                          "  (S)  0 num-never               - Never counted\n"),
+            std::string::npos)
+      << OS.str();
+  EXPECT_EQ(OS.str().find("quiet"), std::string::npos) << OS.str();
+}
+
+TEST(PassStatistics, NoReportWithoutStatistics) {
+  PassManager PM;
+  PM.addPass(std::make_unique<QuietPass>());
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  PM.printStatistics(OS);
+  EXPECT_EQ(OS.str(), "");
 }
 
 /// An analysis that counts how often it is built.

@@ -43,8 +43,6 @@ public:
   Value *getInput(unsigned I) const { return Inputs[I].get(); }
   unsigned getNumInputs() const { return Inputs.size(); }
   Value *addInput(llvm::StringRef Name, Type T);
-  /// Removes an unused input. Asserts if it has uses.
-  void eraseInput(Value *V);
 
   // Initializers that are not graph inputs (constants), in order.
   llvm::ArrayRef<std::unique_ptr<Value>> getConstants() const {

@@ -33,7 +33,6 @@ public:
   /// The domain, "" for the default ONNX domain ("ai.onnx" is normalized
   /// only for lookups; the original spelling is kept for export).
   llvm::StringRef getDomain() const { return Domain->getKey(); }
-  void setDomain(llvm::StringRef D) { Domain = internString(D); }
   bool isOnnxDomain() const {
     llvm::StringRef D = getDomain();
     return D.empty() || D == "ai.onnx";
@@ -95,7 +94,6 @@ public:
   bool hasAttr(llvm::StringRef Name) const { return getAttr(Name); }
   /// Replaces an attribute of the same name or appends it.
   void setAttr(Attribute A);
-  bool removeAttr(llvm::StringRef Name);
   int64_t getAttrInt(llvm::StringRef Name, int64_t Default) const;
   float getAttrFloat(llvm::StringRef Name, float Default) const;
   llvm::StringRef getAttrString(llvm::StringRef Name,

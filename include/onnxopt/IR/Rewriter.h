@@ -50,7 +50,6 @@ public:
 
   Model &getModel() { return M; }
   DiagnosticEngine &getDiags() { return Diags; }
-  void setListener(RewriteListener *L) { Listener = L; }
 
   /// New nodes go before this node (or at the end of Graph when null).
   void setInsertionPoint(Graph &G, Node *Before) {

@@ -217,8 +217,6 @@ inline llvm::StringRef Type::getDenotation() const { return rare().Denotation; }
 /// Name of an onnx::TensorProto_DataType as used in ONNX text ("float",
 /// "int64", ...); empty for unknown codes.
 llvm::StringRef getElemTypeName(int32_t ElemType);
-/// Inverse of getElemTypeName; 0 if unknown.
-int32_t getElemTypeFromName(llvm::StringRef Name);
 /// Byte size of one element of a fixed-size type; 0 for string/undefined.
 size_t getElemTypeSize(int32_t ElemType);
 

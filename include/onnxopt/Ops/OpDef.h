@@ -86,6 +86,25 @@ enum OpTrait : uint32_t {
   Recurrent = 1u << 14,
   /// Resize-like: output dims from scales or sizes (Resize, Upsample).
   Resampling = 1u << 15,
+  /// One of the ops shape computations are made of between a Shape and
+  /// the Reshape that reads it (Cast, Concat, Gather, Identity, Slice,
+  /// Squeeze, Unsqueeze, Add, Sub, Mul, Div, Min, Max, Size): fold-shapes
+  /// follows a target through them to see which shapes it reads.
+  ShapeArithmetic = 1u << 16,
+  /// Its result holds its first operand's elements in the same order under
+  /// another shape (Reshape, Flatten, Squeeze, Unsqueeze): a Reshape of its
+  /// result may read its operand instead.
+  ViewLike = 1u << 17,
+  /// Inserts dims of 1 at its axes (Unsqueeze).
+  InsertsUnitDims = 1u << 18,
+  /// Removes the dims of 1 at its axes (Squeeze).
+  RemovesUnitDims = 1u << 19,
+  /// Its result has exactly the shape its first operand holds
+  /// (ConstantOfShape).
+  FillsShape = 1u << 20,
+  /// Add, Sub, Mul, Div: the arithmetic the dim algebra reads as +, -, *
+  /// and /.
+  Arithmetic = 1u << 21,
 };
 using OpTraits = uint32_t;
 

@@ -8,7 +8,9 @@
 //                and every If/Loop/Scan body is the framework's, so no pass
 //                writes its own recursion.
 // Per-run state lives in the PassContext (and in locals), never in pass
-// members, so one pass object can run on two models in two threads.
+// members, so one pass object can run on two models in two threads. What a
+// pass counts for the user is a Statistic member (MLIR's Pass::Statistic):
+// `--timing` prints them after the time table.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXOPT_PASS_PASS_H
@@ -20,8 +22,8 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
+#include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +32,45 @@ namespace onnxopt {
 
 class Graph;
 class Model;
+class Pass;
+
+/// A counter a pass declares as a member, as MLIR's Pass::Statistic:
+///
+///   Statistic NumFolded{this, "num-folded", "Number of folded nodes"};
+///
+/// and bumps as it runs (`++NumFolded`, `NumFolded += N`). `--timing`
+/// prints every pass's statistics after the time table
+/// (PassManager::printStatistics). The count covers every run of the pass
+/// object; it is atomic, so one pass object may still run on two models in
+/// two threads (the counts then add up, as MLIR's do over its threads).
+/// State one run needs for itself stays in locals and the PassContext.
+class Statistic {
+public:
+  /// \p Name (kebab-case) and \p Description must outlive the pass:
+  /// string literals.
+  Statistic(Pass *Owner, const char *Name, const char *Description);
+  Statistic(const Statistic &) = delete;
+  Statistic &operator=(const Statistic &) = delete;
+
+  llvm::StringRef getName() const { return Name; }
+  llvm::StringRef getDescription() const { return Description; }
+  uint64_t getValue() const { return Value.load(std::memory_order_relaxed); }
+  operator uint64_t() const { return getValue(); }
+
+  Statistic &operator++() {
+    Value.fetch_add(1, std::memory_order_relaxed);
+    return *this;
+  }
+  Statistic &operator+=(uint64_t N) {
+    Value.fetch_add(N, std::memory_order_relaxed);
+    return *this;
+  }
+
+private:
+  const char *Name;
+  const char *Description;
+  std::atomic<uint64_t> Value{0};
+};
 
 /// What a pass sees besides the model, for one run.
 class PassContext {
@@ -53,14 +94,9 @@ public:
     Preserved.preserve<T>();
   }
 
-  /// Counters a pass accumulates over the graphs it visits (a GraphPass
-  /// reports them in finishModel).
-  uint64_t &statistic(llvm::StringRef Name) { return Stats[Name.str()]; }
-
 private:
   DiagnosticEngine &Diags;
   AnalysisManager &AM;
-  std::map<std::string, uint64_t> Stats;
 };
 
 class Pass {
@@ -78,9 +114,14 @@ public:
   /// Prints `arg{k=v ...}` with the options that were set.
   void printAsTextualPipeline(llvm::raw_ostream &OS) const;
 
+  /// The statistics the pass declares, in declaration order.
+  llvm::ArrayRef<Statistic *> getStatistics() const { return Statistics; }
+
 private:
   friend class OptionBase;
+  friend class Statistic;
   std::vector<OptionBase *> Options;
+  std::vector<Statistic *> Statistics;
 };
 
 /// A pass that runs on one graph at a time. GraphPass::run visits the main
@@ -105,7 +146,7 @@ public:
   /// Runs on \p G, which belongs to \p M. On failure a diagnostic has been
   /// emitted and no further graph is visited.
   virtual LogicalResult runOnGraph(Graph &G, Model &M, PassContext &Ctx) = 0;
-  /// Called once after every graph was visited (summaries, statistics).
+  /// Called once after every graph was visited (a summary remark).
   virtual LogicalResult finishModel(Model &M, PassContext &Ctx) {
     return success();
   }

@@ -56,6 +56,9 @@ public:
   }
   /// Prints the per-pass wall-time table of the last run.
   void printTiming(llvm::raw_ostream &OS) const;
+  /// Prints the statistics of every pass that declares some, in pipeline
+  /// order (MLIR's pass statistics report); nothing when none does.
+  void printStatistics(llvm::raw_ostream &OS) const;
   /// Prints the pipeline back in textual form.
   void printAsTextualPipeline(llvm::raw_ostream &OS) const;
 
