@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "InferenceMemo.h"
-#include "onnxopt/Analysis/OpFacts.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/IR/IR.h"
 #include <cstring>
 

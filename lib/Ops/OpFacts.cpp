@@ -106,8 +106,9 @@ bool isOverridable(const Value &V) {
 /// result, one value attribute).
 const Node *definingConstant(const Value &V) {
   const Node *Def = V.getDefiningNode();
-  if (!Def || !Def->is("Constant") || Def->getNumResults() != 1 ||
-      Def->getAttrs().size() != 1)
+  // The cheap checks first: this runs for every operand asked about.
+  if (!Def || Def->getNumResults() != 1 || Def->getAttrs().size() != 1 ||
+      !hasTrait(*Def, ConstantProducer))
     return nullptr;
   return Def;
 }

@@ -803,7 +803,7 @@ struct Agreement {
   size_t Values = 0;
   size_t Differ = 0;
   /// Reshape and Slice results with a shape where ONNX 1.12 records none:
-  /// our rules (lib/Analysis/SymbolicRefinement.h) know the rank (the
+  /// our rules (lib/Ops/SymbolicRefinement.h) know the rank (the
   /// target's length, the input's rank) and the dims they prove from the
   /// shape data; not a disagreement.
   size_t Refined = 0;

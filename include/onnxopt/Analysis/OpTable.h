@@ -10,8 +10,8 @@
 //
 // resolveOpVersion() combines both: for a node at a given opset it says
 // which ONNX 1.12 schema version describes it, or that the op changed its
-// semantics after 1.12 (our own inference applies, see ModernOps), or that
-// the op is gone or unknown.
+// semantics after 1.12 (our own inference applies, see the op registry's
+// InferRules.h), or that the op is gone or unknown.
 //
 // This header stays free of ONNX and protobuf headers.
 //

@@ -44,7 +44,7 @@ std::unique_ptr<onnx::ModelProto> exportModel(const Model &M);
 
 /// Verifies a proto with onnx::checker and strict shape inference. Versions
 /// newer than ONNX 1.12 knows are checked by verifyModernModel
-/// (Analysis/ModernVerify.h) instead, with a warning saying what was and
+/// (lib/Export/ModernVerify.h) instead, with a warning saying what was and
 /// was not checked.
 LogicalResult verifyProto(const onnx::ModelProto &P, DiagnosticEngine &Diags);
 
