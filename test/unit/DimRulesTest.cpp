@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Ops/DimRules.h"
+#include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Import/Import.h"
 #include "gtest/gtest.h"
@@ -188,6 +190,37 @@ TEST(DimRulesTest, SqueezeWithoutAxesDropsOnlyKnownOnes) {
   EXPECT_EQ(squeezeAll(numbers({1, 5, 1})), "[5]");
   EXPECT_EQ(squeezeAll(DimList{DimExpr::constant(1), DimExpr::symbol("N")}),
             "none");
+}
+
+/// The data-dependent blockers the analysis lists for \p Text's model.
+size_t countDataDependent(llvm::StringRef Text) {
+  auto M = parse(Text);
+  if (!M)
+    return SIZE_MAX;
+  DimAnalysis A(*M);
+  A.run();
+  size_t N = 0;
+  for (const DimConstraint &C : A.getConstraints())
+    N += C.K == DimConstraint::DataDependent;
+  return N;
+}
+
+TEST(DimRulesTest, TopKBlocksOnlyWhereItsKIsAnOperand) {
+  // TopK-1 takes k as an attribute: its result dims are known.
+  EXPECT_EQ(countDataDependent(R"(<ir_version: 4, opset_import: ["" : 9]>
+g (float[N, 10] X) => (float[N, 2] V, int64[N, 2] I) {
+  V, I = TopK <k = 2> (X)
+}
+)"),
+            0u);
+  // TopK-10 reads k from an operand: unknown here, so the dims depend on
+  // a value.
+  EXPECT_EQ(countDataDependent(R"(<ir_version: 8, opset_import: ["" : 11]>
+g (float[N, 10] X, int64[1] K) => (float[N, ?] V, int64[N, ?] I) {
+  V, I = TopK (X, K)
+}
+)"),
+            1u);
 }
 
 } // namespace

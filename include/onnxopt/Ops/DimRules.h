@@ -48,8 +48,8 @@ enum class DimCondition : uint8_t {
 
 /// The analysis as a rule sees it while it visits one node: what is known
 /// of the operands, and where the rule puts its results, equalities and
-/// conditions. Operand and result indices out of range or naming an
-/// absent (optional) operand give null / std::nullopt.
+/// conditions. Operand indices out of range or naming an absent
+/// (optional) operand give null / std::nullopt.
 class DimContext {
 public:
   using ResultDims = llvm::SmallVector<std::optional<PartialDimList>, 1>;
@@ -133,9 +133,10 @@ struct DimRule {
   const char *Domain;
   const char *OpType;
   int Since;
-  /// Null: the op's results are not modelled (the recorded types stand);
-  /// the row then only says that the op has no condition on dims beyond
-  /// the ones its traits give (If's condition, a data-dependent result).
+  /// Called once per visit of a node that has results. Null: the op's
+  /// results are not modelled (the recorded types stand); the row then
+  /// only says that the op has no condition on dims beyond the ones its
+  /// traits give (a data-dependent result).
   DimTransferFn Transfer = nullptr;
   /// Transfer reads operand 0's dims: it is not called when they are
   /// unknown (X is then never null).
