@@ -90,6 +90,8 @@ struct CommandLine {
   bool PrintIrAfterAll = false;
   std::vector<std::string> PrintIrAfter;
   bool Timing = false, Summary = false;
+  /// --verbose: diagnostics in their long form.
+  bool Verbose = false;
   /// --external-data[=<file name>]: store tensors as external data.
   bool ForceExternal = false;
   std::string ExternalDataName;
@@ -124,7 +126,8 @@ const char *const ToolFlags[] = {"help",
                                  "external-threshold",
                                  "output",
                                  "elide-weights",
-                                 "no-elide-weights"};
+                                 "no-elide-weights",
+                                 "verbose"};
 
 } // namespace
 
@@ -164,6 +167,10 @@ static void printHelp(llvm::raw_ostream &OS) {
         "stderr\n"
      << "  --print-ir-after=<pass>  print the model after the named pass(es)\n"
      << "  --timing                 print per-pass wall time to stderr\n"
+     << "  --verbose                diagnostics in their long form (what "
+        "verification of a\n"
+     << "                           model newer than ONNX 1.12 checked and "
+        "did not check)\n"
      << "  --summary                print a before/after summary table to "
         "stderr; without -o,\n"
      << "                           print only the table (to stdout) and "
@@ -352,6 +359,8 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
         CL.PrintIrAfter.push_back(P.trim().str());
     } else if (Name == "timing") {
       CL.Timing = true;
+    } else if (Name == "verbose" && !Inline) {
+      CL.Verbose = true;
     } else if (Name == "summary") {
       CL.Summary = true;
     } else if (Name == "elide-weights") {
@@ -859,6 +868,7 @@ static int runTool(const CommandLine &CL) {
 
   DiagnosticEngine Diags;
   Diags.setFileName(CL.Input == "-" ? "<stdin>" : CL.Input);
+  Diags.setVerbose(CL.Verbose);
   DiagnosticCap Cap(Diags);
   auto Start = std::chrono::steady_clock::now();
   auto LapMs = [&Start] {
