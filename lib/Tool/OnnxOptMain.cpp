@@ -536,12 +536,9 @@ static int writeFrozenFamily(const CommandLine &CL, const Model &M,
   return 0;
 }
 
-/// Loads the input, first checking that it is an ONNX model at all (a
-/// PyTorch checkpoint or a SavedModel gets an error saying so), and saying
-/// where a truncated file ends.
-static std::unique_ptr<Model> loadInput(llvm::StringRef Path,
-                                        DiagnosticEngine &Diags,
-                                        const ImportOptions &Opts = {}) {
+std::unique_ptr<Model> onnxopt::loadInput(llvm::StringRef Path,
+                                          DiagnosticEngine &Diags,
+                                          const ImportOptions &Opts) {
   switch (classifyInput(Path, Diags)) {
   case InputKind::Rejected:
     return nullptr;
@@ -754,6 +751,26 @@ static LogicalResult sortInputIfNeeded(Model &M, DiagnosticEngine &Diags,
   return success();
 }
 
+LogicalResult onnxopt::prepareInput(Model &M, DiagnosticEngine &Diags,
+                                    bool Verify, bool *InOrder) {
+  // The input may be out of order: topo-sort must be able to repair it.
+  // The verification finds what is late; without it (Verify off) the same
+  // walk runs only for that.
+  VerifyOptions::OrderReport Order;
+  VerifyOptions VO;
+  VO.RequireTopologicalOrder = false;
+  VO.Order = &Order;
+  DiagnosticEngine Quiet;
+  Quiet.setHandler(nullptr);
+  if (failed(verifyModel(M, Verify ? Diags : Quiet, VO)) && Verify)
+    return failure();
+  if (InOrder)
+    *InOrder = !Order.AnyLateUse;
+  return sortInputIfNeeded(M, Diags, Order);
+}
+
+const char *onnxopt::getSimplifyPipeline() { return SimplifyPipeline; }
+
 /// The summary of the result, with the conditions its input dims must meet.
 static ModelSummary summarizeAfter(Model &M) {
   ModelSummary S = summarizeModel(M);
@@ -884,24 +901,11 @@ static int runTool(const CommandLine &CL) {
   if (!M)
     return 1;
   PM.recordTiming("(load)", LapMs());
-  // The input may be out of order: topo-sort must be able to repair it.
-  // The verification finds what is late; without it (--no-verify) the
-  // same walk runs only for that.
-  VerifyOptions::OrderReport Order;
-  {
-    VerifyOptions VO;
-    VO.RequireTopologicalOrder = false;
-    VO.Order = &Order;
-    DiagnosticEngine Quiet;
-    Quiet.setHandler(nullptr);
-    if (failed(verifyModel(*M, CL.Verify ? Diags : Quiet, VO)) && CL.Verify)
-      return 1;
-    PM.recordTiming(CL.Verify ? "(verify input)" : "(order check)", LapMs());
-  }
   // Whether the input verdict also holds with topological order required.
-  bool InOrder = !Order.AnyLateUse;
-  if (failed(sortInputIfNeeded(*M, Diags, Order)))
+  bool InOrder = true;
+  if (failed(prepareInput(*M, Diags, CL.Verify, &InOrder)))
     return 1;
+  PM.recordTiming(CL.Verify ? "(verify input)" : "(order check)", LapMs());
   std::optional<ModelSummary> Before;
   if (CL.Summary)
     Before = summarizeModel(*M);
