@@ -119,6 +119,12 @@ module() { # module, file
   local m=${1%%.*} where=$2
   [[ -z $m ]] && return
   [[ -n ${STDLIB[$m]:-} ]] && return
+  # The module this tree builds (python/), with pybind11 and Python's headers.
+  if [[ $m == onnxopt ]]; then
+    need pybind11-dev "$where (import onnxopt, built with pybind11)"
+    need python3-dev "$where (import onnxopt, built against Python's headers)"
+    return
+  fi
   # A module of this tree, beside the file that imports it.
   [[ -f "$(dirname "$where")/$m.py" ]] && return
   local p=${PY_PKG[$m]:-}

@@ -246,6 +246,8 @@ public:
 
   LogicalResult importGraph(onnx::GraphProto &GP, Graph &G,
                             const Scope *Parent);
+  /// One remark for the types whose -1 dims were read as unknown dims.
+  void remarkUnknownDims();
 
 private:
   /// Phase 1 for one node: creates it and defines its results.
@@ -291,6 +293,9 @@ private:
   /// Subgraph nesting of the graph being imported (the main graph is 0).
   unsigned Depth = 0;
   bool ReportedDepth = false;
+  /// Values whose type had a -1 dim (read as unknown), and the first one.
+  size_t MinusOneValues = 0;
+  std::string FirstMinusOneValue;
   /// The canonical model directory, computed on the first external tensor.
   std::optional<std::string> RealBaseDir;
   /// One mapping per external-data file, shared by its tensors.
@@ -318,13 +323,46 @@ static std::optional<int64_t> badDim(const onnx::TypeProto &TP) {
   return std::nullopt;
 }
 
+/// Clears the -1 dims of \p TP's shape (at any nesting), which makes them
+/// unknown dims; returns whether there were any. ONNX says a dim_value is
+/// never negative, but some exporters (Paddle's) write -1 for a dim they do
+/// not know, as ONNX Runtime reads it. Other negative values stay errors.
+static bool clearMinusOneDims(onnx::TypeProto &TP) {
+  // The shape is TP's own: innerShapeOf only walks it.
+  auto *Shape = const_cast<onnx::TensorShapeProto *>(innerShapeOf(TP));
+  bool Any = false;
+  if (Shape)
+    for (onnx::TensorShapeProto::Dimension &D : *Shape->mutable_dim())
+      if (D.has_dim_value() && D.dim_value() == -1) {
+        D.clear_dim_value();
+        Any = true;
+      }
+  return Any;
+}
+
+void Importer::remarkUnknownDims() {
+  if (!MinusOneValues)
+    return;
+  InFlightDiagnostic R = emitRemark(Diags);
+  R << "value '" << FirstMinusOneValue << "' has dim -1";
+  if (MinusOneValues > 1)
+    R << " (and " << MinusOneValues - 1 << " more value(s))";
+  R << ": read as an unknown dim ('?'), as ONNX Runtime does; ONNX dims are "
+       "never negative, and the output writes it as unknown";
+}
+
 /// Moves the ValueInfoProto's type and leftovers onto \p V.
 LogicalResult Importer::importValueInfo(onnx::ValueInfoProto &VI, Value &V,
                                         const Graph &G) {
+  if (VI.has_type() && clearMinusOneDims(*VI.mutable_type()) &&
+      MinusOneValues++ == 0)
+    FirstMinusOneValue = VI.name();
   if (VI.has_type())
     if (std::optional<int64_t> D = badDim(VI.type()))
-      return emitError(Diags, G) << "value '" << VI.name() << "' has dim " << *D
-                                 << " (dims must be between 0 and 2^53)";
+      return emitError(Diags, G)
+             << "value '" << VI.name() << "' has dim " << *D
+             << " (dims must be between 0 and 2^53"
+             << (*D < 0 ? "; -1 alone is read as an unknown dim)" : ")");
   if (VI.has_type())
     if (size_t Rank = maxRankOf(VI.type()); Rank > MaxTensorRank)
       return emitError(Diags, G)
@@ -909,6 +947,7 @@ importMapped(onnx::ModelProto &&Proto, llvm::StringRef BaseDir,
   Importer I(*M, BaseDir, Diags, Mapped, Opts, MainNodes);
   if (failed(I.importGraph(*Proto.mutable_graph(), M->getGraph(), nullptr)))
     return nullptr;
+  I.remarkUnknownDims();
 
   Proto.clear_graph();
   Proto.clear_ir_version();

@@ -90,6 +90,8 @@ struct CommandLine {
   bool PrintIrAfterAll = false;
   std::vector<std::string> PrintIrAfter;
   bool Timing = false, Summary = false;
+  /// --verbose: diagnostics in their long form.
+  bool Verbose = false;
   /// --external-data[=<file name>]: store tensors as external data.
   bool ForceExternal = false;
   std::string ExternalDataName;
@@ -124,7 +126,8 @@ const char *const ToolFlags[] = {"help",
                                  "external-threshold",
                                  "output",
                                  "elide-weights",
-                                 "no-elide-weights"};
+                                 "no-elide-weights",
+                                 "verbose"};
 
 } // namespace
 
@@ -166,6 +169,10 @@ static void printHelp(llvm::raw_ostream &OS) {
      << "  --timing                 print per-pass wall time and the passes' "
         "statistics to\n"
      << "                           stderr\n"
+     << "  --verbose                diagnostics in their long form (what "
+        "verification of a\n"
+     << "                           model newer than ONNX 1.12 checked and "
+        "did not check)\n"
      << "  --summary                print a before/after summary table to "
         "stderr; without -o,\n"
      << "                           print only the table (to stdout) and "
@@ -354,6 +361,8 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
         CL.PrintIrAfter.push_back(P.trim().str());
     } else if (Name == "timing") {
       CL.Timing = true;
+    } else if (Name == "verbose" && !Inline) {
+      CL.Verbose = true;
     } else if (Name == "summary") {
       CL.Summary = true;
     } else if (Name == "elide-weights") {
@@ -529,12 +538,9 @@ static int writeFrozenFamily(const CommandLine &CL, const Model &M,
   return 0;
 }
 
-/// Loads the input, first checking that it is an ONNX model at all (a
-/// PyTorch checkpoint or a SavedModel gets an error saying so), and saying
-/// where a truncated file ends.
-static std::unique_ptr<Model> loadInput(llvm::StringRef Path,
-                                        DiagnosticEngine &Diags,
-                                        const ImportOptions &Opts = {}) {
+std::unique_ptr<Model> onnxopt::loadInput(llvm::StringRef Path,
+                                          DiagnosticEngine &Diags,
+                                          const ImportOptions &Opts) {
   switch (classifyInput(Path, Diags)) {
   case InputKind::Rejected:
     return nullptr;
@@ -747,6 +753,26 @@ static LogicalResult sortInputIfNeeded(Model &M, DiagnosticEngine &Diags,
   return success();
 }
 
+LogicalResult onnxopt::prepareInput(Model &M, DiagnosticEngine &Diags,
+                                    bool Verify, bool *InOrder) {
+  // The input may be out of order: topo-sort must be able to repair it.
+  // The verification finds what is late; without it (Verify off) the same
+  // walk runs only for that.
+  VerifyOptions::OrderReport Order;
+  VerifyOptions VO;
+  VO.RequireTopologicalOrder = false;
+  VO.Order = &Order;
+  DiagnosticEngine Quiet;
+  Quiet.setHandler(nullptr);
+  if (failed(verifyModel(M, Verify ? Diags : Quiet, VO)) && Verify)
+    return failure();
+  if (InOrder)
+    *InOrder = !Order.AnyLateUse;
+  return sortInputIfNeeded(M, Diags, Order);
+}
+
+const char *onnxopt::getSimplifyPipeline() { return SimplifyPipeline; }
+
 /// The summary of the result, with the conditions its input dims must meet.
 static ModelSummary summarizeAfter(Model &M) {
   ModelSummary S = summarizeModel(M);
@@ -868,6 +894,7 @@ static int runTool(const CommandLine &CL) {
 
   DiagnosticEngine Diags;
   Diags.setFileName(CL.Input == "-" ? "<stdin>" : CL.Input);
+  Diags.setVerbose(CL.Verbose);
   DiagnosticCap Cap(Diags);
   auto Start = std::chrono::steady_clock::now();
   auto LapMs = [&Start] {
@@ -883,24 +910,11 @@ static int runTool(const CommandLine &CL) {
   if (!M)
     return 1;
   PM.recordTiming("(load)", LapMs());
-  // The input may be out of order: topo-sort must be able to repair it.
-  // The verification finds what is late; without it (--no-verify) the
-  // same walk runs only for that.
-  VerifyOptions::OrderReport Order;
-  {
-    VerifyOptions VO;
-    VO.RequireTopologicalOrder = false;
-    VO.Order = &Order;
-    DiagnosticEngine Quiet;
-    Quiet.setHandler(nullptr);
-    if (failed(verifyModel(*M, CL.Verify ? Diags : Quiet, VO)) && CL.Verify)
-      return 1;
-    PM.recordTiming(CL.Verify ? "(verify input)" : "(order check)", LapMs());
-  }
   // Whether the input verdict also holds with topological order required.
-  bool InOrder = !Order.AnyLateUse;
-  if (failed(sortInputIfNeeded(*M, Diags, Order)))
+  bool InOrder = true;
+  if (failed(prepareInput(*M, Diags, CL.Verify, &InOrder)))
     return 1;
+  PM.recordTiming(CL.Verify ? "(verify input)" : "(order check)", LapMs());
   std::optional<ModelSummary> Before;
   if (CL.Summary)
     Before = summarizeModel(*M);

@@ -602,14 +602,42 @@ TEST(ImportExport, HugeDimsSurvive) {
     }
     return P;
   };
-  for (int64_t Bad : {MaxDim + 1, int64_t(INT64_MAX), int64_t(-1)}) {
+  for (int64_t Bad : {MaxDim + 1, int64_t(INT64_MAX), int64_t(-2)}) {
     CapturedDiags D;
     EXPECT_FALSE(importProto(Make(Bad), D));
     EXPECT_NE(D.Text.find("value 'x' has dim " + std::to_string(Bad) +
-                          " (dims must be between 0 and 2^53)"),
+                          " (dims must be between 0 and 2^53"),
               std::string::npos)
         << D.Text;
     EXPECT_NE(D.Text.find("initializer 'w0': dim " + std::to_string(Bad)),
+              std::string::npos)
+        << D.Text;
+  }
+  // -1 in a type is an exporter's unknown dim (Paddle): read as unknown,
+  // with a remark; in a tensor it is still an error.
+  {
+    CapturedDiags D;
+    EXPECT_FALSE(importProto(Make(-1), D));
+    EXPECT_EQ(D.Text.find("value 'x' has dim -1 (dims"), std::string::npos)
+        << D.Text;
+    EXPECT_NE(D.Text.find("initializer 'w0': dim -1"), std::string::npos)
+        << D.Text;
+  }
+  {
+    onnx::ModelProto P = makeAddModel();
+    P.mutable_graph()
+        ->mutable_input(0)
+        ->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->mutable_dim(0)
+        ->set_dim_value(-1);
+    CapturedDiags D;
+    std::unique_ptr<Model> M = importProto(P, D);
+    ASSERT_TRUE(M) << D.Text;
+    EXPECT_TRUE(M->getGraph().getInput(0)->getType().getDims()[0].isUnknown());
+    EXPECT_NE(D.Text.find("remark: value 'x' has dim -1: read as an unknown "
+                          "dim ('?')"),
               std::string::npos)
         << D.Text;
   }

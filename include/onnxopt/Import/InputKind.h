@@ -26,12 +26,19 @@ enum class InputKind {
 
 /// Looks at \p Path before loading it. Rejects (with an error saying what
 /// the input is and how to get an ONNX model from it) PyTorch checkpoints
-/// (zip or pickle), other pickles and zip archives, TensorFlow SavedModel
-/// directories, Keras HDF5, TensorFlow Lite and safetensors files. Returns
-/// Text for ONNX text in a file whose name says binary (with a remark).
-/// "-" (stdin) and paths that cannot be opened are Binary: the loader
-/// reports those.
+/// (zip or pickle), TorchScript archives, other pickles and zip archives
+/// (Keras 3, NumPy .npz, a zip holding a .onnx), TensorFlow SavedModel
+/// directories and saved_model.pb, Keras HDF5, TensorFlow Lite, ONNX
+/// Runtime ORT-format, safetensors, NumPy, gzip and tar files, HTML pages,
+/// XML (OpenVINO IR), Git LFS pointers and JSON (ONNX's JSON form named as
+/// such). Returns Text for ONNX text in a file whose name says binary (with
+/// a remark). "-" (stdin) and paths that cannot be opened are Binary: the
+/// loader reports those.
 InputKind classifyInput(llvm::StringRef Path, DiagnosticEngine &Diags);
+
+/// The same checks on a model held in memory (bytes from an embedder):
+/// Rejected with an error, Text for ONNX text (no remark), else Binary.
+InputKind classifyBytes(llvm::StringRef Bytes, DiagnosticEngine &Diags);
 
 /// For a binary file that failed to parse: walks its protobuf framing and,
 /// when the file ends inside a field, emits a note saying where (`the file

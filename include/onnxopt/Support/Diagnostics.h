@@ -52,6 +52,12 @@ public:
   }
   llvm::StringRef getMessagePrefix() const { return MessagePrefix; }
 
+  /// Whether diagnostics that have a long form use it (`--verbose`):
+  /// warnings that repeat on every run (such as what verification could not
+  /// check on a newer opset) are one short line otherwise.
+  void setVerbose(bool V) { Verbose = V; }
+  bool isVerbose() const { return Verbose; }
+
   /// Prints a diagnostic in the standard format.
   void print(llvm::raw_ostream &OS, const Diagnostic &D) const;
 
@@ -60,6 +66,7 @@ private:
   std::string MessagePrefix;
   Handler TheHandler;
   unsigned NumErrors = 0;
+  bool Verbose = false;
 };
 
 /// An in-flight diagnostic: collects the message with `<<` and is emitted
