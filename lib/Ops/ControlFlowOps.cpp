@@ -5,11 +5,19 @@
 // version by adding rows here and its row in OpTable.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "DimSupport.h"
+#include "InferSupport.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/Ops/Preconditions.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include <cmath>
+#include <onnx/defs/tensor_proto_util.h>
 
 using namespace onnxopt;
 
@@ -18,8 +26,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Traits, shape operands, axes
 //===----------------------------------------------------------------------===//
-
-
 
 constexpr TraitRow Traits[] = {
     {"", "If", 1, Conditional, {}, {}, -1},
@@ -43,13 +49,6 @@ llvm::ArrayRef<PreconditionRule> preconditionRules() { return {}; }
 
 // Inference functions (onnx::InferenceContext) of the versions ONNX 1.12
 // has no schema for, and refinements on top of its schemas (InferRules.h).
-#include "InferSupport.h"
-#include "onnxopt/Ops/OpFacts.h"
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringExtras.h"
-#include <cmath>
-#include <onnx/defs/tensor_proto_util.h>
 
 namespace {
 
@@ -85,8 +84,6 @@ llvm::ArrayRef<InferRule> inferRules() { return InferRows; }
 //===----------------------------------------------------------------------===//
 // Dim transfer
 //===----------------------------------------------------------------------===//
-
-#include "DimSupport.h"
 
 namespace {
 

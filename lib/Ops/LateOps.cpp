@@ -5,11 +5,18 @@
 // version by adding rows here and its row in OpTable.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "InferSupport.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/Ops/Preconditions.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include <cmath>
+#include <onnx/defs/tensor_proto_util.h>
 
 using namespace onnxopt;
 
@@ -18,8 +25,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Traits, shape operands, axes
 //===----------------------------------------------------------------------===//
-
-
 
 llvm::ArrayRef<TraitRow> traitRows() { return {}; }
 
@@ -39,13 +44,6 @@ llvm::ArrayRef<PreconditionRule> preconditionRules() { return {}; }
 
 // Inference functions (onnx::InferenceContext) of the versions ONNX 1.12
 // has no schema for, and refinements on top of its schemas (InferRules.h).
-#include "InferSupport.h"
-#include "onnxopt/Ops/OpFacts.h"
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringExtras.h"
-#include <cmath>
-#include <onnx/defs/tensor_proto_util.h>
 
 namespace {
 

@@ -1,15 +1,32 @@
-//===- MathOps.cpp - Elementwise math, comparisons, logic, reductions, MatMul and Gemm
+//===- MathOps.cpp - Elementwise math, comparisons, logic, reductions, MatMul
+//and Gemm
 //
 // The op definitions of this family (OpDef.h), one section per concern.
 // Everything onnx-opt knows about one of these ops is in this file: add a
 // version by adding rows here and its row in OpTable.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "DimSupport.h"
+#include "EvalSupport.h"
+#include "InferSupport.h"
+#include "PreconditionSupport.h"
+#include "SymbolicRefinement.h"
+#include "onnxopt/IR/IR.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/Ops/Preconditions.h"
+#include "onnxopt/Ops/Semantics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <onnx/defs/tensor_proto_util.h>
 
 using namespace onnxopt;
 
@@ -34,7 +51,13 @@ constexpr TraitRow Traits[] = {
     {"", "Abs", 1, ShapePreserving, {}, {}, -1},
     {"", "Acos", 1, ShapePreserving, {}, {}, -1},
     {"", "Acosh", 1, ShapePreserving, {}, {}, -1},
-    {"", "Add", 1, ElementwiseBroadcasting | ShapeArithmetic | Arithmetic, {}, {}, -1},
+    {"",
+     "Add",
+     1,
+     ElementwiseBroadcasting | ShapeArithmetic | Arithmetic,
+     {},
+     {},
+     -1},
     {"", "And", 1, ElementwiseBroadcasting, {}, {}, -1},
     {"", "ArgMax", 1, 0, {}, {}, -1},
     {"", "ArgMin", 1, 0, {}, {}, -1},
@@ -53,7 +76,13 @@ constexpr TraitRow Traits[] = {
     {"", "Clip", 1, ShapePreserving, {}, {}, -1},
     {"", "Cos", 1, ShapePreserving, {}, {}, -1},
     {"", "Cosh", 1, ShapePreserving, {}, {}, -1},
-    {"", "Div", 1, ElementwiseBroadcasting | ShapeArithmetic | Arithmetic, {}, {}, -1},
+    {"",
+     "Div",
+     1,
+     ElementwiseBroadcasting | ShapeArithmetic | Arithmetic,
+     {},
+     {},
+     -1},
     {"", "Elu", 1, ShapePreserving, {}, {}, -1},
     {"", "Equal", 1, ElementwiseBroadcasting | Comparison, {}, {}, -1},
     {"", "Erf", 1, ShapePreserving, {}, {}, -1},
@@ -77,7 +106,13 @@ constexpr TraitRow Traits[] = {
     {"", "Min", 1, ElementwiseBroadcasting | ShapeArithmetic, {}, {}, -1},
     {"", "Mish", 1, ShapePreserving, {}, {}, -1},
     {"", "Mod", 1, ElementwiseBroadcasting, {}, {}, -1},
-    {"", "Mul", 1, ElementwiseBroadcasting | ShapeArithmetic | Arithmetic, {}, {}, -1},
+    {"",
+     "Mul",
+     1,
+     ElementwiseBroadcasting | ShapeArithmetic | Arithmetic,
+     {},
+     {},
+     -1},
     {"", "Multinomial", 1, Nondeterministic, {}, {}, -1},
     {"", "Neg", 1, ShapePreserving, {}, {}, -1},
     {"", "Not", 1, ShapePreserving, {}, {}, -1},
@@ -90,25 +125,115 @@ constexpr TraitRow Traits[] = {
     {"", "RandomUniformLike", 1, Nondeterministic, {}, {}, -1},
     {"", "Reciprocal", 1, ShapePreserving, {}, {}, -1},
     {"", "ReduceL1", 1, Reduction, {}, {AxesSource::Attribute, 0, "axes"}, -1},
-    {"", "ReduceL1", 18, Reduction, ReduceL1Operands18, {AxesSource::Input, 1, "axes"}, -1},
+    {"",
+     "ReduceL1",
+     18,
+     Reduction,
+     ReduceL1Operands18,
+     {AxesSource::Input, 1, "axes"},
+     -1},
     {"", "ReduceL2", 1, Reduction, {}, {AxesSource::Attribute, 0, "axes"}, -1},
-    {"", "ReduceL2", 18, Reduction, ReduceL2Operands18, {AxesSource::Input, 1, "axes"}, -1},
-    {"", "ReduceLogSum", 1, Reduction, {}, {AxesSource::Attribute, 0, "axes"}, -1},
-    {"", "ReduceLogSum", 18, Reduction, ReduceLogSumOperands18, {AxesSource::Input, 1, "axes"}, -1},
-    {"", "ReduceLogSumExp", 1, Reduction, {}, {AxesSource::Attribute, 0, "axes"}, -1},
-    {"", "ReduceLogSumExp", 18, Reduction, ReduceLogSumExpOperands18, {AxesSource::Input, 1, "axes"}, -1},
+    {"",
+     "ReduceL2",
+     18,
+     Reduction,
+     ReduceL2Operands18,
+     {AxesSource::Input, 1, "axes"},
+     -1},
+    {"",
+     "ReduceLogSum",
+     1,
+     Reduction,
+     {},
+     {AxesSource::Attribute, 0, "axes"},
+     -1},
+    {"",
+     "ReduceLogSum",
+     18,
+     Reduction,
+     ReduceLogSumOperands18,
+     {AxesSource::Input, 1, "axes"},
+     -1},
+    {"",
+     "ReduceLogSumExp",
+     1,
+     Reduction,
+     {},
+     {AxesSource::Attribute, 0, "axes"},
+     -1},
+    {"",
+     "ReduceLogSumExp",
+     18,
+     Reduction,
+     ReduceLogSumExpOperands18,
+     {AxesSource::Input, 1, "axes"},
+     -1},
     {"", "ReduceMax", 1, Reduction, {}, {AxesSource::Attribute, 0, "axes"}, -1},
-    {"", "ReduceMax", 18, Reduction, ReduceMaxOperands18, {AxesSource::Input, 1, "axes"}, -1},
-    {"", "ReduceMean", 1, Reduction, {}, {AxesSource::Attribute, 0, "axes"}, -1},
-    {"", "ReduceMean", 18, Reduction, ReduceMeanOperands18, {AxesSource::Input, 1, "axes"}, -1},
+    {"",
+     "ReduceMax",
+     18,
+     Reduction,
+     ReduceMaxOperands18,
+     {AxesSource::Input, 1, "axes"},
+     -1},
+    {"",
+     "ReduceMean",
+     1,
+     Reduction,
+     {},
+     {AxesSource::Attribute, 0, "axes"},
+     -1},
+    {"",
+     "ReduceMean",
+     18,
+     Reduction,
+     ReduceMeanOperands18,
+     {AxesSource::Input, 1, "axes"},
+     -1},
     {"", "ReduceMin", 1, Reduction, {}, {AxesSource::Attribute, 0, "axes"}, -1},
-    {"", "ReduceMin", 18, Reduction, ReduceMinOperands18, {AxesSource::Input, 1, "axes"}, -1},
-    {"", "ReduceProd", 1, Reduction, {}, {AxesSource::Attribute, 0, "axes"}, -1},
-    {"", "ReduceProd", 18, Reduction, ReduceProdOperands18, {AxesSource::Input, 1, "axes"}, -1},
+    {"",
+     "ReduceMin",
+     18,
+     Reduction,
+     ReduceMinOperands18,
+     {AxesSource::Input, 1, "axes"},
+     -1},
+    {"",
+     "ReduceProd",
+     1,
+     Reduction,
+     {},
+     {AxesSource::Attribute, 0, "axes"},
+     -1},
+    {"",
+     "ReduceProd",
+     18,
+     Reduction,
+     ReduceProdOperands18,
+     {AxesSource::Input, 1, "axes"},
+     -1},
     {"", "ReduceSum", 1, Reduction, {}, {AxesSource::Attribute, 0, "axes"}, -1},
-    {"", "ReduceSum", 13, Reduction, ReduceSumOperands13, {AxesSource::Input, 1, "axes"}, -1},
-    {"", "ReduceSumSquare", 1, Reduction, {}, {AxesSource::Attribute, 0, "axes"}, -1},
-    {"", "ReduceSumSquare", 18, Reduction, ReduceSumSquareOperands18, {AxesSource::Input, 1, "axes"}, -1},
+    {"",
+     "ReduceSum",
+     13,
+     Reduction,
+     ReduceSumOperands13,
+     {AxesSource::Input, 1, "axes"},
+     -1},
+    {"",
+     "ReduceSumSquare",
+     1,
+     Reduction,
+     {},
+     {AxesSource::Attribute, 0, "axes"},
+     -1},
+    {"",
+     "ReduceSumSquare",
+     18,
+     Reduction,
+     ReduceSumSquareOperands18,
+     {AxesSource::Input, 1, "axes"},
+     -1},
     {"", "Relu", 1, ShapePreserving, {}, {}, -1},
     {"", "Round", 1, ShapePreserving, {}, {}, -1},
     {"", "Selu", 1, ShapePreserving, {}, {}, -1},
@@ -120,7 +245,13 @@ constexpr TraitRow Traits[] = {
     {"", "Softplus", 1, ShapePreserving, {}, {}, -1},
     {"", "Softsign", 1, ShapePreserving, {}, {}, -1},
     {"", "Sqrt", 1, ShapePreserving, {}, {}, -1},
-    {"", "Sub", 1, ElementwiseBroadcasting | ShapeArithmetic | Arithmetic, {}, {}, -1},
+    {"",
+     "Sub",
+     1,
+     ElementwiseBroadcasting | ShapeArithmetic | Arithmetic,
+     {},
+     {},
+     -1},
     {"", "Sum", 1, ElementwiseBroadcasting, {}, {}, -1},
     {"", "Tan", 1, ShapePreserving, {}, {}, -1},
     {"", "Tanh", 1, ShapePreserving, {}, {}, -1},
@@ -133,9 +264,6 @@ constexpr TraitRow Traits[] = {
 //===----------------------------------------------------------------------===//
 // Run-time preconditions
 //===----------------------------------------------------------------------===//
-
-#include "PreconditionSupport.h"
-#include "onnxopt/IR/IR.h"
 
 namespace {
 
@@ -167,14 +295,6 @@ llvm::ArrayRef<PreconditionRule> preconditionRules() {
 
 // Inference functions (onnx::InferenceContext) of the versions ONNX 1.12
 // has no schema for, and refinements on top of its schemas (InferRules.h).
-#include "InferSupport.h"
-#include "SymbolicRefinement.h"
-#include "onnxopt/Ops/OpFacts.h"
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringExtras.h"
-#include <cmath>
-#include <onnx/defs/tensor_proto_util.h>
 
 namespace {
 
@@ -282,10 +402,6 @@ llvm::ArrayRef<InferRule> inferRules() { return InferRows; }
 //===----------------------------------------------------------------------===//
 // Dim transfer
 //===----------------------------------------------------------------------===//
-
-#include "DimSupport.h"
-#include "onnxopt/IR/IR.h"
-#include "onnxopt/Ops/Semantics.h"
 
 namespace {
 using namespace onnxopt::dims;
@@ -489,13 +605,6 @@ llvm::ArrayRef<DimRule> dimRules() { return DimRules; }
 // Each rule computes its op's results from constant operands (EvalRules.h);
 // the helpers they share are in EvalSupport.h. Arithmetic converts operands
 // to Literals (int64 or double), computes, and rounds back once.
-
-#include "EvalSupport.h"
-#include "onnxopt/IR/IR.h"
-#include <algorithm>
-#include <cmath>
-#include <functional>
-#include <limits>
 
 namespace {
 using namespace onnxopt::eval;

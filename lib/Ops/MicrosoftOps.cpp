@@ -10,6 +10,8 @@
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Ops/Preconditions.h"
+#include <onnx/defs/shape_inference.h>
+#include <optional>
 
 using namespace onnxopt;
 
@@ -18,8 +20,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Traits, shape operands, axes
 //===----------------------------------------------------------------------===//
-
-
 
 constexpr TraitRow Traits[] = {
     {"com.microsoft", "BiasDropout", 1, Nondeterministic, {}, {}, -1},
@@ -50,8 +50,6 @@ llvm::ArrayRef<PreconditionRule> preconditionRules() { return {}; }
 // input"); outputs whose shape depends on a runtime buffer policy (present
 // key/value caches) keep their declared types. Ops not listed keep their
 // declared types. The rules did not change between versions of the domain.
-#include <onnx/defs/shape_inference.h>
-#include <optional>
 
 namespace {
 

@@ -1,15 +1,26 @@
-//===- NNOps.cpp - Convolutions, pools, normalizations, resampling, recurrent layers
+//===- NNOps.cpp - Convolutions, pools, normalizations, resampling, recurrent
+//layers
 //
 // The op definitions of this family (OpDef.h), one section per concern.
 // Everything onnx-opt knows about one of these ops is in this file: add a
 // version by adding rows here and its row in OpTable.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "DimSupport.h"
+#include "InferSupport.h"
+#include "PreconditionSupport.h"
+#include "onnxopt/IR/IR.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/Ops/Preconditions.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include <cmath>
+#include <onnx/defs/tensor_proto_util.h>
 
 using namespace onnxopt;
 
@@ -61,9 +72,6 @@ constexpr TraitRow Traits[] = {
 //===----------------------------------------------------------------------===//
 // Run-time preconditions
 //===----------------------------------------------------------------------===//
-
-#include "PreconditionSupport.h"
-#include "onnxopt/IR/IR.h"
 
 namespace {
 
@@ -158,13 +166,6 @@ llvm::ArrayRef<PreconditionRule> preconditionRules() {
 
 // Inference functions (onnx::InferenceContext) of the versions ONNX 1.12
 // has no schema for, and refinements on top of its schemas (InferRules.h).
-#include "InferSupport.h"
-#include "onnxopt/Ops/OpFacts.h"
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringExtras.h"
-#include <cmath>
-#include <onnx/defs/tensor_proto_util.h>
 
 namespace {
 
@@ -353,10 +354,6 @@ llvm::ArrayRef<InferRule> inferRules() { return InferRows; }
 //===----------------------------------------------------------------------===//
 // Dim transfer
 //===----------------------------------------------------------------------===//
-
-#include "DimSupport.h"
-#include "onnxopt/IR/IR.h"
-#include <cmath>
 
 namespace {
 using namespace onnxopt::dims;

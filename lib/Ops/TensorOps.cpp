@@ -1,16 +1,30 @@
 //===- TensorOps.cpp - Shape and data-movement ops: Shape, Reshape, Slice,
-//Gather, Concat, Split, ...
+// Gather, Concat, Split, ...
 //
 // The op definitions of this family (OpDef.h), one section per concern.
 // Everything onnx-opt knows about one of these ops is in this file: add a
 // version by adding rows here and its row in OpTable.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "DimSupport.h"
+#include "EvalSupport.h"
+#include "InferSupport.h"
+#include "SymbolicRefinement.h"
+#include "onnxopt/IR/IR.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/Ops/Preconditions.h"
+#include "onnxopt/Ops/Semantics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include <cmath>
+#include <cstring>
+#include <onnx/defs/tensor_proto_util.h>
+#include <tuple>
 
 using namespace onnxopt;
 
@@ -144,14 +158,6 @@ llvm::ArrayRef<PreconditionRule> preconditionRules() {
 
 // Inference functions (onnx::InferenceContext) of the versions ONNX 1.12
 // has no schema for, and refinements on top of its schemas (InferRules.h).
-#include "InferSupport.h"
-#include "SymbolicRefinement.h"
-#include "onnxopt/Ops/OpFacts.h"
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringExtras.h"
-#include <cmath>
-#include <onnx/defs/tensor_proto_util.h>
 
 namespace {
 
@@ -366,10 +372,6 @@ llvm::ArrayRef<InferRule> inferRules() { return InferRows; }
 //===----------------------------------------------------------------------===//
 // Dim transfer
 //===----------------------------------------------------------------------===//
-
-#include "DimSupport.h"
-#include "onnxopt/IR/IR.h"
-#include "onnxopt/Ops/Semantics.h"
 
 namespace {
 using namespace onnxopt::dims;
@@ -984,13 +986,6 @@ llvm::ArrayRef<DimRule> dimRules() { return DimRules; }
 // Each rule computes its op's results from constant operands (EvalRules.h);
 // the helpers they share are in EvalSupport.h. Data movement works on raw
 // bytes through index maps, so any fixed-size element type moves unchanged.
-
-#include "EvalSupport.h"
-#include "onnxopt/IR/IR.h"
-#include "onnxopt/Ops/Semantics.h"
-#include <cmath>
-#include <cstring>
-#include <tuple>
 
 namespace {
 using namespace onnxopt::eval;
