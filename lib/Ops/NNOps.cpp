@@ -1,5 +1,5 @@
 //===- NNOps.cpp - Convolutions, pools, normalizations, resampling, recurrent
-//layers
+// layers
 //
 // The op definitions of this family (OpDef.h), one section per concern.
 // Everything onnx-opt knows about one of these ops is in this file: add a
@@ -140,16 +140,46 @@ LogicalResult checkUnpoolWindow(const Node &N, DiagnosticEngine &Diags) {
   return checkWindowAttrs(N, Diags, /*NeedsSpatialInput=*/false);
 }
 
+/// Convolutions: the window attributes, and a weight of X's rank. Without
+/// kernel_shape ONNX 1.12's inference takes the kernel from the weight's
+/// dims and indexes X's by them: a rank-4 weight on a rank-3 input read
+/// past X's dims and crashed it. \p WeightIndex: the weight's operand.
+template <unsigned WeightIndex>
+LogicalResult checkConvWindow(const Node &N, DiagnosticEngine &Diags) {
+  if (failed(checkWindowAttrs(N, Diags, /*NeedsSpatialInput=*/true)))
+    return failure();
+  const Value *W =
+      WeightIndex < N.getNumOperands() ? N.getOperand(WeightIndex) : nullptr;
+  int64_t WRank = knownRank(W);
+  if (WRank < 0)
+    return success();
+  if (WRank < 3)
+    return emitError(Diags, N)
+           << "weight '" << W->getName() << "' of rank " << WRank
+           << " has no spatial axes (rank 3 or more expected)";
+  int64_t XRank = knownRank(N.getNumOperands() ? N.getOperand(0) : nullptr);
+  if (XRank >= 0 && XRank != WRank)
+    return emitError(Diags, N)
+           << "weight '" << W->getName() << "' has rank " << WRank
+           << ", but input 'X' has rank " << XRank << " (they must be equal)";
+  if (const Attribute *K = N.getAttr("kernel_shape");
+      K && K->Kind == AttrKind::Ints && int64_t(K->Ints.size()) != WRank - 2)
+    return emitError(Diags, N)
+           << "attribute 'kernel_shape' has " << K->Ints.size()
+           << " entries, but the weight's rank implies " << WRank - 2;
+  return success();
+}
+
 constexpr PreconditionRule PreconditionRows[] = {
     {"", "AveragePool", 1, checkWindow},
-    {"", "Conv", 1, checkWindow},
-    {"", "ConvInteger", 1, checkWindow},
-    {"", "ConvTranspose", 1, checkWindow},
-    {"", "DeformConv", 1, checkWindow},
+    {"", "Conv", 1, checkConvWindow<1>},
+    {"", "ConvInteger", 1, checkConvWindow<1>},
+    {"", "ConvTranspose", 1, checkConvWindow<1>},
+    {"", "DeformConv", 1, checkConvWindow<1>},
     {"", "LpPool", 1, checkWindow},
     {"", "MaxPool", 1, checkWindow},
     {"", "MaxUnpool", 1, checkUnpoolWindow},
-    {"", "QLinearConv", 1, checkWindow},
+    {"", "QLinearConv", 1, checkConvWindow<3>},
     // sizes
     {"", "Resize", 1, nullptr, 3},
 };
