@@ -417,9 +417,8 @@ public:
   }
   /// A new entry for \p V on the arena, replacing any earlier one.
   onnx::TensorShapeProto &newData(const Value *V) {
-    auto *P =
-        google::protobuf::Arena::CreateMessage<onnx::TensorShapeProto>(
-            &DataArena);
+    auto *P = google::protobuf::Arena::CreateMessage<onnx::TensorShapeProto>(
+        &DataArena);
     Data[V] = P;
     return *P;
   }
@@ -636,8 +635,8 @@ public:
       if (T->isPacked()) {
         // On the node's arena (its first block is inline): no heap blocks
         // for a proto that lives as long as this node's inference.
-        auto *P = google::protobuf::Arena::CreateMessage<onnx::TensorProto>(
-            &Arena);
+        auto *P =
+            google::protobuf::Arena::CreateMessage<onnx::TensorProto>(&Arena);
         T->toProto(*P);
         return InputData[I] = P;
       }
@@ -836,7 +835,14 @@ private:
     if (const onnx::TensorShapeProto *P = E.getData(V))
       return P;
     // Integer constants of rank 0 or 1 read as shape data, as in onnx. Not
-    // a read for the memo: the shape returned is (and is recorded).
+    // a read for the memo: the shape returned is (and is recorded). Decided
+    // from the stored type first: a weight is never shape data, and
+    // loading an external one reads all of its bytes (a Gather from an
+    // embedding table, a MatMul's weight).
+    if (const Tensor *S = getStoredConstant(*V))
+      if (S->getDimsRef().size() > 1 ||
+          (S->getElemType() != kInt64 && S->getElemType() != kInt32))
+        return nullptr;
     const onnx::TensorProto *T = Ctx.readInputData(I);
     if (!T || T->dims_size() > 1 ||
         (T->data_type() != kInt64 && T->data_type() != kInt32))
