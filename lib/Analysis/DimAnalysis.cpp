@@ -52,18 +52,6 @@ constexpr size_t kMaxDataLength = kMaxDimDataLength;
 /// against blow-ups such as products of long sums.
 constexpr size_t kMaxExprSize = 2048;
 
-std::optional<std::vector<int64_t>> constants(const Dims *D) {
-  if (!D)
-    return std::nullopt;
-  std::vector<int64_t> V;
-  for (const DimExpr &E : *D) {
-    if (!E.isConstant())
-      return std::nullopt;
-    V.push_back(E.getConstant());
-  }
-  return V;
-}
-
 /// Known numbers as dims or data.
 Dims constantDims(llvm::ArrayRef<int64_t> Values) {
   Dims D;
@@ -240,7 +228,7 @@ void DimAnalysis::Impl::requireRunnable(const Node &N, const OpDef &Def) {
       Def.has(ValueDependentShape) ||
       (Def.has(ValueDependentUnlessConstant) &&
        (Def.DataOperand < 0 ||
-        !constants(data(N, static_cast<unsigned>(Def.DataOperand)))));
+        !getConstantDims(data(N, static_cast<unsigned>(Def.DataOperand)))));
   if (DataDependent)
     require(DimConstraint::DataDependent, DimExpr(), DimExpr(), N,
             Def.has(Looping) ? "the trip count is computed at run time"

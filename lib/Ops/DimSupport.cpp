@@ -247,3 +247,21 @@ const DimRule *onnxopt::getDimRule(const OpDef *D) {
     return &ReductionRule;
   return nullptr;
 }
+
+void dims::transferNormalizedTail(DimContext &C, const DimList *X) {
+  transferShapePreserving(C, X);
+  if (!X)
+    return;
+  const Node &N = C.getNode();
+  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", -1), X->size());
+  if (!Axis)
+    return;
+  DimList Tail(X->begin() + *Axis, X->end());
+  for (unsigned I = 1; I < N.getNumOperands(); ++I)
+    if (const DimList *P = C.dims(I); P && P->size() <= Tail.size())
+      requireBroadcast(C, {&Tail, P});
+}
+
+std::optional<std::vector<int64_t>> onnxopt::getConstantDims(const DimList *D) {
+  return dims::constants(D);
+}

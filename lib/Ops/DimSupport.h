@@ -57,6 +57,9 @@ inline const DimExpr &elementAt(const DimList &D, size_t I) {
 
 /// ShapePreserving: the first result has the first operand's shape.
 void transferShapePreserving(DimContext &C, const DimList *X);
+/// The normalizations over X[axis:] (LayerNormalization, RMSNormalization):
+/// X's shape; every other operand (scale, bias) broadcasts to X[axis:].
+void transferNormalizedTail(DimContext &C, const DimList *X);
 /// ElementwiseBroadcasting: numpy broadcasting of every operand.
 void transferBroadcast(DimContext &C, const DimList *X);
 /// transferBroadcast's work; false when some operand's dims are unknown

@@ -297,27 +297,12 @@ llvm::ArrayRef<InferRule> inferRules() { return InferRows; }
 
 namespace {
 
-/// RMSNormalization-23: X's shape; the scale broadcasts to X[axis:] (its
-/// only other operand), as LayerNormalization's scale does.
-void transferRMSNormalization(DimContext &C, const DimList *X) {
-  dims::transferShapePreserving(C, X);
-  if (!X)
-    return;
-  std::optional<size_t> Axis =
-      dims::normAxis(C.getNode().getAttrInt("axis", -1), X->size());
-  const DimList *Scale = C.dims(1);
-  if (!Axis || !Scale)
-    return;
-  DimList Tail(X->begin() + *Axis, X->end());
-  if (Scale->size() <= Tail.size())
-    dims::requireBroadcast(C, {&Tail, Scale});
-}
-
 /// RotaryEmbedding-23: X's shape. Its caches must match X's sequence and
 /// head size (or be indexed by position_ids within their length): those
 /// conditions are not stated, so make-dynamic does not rely on this rule.
 constexpr DimRule DimRules[] = {
-    {"", "RMSNormalization", 23, transferRMSNormalization},
+    // As LayerNormalization: X's shape, the scale broadcast to X[axis:].
+    {"", "RMSNormalization", 23, dims::transferNormalizedTail},
     {"", "RotaryEmbedding", 23, dims::transferShapePreserving,
      /*NeedsFirstOperandDims=*/false, /*StatesAllConditions=*/false},
 };

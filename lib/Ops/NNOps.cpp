@@ -400,21 +400,6 @@ void transferChannelNormalization(DimContext &C, const DimList *X) {
                 "per-channel parameters have the input's channels");
 }
 
-/// LayerNormalization: X's shape; scale and bias broadcast to X[axis:].
-void transferLayerNormalization(DimContext &C, const DimList *X) {
-  transferShapePreserving(C, X);
-  if (!X)
-    return;
-  const Node &N = C.getNode();
-  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", -1), X->size());
-  if (!Axis)
-    return;
-  DimList Tail(X->begin() + *Axis, X->end());
-  for (unsigned I = 1; I < N.getNumOperands(); ++I)
-    if (const DimList *P = C.dims(I); P && P->size() <= Tail.size())
-      requireBroadcast(C, {&Tail, P});
-}
-
 /// QuantizeLinear, DequantizeLinear: X's shape; per-axis parameters are
 /// [X[axis]].
 void transferQuantization(DimContext &C, const DimList *X) {
@@ -683,7 +668,7 @@ constexpr DimRule DimRules[] = {
     {"", "GlobalMaxPool", 1, transferGlobalPool, NeedsX},
     {"", "InstanceNormalization", 1, transferChannelNormalization},
     {"", "LSTM", 1, transferRecurrent, NeedsX},
-    {"", "LayerNormalization", 1, transferLayerNormalization},
+    {"", "LayerNormalization", 1, transferNormalizedTail},
     {"", "LpPool", 1, transferPool, NeedsX},
     {"", "MaxPool", 1, transferMaxPool, NeedsX},
     {"", "QuantizeLinear", 1, transferQuantization},

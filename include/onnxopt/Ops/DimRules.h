@@ -147,6 +147,10 @@ struct DimRule {
   bool StatesAllConditions = true;
 };
 
+/// The numbers in \p D when every entry is a constant; std::nullopt when one
+/// is not, or for null.
+std::optional<std::vector<int64_t>> getConstantDims(const DimList *D);
+
 /// \p D's dim rule: its own row, else the rule of its ShapePreserving,
 /// ElementwiseBroadcasting or Reduction trait; null when it has none (or
 /// \p D is null).
