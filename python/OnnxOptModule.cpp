@@ -63,20 +63,6 @@ struct RunResult {
   std::vector<std::pair<std::string, std::string>> Diagnostics;
 };
 
-const char *severityName(Severity S) {
-  switch (S) {
-  case Severity::Error:
-    return "error";
-  case Severity::Warning:
-    return "warning";
-  case Severity::Note:
-    return "note";
-  case Severity::Remark:
-    return "remark";
-  }
-  return "error";
-}
-
 /// A diagnostic engine that keeps what it is given, printed as the command
 /// prints it (`name: error: location: message`).
 class Collector {
@@ -91,7 +77,7 @@ public:
       OS.flush();
       while (!Text.empty() && Text.back() == '\n')
         Text.pop_back();
-      this->Result.Diagnostics.emplace_back(severityName(D.Sev),
+      this->Result.Diagnostics.emplace_back(getSeverityName(D.Sev).str(),
                                             std::move(Text));
     });
   }

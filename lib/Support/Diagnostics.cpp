@@ -17,7 +17,7 @@ void DiagnosticEngine::emit(Diagnostic D) {
     TheHandler(D);
 }
 
-static llvm::StringRef severityName(Severity S) {
+llvm::StringRef onnxopt::getSeverityName(Severity S) {
   switch (S) {
   case Severity::Error:
     return "error";
@@ -34,7 +34,7 @@ static llvm::StringRef severityName(Severity S) {
 void DiagnosticEngine::print(llvm::raw_ostream &OS, const Diagnostic &D) const {
   if (!FileName.empty())
     OS << FileName << ": ";
-  OS << severityName(D.Sev) << ": ";
+  OS << getSeverityName(D.Sev) << ": ";
   if (!D.Location.empty())
     OS << D.Location << ": ";
   OS << D.Message << "\n";

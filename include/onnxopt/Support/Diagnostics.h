@@ -21,6 +21,9 @@ namespace onnxopt {
 
 enum class Severity { Error, Warning, Note, Remark };
 
+/// "error", "warning", "note" or "remark", as diagnostics are printed.
+llvm::StringRef getSeverityName(Severity S);
+
 /// One finished diagnostic.
 struct Diagnostic {
   Severity Sev = Severity::Error;
