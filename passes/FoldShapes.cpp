@@ -183,6 +183,64 @@ private:
   llvm::DenseSet<const Node *> Created;
 };
 
+/// A Reshape target as fold-shapes would write it.
+struct TargetPlan {
+  std::vector<TargetEntry> Entries;
+  /// Some entries are read from the data's Shape at run time.
+  bool FromShape = false;
+};
+
+/// Nodes, and Shape ops among them, that a rewrite makes or frees.
+struct NodeCount {
+  unsigned Nodes = 0;
+  unsigned ShapeOps = 0;
+};
+
+/// The nodes that die when operand \p Operand of \p User stops reading
+/// \p V: V's producer and, transitively, every producer whose results are
+/// read only by nodes that die (the exclusive cone of that use). A node
+/// that holds a subgraph, is outside the ONNX domain or makes a graph
+/// output stays, as eraseDeadChains leaves it. The walk stops counting
+/// after \p Limit nodes: fewer freed nodes is the cautious answer.
+static NodeCount exclusiveCone(const Value *V, const Node &User,
+                               unsigned Operand, unsigned Limit = 256) {
+  llvm::DenseSet<const Node *> Dying;
+  NodeCount Freed;
+  auto Dies = [&](const Node &Def) {
+    if (!Def.isOnnxDomain() || !Def.getSubgraphs().empty())
+      return false;
+    for (unsigned I = 0; I < Def.getNumResults(); ++I) {
+      const Value *R = Def.getResult(I);
+      if (!R)
+        continue;
+      for (const Use &U : R->getUses()) {
+        if (U.isGraphOutput())
+          return false;
+        bool TheUse = U.User == &User && U.Index == Operand && R == V;
+        if (!TheUse && !Dying.count(U.User))
+          return false;
+      }
+    }
+    return true;
+  };
+  // A node whose other users die later is looked at again then: each death
+  // queues the producers of the dead node's operands.
+  std::vector<const Value *> Work{V};
+  while (!Work.empty() && Freed.Nodes < Limit) {
+    const Value *W = Work.back();
+    Work.pop_back();
+    const Node *Def = W ? W->getDefiningNode() : nullptr;
+    if (!Def || Dying.count(Def) || !Dies(*Def))
+      continue;
+    Dying.insert(Def);
+    ++Freed.Nodes;
+    Freed.ShapeOps += Def->is("Shape");
+    for (const Value *O : Def->getOperands())
+      Work.push_back(O);
+  }
+  return Freed;
+}
+
 /// What a sweep can take from the pipeline instead of computing it.
 struct SharedAnalyses {
   /// The types recorded in the model are what \p SI's engine inferred, and
@@ -255,9 +313,19 @@ private:
   bool simplifyReshape(Node &N, const OpDef *D);
   bool foldReshapeTarget(Node &N, const Value *Data, bool AllowZero);
   /// Each entry of \p Target in terms of \p Data's dims (empty when the
-  /// analysis does not know the target's contents).
-  std::vector<TargetEntry> explainTarget(const Value *Data,
-                                         const Value *Target, bool AllowZero);
+  /// analysis does not know the target's contents). With \p Copies an
+  /// entry equal to the data's dim at its position is a Copy (written 0).
+  std::vector<TargetEntry> explainTarget(const Value *Data, const Value *Target,
+                                         bool Copies);
+  /// The new target of a Reshape of \p Data: its entries, with at most one
+  /// Open (written -1), or std::nullopt.
+  std::optional<TargetPlan> planTarget(const Value *Data, const Value *Target,
+                                       bool Copies);
+  /// Replaces \p N's target by the constant \p Entries spell.
+  bool writeConstantTarget(Node &N, llvm::ArrayRef<TargetEntry> Entries);
+  /// True if writeTargetFromShape(N, Entries) would add no node and no
+  /// Shape op, counting the nodes that die with \p N's current target.
+  bool rebuildIsSmaller(const Node &N, llvm::ArrayRef<TargetEntry> Entries);
   bool readsOnlyShapeOf(const Value *Target, const Value *Data) const;
   bool writeTargetFromShape(Node &N, llvm::ArrayRef<TargetEntry> Entries);
   /// The dim analysis of the model, built when the first Reshape needs
@@ -472,10 +540,10 @@ bool ShapeFolder::materialize(Node &N, const OpDef *Def) {
   const std::vector<DimExpr> *D = dataOf(V);
   bool Scalar = T.getRank() == 0;
   if (!D || D->size() > MaxShapeLength ||
-      D->size() != (Scalar ? 1 : static_cast<size_t>(
-                                     T.getDims()[0].isKnown()
-                                         ? T.getDims()[0].getValue()
-                                         : -1)))
+      D->size() != (Scalar ? 1
+                           : static_cast<size_t>(T.getDims()[0].isKnown()
+                                                     ? T.getDims()[0].getValue()
+                                                     : -1)))
     return false;
   std::vector<int64_t> Values;
   for (const DimExpr &E : *D) {
@@ -541,7 +609,7 @@ const DimAnalysis &ShapeFolder::dims() {
 
 std::vector<TargetEntry> ShapeFolder::explainTarget(const Value *Data,
                                                     const Value *Target,
-                                                    bool AllowZero) {
+                                                    bool Copies) {
   const DimAnalysis &A = dims();
   const std::vector<DimExpr> *TE = dataOf(Target);
   const std::vector<DimExpr> *DD = dimsOf(Data);
@@ -557,7 +625,7 @@ std::vector<TargetEntry> ShapeFolder::explainTarget(const Value *Data,
     if (E.isConstant()) {
       Entries[J].K = TargetEntry::Literal;
       Entries[J].Value = E.getConstant();
-    } else if (!AllowZero && J < Dims.size() && E == Dims[J]) {
+    } else if (Copies && J < Dims.size() && E == Dims[J]) {
       Entries[J].K = TargetEntry::Copy;
     } else if (std::optional<TargetEntry> F = factorOverDims(E, Dims)) {
       Entries[J] = std::move(*F);
@@ -619,8 +687,8 @@ bool ShapeFolder::writeTargetFromShape(Node &N,
       for (size_t I = 1; I < E.Of.size(); ++I)
         P = B.mul(P, B.dimOf(Data, E.Of[I]));
       if (E.Factor != 1)
-        P = B.mul(P, R.createConstant(G, Tensor::fromInt64s(
-                                             "factor", {1}, {E.Factor})));
+        P = B.mul(P, R.createConstant(
+                         G, Tensor::fromInt64s("factor", {1}, {E.Factor})));
       B.piece(P);
     }
   }
@@ -631,17 +699,13 @@ bool ShapeFolder::writeTargetFromShape(Node &N,
   return true;
 }
 
-bool ShapeFolder::foldReshapeTarget(Node &N, const Value *Data,
-                                    bool AllowZero) {
-  Value *Target = N.getOperand(1);
-  if (!getConstantValue(*Target).isNull())
-    return false;
-  if (Target->getType().isTensor() && Target->getType().hasShape() &&
-      Target->getType().getRank() != 1)
-    return false;
-  std::vector<TargetEntry> Entries = explainTarget(Data, Target, AllowZero);
+std::optional<TargetPlan>
+ShapeFolder::planTarget(const Value *Data, const Value *Target, bool Copies) {
+  TargetPlan Plan;
+  Plan.Entries = explainTarget(Data, Target, Copies);
+  std::vector<TargetEntry> &Entries = Plan.Entries;
   if (Entries.empty())
-    return false;
+    return std::nullopt;
   const Type &DT = Data->getType();
   // Candidates for the one -1: entries nothing explains and entries read
   // from the data's shape at run time (a constant target beats those).
@@ -666,34 +730,32 @@ bool ShapeFolder::foldReshapeTarget(Node &N, const Value *Data,
   // One entry left can be inferred (-1) when no -1 is there already and
   // the others cannot multiply to 0 (the original Reshape was valid).
   bool CanInfer = MinusOnes == 0 && OthersNonzero;
-  bool FromShape = false;
   if (Candidates.size() == 1 && CanInfer) {
     Entries[Candidates[0]].K = TargetEntry::Open;
-  } else {
-    size_t Open = 0;
-    for (size_t J : Candidates) {
-      if (Entries[J].K == TargetEntry::Open)
-        ++Open;
-      else
-        FromShape = true;
-    }
-    // With dims read at run time among the others, -1 needs them nonzero.
-    if (Open > 1 ||
-        (Open == 1 && !(CanInfer && (!FromShape || Opts.AssumeNonzeroDims))))
-      return false;
+    return Plan;
   }
-  if (FromShape) {
-    // Dims read at run time: worth it only when the target reads other
-    // tensors' shapes today (else it is already as local as it gets).
-    if (readsOnlyShapeOf(Target, Data))
-      return false;
-    return writeTargetFromShape(N, Entries);
+  size_t Open = 0;
+  for (size_t J : Candidates) {
+    if (Entries[J].K == TargetEntry::Open)
+      ++Open;
+    else
+      Plan.FromShape = true;
   }
+  // With dims read at run time among the others, -1 needs them nonzero.
+  if (Open > 1 ||
+      (Open == 1 && !(CanInfer && (!Plan.FromShape || Opts.AssumeNonzeroDims))))
+    return std::nullopt;
+  return Plan;
+}
+
+bool ShapeFolder::writeConstantTarget(Node &N,
+                                      llvm::ArrayRef<TargetEntry> Entries) {
   std::vector<int64_t> NewTarget;
   for (const TargetEntry &E : Entries)
     NewTarget.push_back(E.K == TargetEntry::Open   ? -1
                         : E.K == TargetEntry::Copy ? 0
                                                    : E.Value);
+  Value *Target = N.getOperand(1);
   Value *C =
       makeConstant(N, NewTarget, false,
                    static_cast<int32_t>(ElementType::Int64), Target->getName());
@@ -701,6 +763,83 @@ bool ShapeFolder::foldReshapeTarget(Node &N, const Value *Data,
     return false;
   replaceShapeOperand(N, 1, C);
   return true;
+}
+
+bool ShapeFolder::rebuildIsSmaller(const Node &N,
+                                   llvm::ArrayRef<TargetEntry> Entries) {
+  // What writeTargetFromShape makes: one Shape of the data, a Gather per
+  // dim read, a Mul per further dim and per factor, and the Concat
+  // (literal runs are initializers, not nodes).
+  NodeCount Made;
+  for (const TargetEntry &E : Entries)
+    if (E.K == TargetEntry::FromShape)
+      Made.Nodes += 2 * E.Of.size() - 1 + (E.Factor != 1);
+  if (!Made.Nodes)
+    return true;
+  Made.Nodes += 2;
+  Made.ShapeOps = 1;
+  // A target shared with other nodes stays for them: rebuilding it for
+  // this Reshape alone would only add a private copy.
+  NodeCount Freed = exclusiveCone(N.getOperand(1), N, 1);
+  return Made.Nodes <= Freed.Nodes && Made.ShapeOps <= Freed.ShapeOps;
+}
+
+/// Drops allowzero=1 from a Reshape whose new constant target is
+/// \p Entries, when that keeps its meaning. Under allowzero=1 an entry is
+/// taken as it is; under allowzero=0 a 0 copies the data's dim at its
+/// position. An entry the analysis proves equal to that dim (a Copy) is
+/// the same number either way, 0 included: written 0 under allowzero=0 it
+/// copies exactly that dim. -1 and nonzero literals mean the same under
+/// both. So when every entry is a Copy, the -1, or a nonzero literal, the
+/// shape a Reshape asks for, and its failure when -1 meets a zero product
+/// (ONNX Runtime refuses that under either setting), is the same at every
+/// shape. A literal 0, an explicit zero dim under allowzero=1, would copy
+/// under allowzero=0: such a target keeps allowzero=1.
+static bool canDropAllowZero(llvm::ArrayRef<TargetEntry> Entries) {
+  bool AnyCopy = false;
+  for (const TargetEntry &E : Entries) {
+    if (E.K == TargetEntry::FromShape ||
+        (E.K == TargetEntry::Literal && E.Value == 0))
+      return false;
+    AnyCopy |= E.K == TargetEntry::Copy;
+  }
+  return AnyCopy;
+}
+
+bool ShapeFolder::foldReshapeTarget(Node &N, const Value *Data,
+                                    bool AllowZero) {
+  Value *Target = N.getOperand(1);
+  if (!getConstantValue(*Target).isNull())
+    return false;
+  if (Target->getType().isTensor() && Target->getType().hasShape() &&
+      Target->getType().getRank() != 1)
+    return false;
+  // Copies are written 0 only under allowzero=0 ...
+  std::optional<TargetPlan> Plan = planTarget(Data, Target, !AllowZero);
+  if (Plan && !Plan->FromShape)
+    return writeConstantTarget(N, Plan->Entries);
+  // ... or when the Reshape can drop allowzero=1 for a constant target
+  // with them: dynamo's x.view(b, s, -1, 12) with allowzero=1 becomes
+  // [0, 0, -1, 12].
+  if (AllowZero)
+    if (std::optional<TargetPlan> Copying =
+            planTarget(Data, Target, /*Copies=*/true);
+        Copying && !Copying->FromShape && canDropAllowZero(Copying->Entries) &&
+        writeConstantTarget(N, Copying->Entries)) {
+      std::vector<Attribute> &Attrs = N.getMutableAttrs();
+      llvm::erase_if(Attrs,
+                     [](const Attribute &A) { return A.Name == "allowzero"; });
+      N.recheckSubgraphs();
+      return true;
+    }
+  if (!Plan)
+    return false;
+  // Dims read at run time: worth it only when the target reads other
+  // tensors' shapes today (else it is already as local as it gets), and
+  // only when the rebuilt target is no bigger than what it replaces.
+  if (readsOnlyShapeOf(Target, Data) || !rebuildIsSmaller(N, Plan->Entries))
+    return false;
+  return writeTargetFromShape(N, Plan->Entries);
 }
 
 bool ShapeFolder::eraseNoOpReshape(Node &N, const Value *Data, bool AllowZero) {
@@ -820,9 +959,13 @@ bool ShapeFolder::simplifyReshape(Node &N, const OpDef *) {
       !N.getOperand(0) || !N.getOperand(1) || !N.getResult(0) ||
       N.getResult(0)->use_empty())
     return false;
-  bool AllowZero = M.getOpsetVersion(N.getDomain()) >= 14 &&
-                   N.getAttrInt("allowzero", 0) != 0;
-  bool Did = foldReshapeTarget(N, N.getOperand(0), AllowZero);
+  auto AllowsZero = [&] {
+    return M.getOpsetVersion(N.getDomain()) >= 14 &&
+           N.getAttrInt("allowzero", 0) != 0;
+  };
+  bool Did = foldReshapeTarget(N, N.getOperand(0), AllowsZero());
+  // Folding the target may have dropped allowzero.
+  bool AllowZero = AllowsZero();
   if (eraseNoOpReshape(N, N.getOperand(0), AllowZero))
     return true;
   Did |= bypassReshapeInput(N, AllowZero);
@@ -872,7 +1015,8 @@ bool ShapeFolder::cancelSqueezePair(Node &N, const OpDef *D) {
 bool ShapeFolder::simplifyExpand(Node &N, const OpDef *) {
   if (M.getOpsetVersion(N.getDomain()) < 8 || N.getNumOperands() != 2 ||
       !N.getOperand(0) || !N.getOperand(1) || !N.getResult(0) ||
-      N.getResult(0)->use_empty() || !getConstantValue(*N.getOperand(1)).isNull())
+      N.getResult(0)->use_empty() ||
+      !getConstantValue(*N.getOperand(1)).isNull())
     return false;
   Value *X = N.getOperand(0), *Shape = N.getOperand(1);
   const DimAnalysis &A = dims();
@@ -901,9 +1045,9 @@ bool ShapeFolder::simplifyExpand(Node &N, const OpDef *) {
   // Every entry keeps X's dim: the Expand copies X.
   if (Keeps)
     return replaceWith(N.getResult(0), X);
-  Value *C = makeConstant(N, NewShape, false,
-                          static_cast<int32_t>(ElementType::Int64),
-                          Shape->getName());
+  Value *C =
+      makeConstant(N, NewShape, false, static_cast<int32_t>(ElementType::Int64),
+                   Shape->getName());
   if (!C)
     return false;
   replaceShapeOperand(N, 1, C);
@@ -923,7 +1067,8 @@ bool ShapeFolder::shapeOfConstantOfShape(Node &N, const OpDef *) {
   Value *S = Def->getOperand(0);
   const Type &T = S->getType();
   // ConstantOfShape takes int64 only; a rank-1 S is exactly the shape.
-  if (!T.isTensor() || T.getElemType() != static_cast<int32_t>(ElementType::Int64) ||
+  if (!T.isTensor() ||
+      T.getElemType() != static_cast<int32_t>(ElementType::Int64) ||
       !T.hasShape() || T.getRank() != 1)
     return false;
   return replaceWith(N.getResult(0), S);

@@ -25,6 +25,28 @@ static double millisecondsSince(std::chrono::steady_clock::time_point Start) {
   return D.count();
 }
 
+static void addGraphSize(const Graph &G, GraphSize &Size) {
+  for (const Node &N : G.getNodes()) {
+    ++Size.Nodes;
+    if (N.is("Shape"))
+      ++Size.ShapeOps;
+    for (const Graph *Sub : N.getSubgraphs())
+      addGraphSize(*Sub, Size);
+  }
+}
+
+GraphSize GraphSize::of(const Model &M) {
+  GraphSize Size;
+  addGraphSize(M.getGraph(), Size);
+  return Size;
+}
+
+static std::string describe(const GraphSize &S) {
+  return (llvm::Twine(S.Nodes) + " nodes (" + llvm::Twine(S.ShapeOps) +
+          " Shape)")
+      .str();
+}
+
 /// The row name under which verification time is reported.
 static const char *const VerifierRow = "(verifier)";
 
@@ -68,6 +90,8 @@ LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags,
   };
 
   llvm::raw_ostream &IrOS = Opts.IrStream ? *Opts.IrStream : llvm::errs();
+  bool Measure = Opts.Measure || Opts.FailOnGrowth;
+  GraphSize Size = Measure ? GraphSize::of(M) : GraphSize();
   for (const std::unique_ptr<Pass> &P : Passes) {
     llvm::StringRef Arg = P->getArgument();
     PassContext Ctx(Diags, AM);
@@ -85,6 +109,20 @@ LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags,
     if (failed(R) || Diags.getNumErrors() != ErrorsBefore) {
       emitNote(Diags) << "pass '" << Arg << "' failed";
       return Finish(failure());
+    }
+    // Counted even after a pass that reports no change: one walk, and the
+    // check does not rest on the pass's word.
+    if (Measure) {
+      GraphSize Before = Size;
+      Size = GraphSize::of(M);
+      Sizes.push_back({Arg.str(), Before, Size});
+      if (Opts.FailOnGrowth && Size.grewFrom(Before)) {
+        emitError(Diags) << "pass '" << Arg
+                         << "' made the graph bigger: " << describe(Before)
+                         << " before, " << describe(Size)
+                         << " after (--fail-on-growth)";
+        return Finish(failure());
+      }
     }
     if (Ctx.Changed) {
       VerifiedAsIs = false;
@@ -143,6 +181,30 @@ void PassManager::printTiming(llvm::raw_ostream &OS) const {
   for (const auto &T : Timings)
     Row(T.second, T.first);
   Row(Total, "Total");
+  OS.flush();
+}
+
+void PassManager::printGraphSizes(llvm::raw_ostream &OS) const {
+  if (Sizes.empty())
+    return;
+  const char *Rule = "===---------------------------------------------------"
+                     "----------------------===\n";
+  OS << Rule;
+  OS << "                       ... Graph size report ...\n";
+  OS << Rule;
+  OS << "  ----Before----    ----After-----  ----Name----\n"
+     << "  nodes (Shape ops)\n";
+  for (const SizeRow &Row : Sizes) {
+    auto Cell = [](const GraphSize &S) {
+      return (llvm::Twine(S.Nodes) + " (" + llvm::Twine(S.ShapeOps) + ")")
+          .str();
+    };
+    OS << "  " << llvm::right_justify(Cell(Row.Before), 14) << " -> "
+       << llvm::left_justify(Cell(Row.After), 14) << "  " << Row.Pass;
+    if (Row.After.grewFrom(Row.Before))
+      OS << "  (grew)";
+    OS << "\n";
+  }
   OS.flush();
 }
 

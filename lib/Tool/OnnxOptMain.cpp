@@ -90,6 +90,8 @@ struct CommandLine {
   bool PrintIrAfterAll = false;
   std::vector<std::string> PrintIrAfter;
   bool Timing = false, Summary = false;
+  /// --fail-on-growth: a pass that adds nodes or Shape ops fails the run.
+  bool FailOnGrowth = false;
   /// --verbose: diagnostics in their long form.
   bool Verbose = false;
   /// --external-data[=<file name>]: store tensors as external data.
@@ -119,6 +121,7 @@ const char *const ToolFlags[] = {"help",
                                  "print-ir-after-all",
                                  "print-ir-after",
                                  "timing",
+                                 "fail-on-growth",
                                  "summary",
                                  "simplify",
                                  "freeze-shape-sets",
@@ -169,6 +172,9 @@ static void printHelp(llvm::raw_ostream &OS) {
      << "  --timing                 print per-pass wall time and the passes' "
         "statistics to\n"
      << "                           stderr\n"
+     << "  --fail-on-growth         fail (writing nothing) when a pass leaves "
+        "more nodes or\n"
+     << "                           more Shape ops than it found\n"
      << "  --verbose                diagnostics in their long form (what "
         "verification of a\n"
      << "                           model newer than ONNX 1.12 checked and "
@@ -361,6 +367,8 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
         CL.PrintIrAfter.push_back(P.trim().str());
     } else if (Name == "timing") {
       CL.Timing = true;
+    } else if (Name == "fail-on-growth") {
+      CL.FailOnGrowth = true;
     } else if (Name == "verbose" && !Inline) {
       CL.Verbose = true;
     } else if (Name == "summary") {
@@ -826,6 +834,7 @@ private:
 /// passes declare.
 static void printTimingReport(const PassManager &PM, llvm::raw_ostream &OS) {
   PM.printTiming(OS);
+  PM.printGraphSizes(OS);
   PM.printStatistics(OS);
 }
 
@@ -862,6 +871,8 @@ static int runTool(const CommandLine &CL) {
   PMOpts.PrintIrAfterAll = CL.PrintIrAfterAll;
   PMOpts.PrintIrAfter = CL.PrintIrAfter;
   PMOpts.Timing = CL.Timing;
+  PMOpts.Measure = CL.Timing;
+  PMOpts.FailOnGrowth = CL.FailOnGrowth;
   PMOpts.IrPrinter = [](const Model &M, llvm::raw_ostream &OS) {
     printModel(M, OS);
   };

@@ -254,6 +254,107 @@ TEST(PassManagerRun, PipelinesBuiltInCode) {
   EXPECT_EQ(OS.str(), "cse,dce{keep-custom-ops=true}");
 }
 
+/// Adds a Shape of the innermost body's input (a subgraph: the size counts
+/// every graph); with \p EraseOne it also erases the main graph's last
+/// node, so the node count stays and only the Shape ops grow.
+class GrowingPass : public Pass {
+public:
+  explicit GrowingPass(bool EraseOne) : EraseOne(EraseOne) {}
+  llvm::StringRef getArgument() const override { return "grow"; }
+  llvm::StringRef getDescription() const override { return "test"; }
+  LogicalResult run(Model &M, PassContext &Ctx) override {
+    Graph *G = &M.getGraph();
+    while (!G->getNodes().empty() &&
+           !G->getNodes().front().getSubgraphs().empty())
+      G = G->getNodes().front().getSubgraphs().back();
+    Rewriter R(M, Ctx.getDiags());
+    if (EraseOne)
+      R.eraseNode(&M.getGraph().getNodes().back());
+    R.setInsertionPoint(*G, nullptr);
+    Value *X = M.getGraph().getInputs().front().get();
+    R.createNode("Shape", {X});
+    Ctx.Changed = true;
+    return success();
+  }
+  bool EraseOne;
+};
+
+TEST(PassManagerGrowth, AGrowingPassFailsOnlyWithFailOnGrowth) {
+  for (bool FailOnGrowth : {false, true}) {
+    std::unique_ptr<Model> M = parse(Nested);
+    ASSERT_TRUE(M);
+    PassManagerOptions Opts;
+    Opts.FailOnGrowth = FailOnGrowth;
+    PassManager PM(Opts);
+    PM.addPass(std::make_unique<QuietPass>());
+    PM.addPass(std::make_unique<GrowingPass>(false));
+    Collected D;
+    LogicalResult R = PM.run(*M, D.Engine);
+    if (!FailOnGrowth) {
+      EXPECT_TRUE(succeeded(R));
+      EXPECT_TRUE(D.Lines.empty());
+      // Nothing measured, nothing printed.
+      std::string Text;
+      llvm::raw_string_ostream OS(Text);
+      PM.printGraphSizes(OS);
+      EXPECT_EQ(OS.str(), "");
+      continue;
+    }
+    EXPECT_TRUE(failed(R));
+    ASSERT_EQ(D.Lines.size(), 1u);
+    // The Shape went into the innermost If's else branch: 5 nodes in 5
+    // graphs, then 6.
+    EXPECT_EQ(D.Lines[0], "error: pass 'grow' made the graph bigger: 5 nodes "
+                          "(0 Shape) before, 6 nodes (1 Shape) after "
+                          "(--fail-on-growth)\n");
+  }
+}
+
+TEST(PassManagerGrowth, MoreShapeOpsAloneIsGrowth) {
+  std::unique_ptr<Model> M = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[N] X) => (float[N] Y) {
+  Y = Neg (X)
+  Z = Abs (X)
+}
+)");
+  ASSERT_TRUE(M);
+  PassManagerOptions Opts;
+  Opts.FailOnGrowth = true;
+  PassManager PM(Opts);
+  PM.addPass(std::make_unique<GrowingPass>(true));
+  Collected D;
+  EXPECT_TRUE(failed(PM.run(*M, D.Engine)));
+  ASSERT_EQ(D.Lines.size(), 1u);
+  EXPECT_EQ(D.Lines[0], "error: pass 'grow' made the graph bigger: 2 nodes "
+                        "(0 Shape) before, 2 nodes (1 Shape) after "
+                        "(--fail-on-growth)\n");
+}
+
+TEST(PassManagerGrowth, MeasureRecordsEveryPassAndMarksGrowth) {
+  std::unique_ptr<Model> M = parse(Nested);
+  ASSERT_TRUE(M);
+  PassManagerOptions Opts;
+  Opts.Measure = true;
+  PassManager PM(Opts);
+  PM.addPass(std::make_unique<QuietPass>());
+  PM.addPass(std::make_unique<GrowingPass>(false));
+  Collected D;
+  ASSERT_TRUE(succeeded(PM.run(*M, D.Engine)));
+  EXPECT_EQ(GraphSize::of(*M).Nodes, 6u);
+  EXPECT_EQ(GraphSize::of(*M).ShapeOps, 1u);
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  PM.printGraphSizes(OS);
+  EXPECT_NE(OS.str().find("Graph size report"), std::string::npos);
+  EXPECT_NE(OS.str().find("5 (0) -> 5 (0)           quiet\n"),
+            std::string::npos)
+      << OS.str();
+  EXPECT_NE(OS.str().find("5 (0) -> 6 (1)           grow  (grew)\n"),
+            std::string::npos)
+      << OS.str();
+}
+
 TEST(RewriterHelpers, ReplaceWithConstantKeepsTheName) {
   std::unique_ptr<Model> M = parse(R"(
 <ir_version: 8, opset_import: ["" : 17]>

@@ -12,6 +12,21 @@
 
 namespace onnxopt {
 
+/// How big a model is, as the graph size report and --fail-on-growth count
+/// it: nodes, and Shape ops (each reads a tensor's shape at run time and
+/// keeps a computation from folding), over the main graph and every
+/// subgraph.
+struct GraphSize {
+  uint64_t Nodes = 0;
+  uint64_t ShapeOps = 0;
+
+  static GraphSize of(const Model &M);
+  /// True if either count is above \p Before's.
+  bool grewFrom(const GraphSize &Before) const {
+    return Nodes > Before.Nodes || ShapeOps > Before.ShapeOps;
+  }
+};
+
 struct PassManagerOptions {
   /// Run the IR verifier after every pass (that changed the model, once the
   /// IR has been verified).
@@ -21,6 +36,12 @@ struct PassManagerOptions {
   std::vector<std::string> PrintIrAfter;
   /// Collect per-pass wall time (printTiming).
   bool Timing = false;
+  /// Record the model's size before and after every pass
+  /// (printGraphSizes).
+  bool Measure = false;
+  /// Fail the run when a pass leaves more nodes or more Shape ops than it
+  /// found (measures whether or not Measure is set).
+  bool FailOnGrowth = false;
   /// Where --print-ir-after* goes.
   llvm::raw_ostream *IrStream = nullptr; // null = llvm::errs()
   /// Prints the model for --print-ir-after*. The pass layer does not depend
@@ -56,6 +77,9 @@ public:
   }
   /// Prints the per-pass wall-time table of the last run.
   void printTiming(llvm::raw_ostream &OS) const;
+  /// Prints each pass's graph size before and after it (with Measure or
+  /// FailOnGrowth), in pipeline order; nothing when nothing was measured.
+  void printGraphSizes(llvm::raw_ostream &OS) const;
   /// Prints the statistics of every pass that declares some, in pipeline
   /// order (MLIR's pass statistics report); nothing when none does.
   void printStatistics(llvm::raw_ostream &OS) const;
@@ -66,6 +90,11 @@ private:
   PassManagerOptions Opts;
   std::vector<std::unique_ptr<Pass>> Passes;
   std::vector<std::pair<std::string, double>> Timings;
+  struct SizeRow {
+    std::string Pass;
+    GraphSize Before, After;
+  };
+  std::vector<SizeRow> Sizes;
 };
 
 /// Parses `a,b{key=value list=1,2},c` and appends the passes to \p PM.
