@@ -824,13 +824,15 @@ bool ShapeFolder::foldReshapeTarget(Node &N, const Value *Data,
   if (AllowZero)
     if (std::optional<TargetPlan> Copying =
             planTarget(Data, Target, /*Copies=*/true);
-        Copying && !Copying->FromShape && canDropAllowZero(Copying->Entries) &&
-        writeConstantTarget(N, Copying->Entries)) {
-      std::vector<Attribute> &Attrs = N.getMutableAttrs();
-      llvm::erase_if(Attrs,
+        Copying && !Copying->FromShape && canDropAllowZero(Copying->Entries)) {
+      // The attribute goes first: writing the target re-infers the node,
+      // and [0, 0, -1, 12] under allowzero=1 is a zero product with -1.
+      llvm::erase_if(N.getMutableAttrs(),
                      [](const Attribute &A) { return A.Name == "allowzero"; });
       N.recheckSubgraphs();
-      return true;
+      if (writeConstantTarget(N, Copying->Entries))
+        return true;
+      N.setAttr(Attribute::getInt("allowzero", 1));
     }
   if (!Plan)
     return false;
