@@ -234,7 +234,8 @@ static NodeCount exclusiveCone(const Value *V, const Node &User,
       continue;
     Dying.insert(Def);
     ++Freed.Nodes;
-    Freed.ShapeOps += Def->is("Shape");
+    // Shape (and Size: both read a shape at run time).
+    Freed.ShapeOps += hasTrait(*Def, ReadsTypeOnly);
     for (const Value *O : Def->getOperands())
       Work.push_back(O);
   }
