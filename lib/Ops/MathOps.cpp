@@ -13,11 +13,11 @@
 #include "PreconditionSupport.h"
 #include "SymbolicRefinement.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
-#include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/Ops/PatternRules.h"
 #include "onnxopt/Ops/Preconditions.h"
@@ -1201,8 +1201,8 @@ LogicalResult forwardIfIdentity(Node &N, Rewriter &R, unsigned XIndex,
     return R.notifyMatchFailure(N, "operand is not a constant identity");
   Tensor CT = getConstantValue(*C);
   if (!pattern::broadcastKeepsShape(X->getType(), CT.getDimsRef()))
-    return R.notifyMatchFailure(
-        N, "the constant may broadcast to a bigger shape");
+    return R.notifyMatchFailure(N,
+                                "the constant may broadcast to a bigger shape");
   return pattern::forwardOperand(N, X, R);
 }
 

@@ -11,11 +11,11 @@
 #include "PatternSupport.h"
 #include "PreconditionSupport.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
-#include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/Ops/PatternRules.h"
 #include "onnxopt/Ops/Preconditions.h"
@@ -761,8 +761,7 @@ LogicalResult foldAffineIntoConv(Node &Root, Node &Conv,
   std::vector<int64_t> WDims = WT.getDims();
   int64_t M = outputChannels(Conv, WDims), Group = Conv.getAttrInt("group", 1);
   if (WT.getNumElements() > MaxFusedWeights || M <= 0 || Group <= 0 ||
-      int64_t(A.size()) != M || int64_t(D.size()) != M ||
-      WDims[0] % Group != 0)
+      int64_t(A.size()) != M || int64_t(D.size()) != M || WDims[0] % Group != 0)
     return R.notifyMatchFailure(Root, "weights too large or channels differ");
   std::optional<std::vector<double>> W = WT.toDoubles();
   std::vector<double> B(M, 0.0);

@@ -1,9 +1,9 @@
 //===- PatternSupport.h - Helpers of the local patterns --------*- C++ -*-===//
 //
-// What the "Local patterns" sections of the family files share (PatternRules.h):
-// reading small constants, deciding symbolically that a broadcast keeps a
-// shape, forwarding an operand in place of a result, copying a node.
-// Private to lib/Ops.
+// What the "Local patterns" sections of the family files share
+// (PatternRules.h): reading small constants, deciding symbolically that a
+// broadcast keeps a shape, forwarding an operand in place of a result, copying
+// a node. Private to lib/Ops.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXOPT_LIB_OPS_PATTERNSUPPORT_H

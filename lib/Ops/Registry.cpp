@@ -5,20 +5,20 @@
 // every `since` any concern names. Lookups bisect the ranges of one op.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/IR/IR.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Ops/PatternRules.h"
 #include "onnxopt/Ops/Preconditions.h"
-#include "onnxopt/IR/IR.h"
 #include "llvm/ADT/StringMap.h"
 #include <algorithm>
 #include <climits>
 #include <map>
-#include <tuple>
 #include <memory>
 #include <set>
+#include <tuple>
 
 using namespace onnxopt;
 

@@ -12,11 +12,11 @@
 #include "PatternSupport.h"
 #include "SymbolicRefinement.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
-#include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/Ops/PatternRules.h"
 #include "onnxopt/Ops/Preconditions.h"
@@ -1787,9 +1787,9 @@ LogicalResult eraseZeroPad(Node &N, Rewriter &R) {
   // Pads are an attribute before opset 11 (`paddings` at opset 1), an
   // operand from it.
   std::optional<std::vector<int64_t>> Pads =
-      getNodeOpset(N) < 11 ? N.getAttrInts(getNodeOpset(N) < 2 ? "paddings"
-                                                                : "pads")
-                           : constantIntsOperand(N, 1);
+      getNodeOpset(N) < 11
+          ? N.getAttrInts(getNodeOpset(N) < 2 ? "paddings" : "pads")
+          : constantIntsOperand(N, 1);
   if (!Pads)
     return R.notifyMatchFailure(N, "pads are not constant");
   if (!allEqual(*Pads, 0))
@@ -1926,11 +1926,12 @@ LogicalResult mergeSlices(Node &N, Rewriter &R) {
     return R.createConstant(
         G, Tensor::fromInt64s(Name, {int64_t(Values.size())}, Values));
   };
-  Node *Fused = R.createNode(
-      "Slice",
-      {X, Ints("slice_starts", Merged->Starts), Ints("slice_ends", Merged->Ends),
-       Ints("slice_axes", Merged->Axes), Ints("slice_steps", Merged->Steps)},
-      1, "", N.getName());
+  Node *Fused = R.createNode("Slice",
+                             {X, Ints("slice_starts", Merged->Starts),
+                              Ints("slice_ends", Merged->Ends),
+                              Ints("slice_axes", Merged->Axes),
+                              Ints("slice_steps", Merged->Steps)},
+                             1, "", N.getName());
   Fused->getResult(0)->setType(N.getResult(0)->getType());
   // A new node result can always take over a graph output's name.
   if (failed(R.replaceAllUsesWith(N.getResult(0), Fused->getResult(0))))
@@ -1971,10 +1972,8 @@ LogicalResult eraseUnitTile(Node &N, Rewriter &R) {
 
 /// \p N's axes resolved against \p Rank and sorted, or nothing.
 std::optional<std::vector<int64_t>> resolvedAxes(const Node &N, int64_t Rank) {
-  std::optional<std::vector<int64_t>> Axes =
-      readAxes(N, lookupOp(N), [&N](unsigned I) {
-        return constantIntsOperand(N, I);
-      });
+  std::optional<std::vector<int64_t>> Axes = readAxes(
+      N, lookupOp(N), [&N](unsigned I) { return constantIntsOperand(N, I); });
   if (!Axes || Axes->empty() || Rank < 0)
     return std::nullopt;
   for (int64_t &A : *Axes) {
@@ -2000,9 +1999,9 @@ LogicalResult cancelAxesPair(Node &N, Rewriter &R, llvm::StringRef InnerOp) {
   int64_t Rank = X ? knownRank(X) : -1;
   if (Rank < 0)
     return R.notifyMatchFailure(N, "rank of the pair's input is unknown");
-  std::optional<std::vector<int64_t>> Raw = readAxes(
-      *Inner, lookupOp(*Inner),
-      [Inner](unsigned I) { return constantIntsOperand(*Inner, I); });
+  std::optional<std::vector<int64_t>> Raw =
+      readAxes(*Inner, lookupOp(*Inner),
+               [Inner](unsigned I) { return constantIntsOperand(*Inner, I); });
   if (!Raw)
     return R.notifyMatchFailure(N, "axes are not constant");
   int64_t Between = Inner->is("Unsqueeze") ? Rank + int64_t(Raw->size()) : Rank;
