@@ -7,12 +7,18 @@
 //===----------------------------------------------------------------------===//
 #include "DimSupport.h"
 #include "InferSupport.h"
+#include "PatternSupport.h"
+#include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Ops/OpFacts.h"
+#include "onnxopt/Ops/PatternRules.h"
 #include "onnxopt/Ops/Preconditions.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -117,10 +123,152 @@ llvm::ArrayRef<EvalRule> evalRules() { return {}; }
 // Registration
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// Local patterns (PatternRules.h): If with a constant condition
+//===----------------------------------------------------------------------===//
+//
+// Before:  Y = If<then_branch = {T = Relu(X)  => T},
+//                 else_branch = {...}>(C)      # C: the constant true
+// After:   Y = Relu(X)                          # the taken branch, inlined
+//
+// The taken branch's constants become constants of the If's graph and its
+// nodes are copied before the If in order, reading the same outer-scope
+// values (the branch sees every value the If's graph sees), with names
+// made unique in the model. Each If result is then replaced by the copy of
+// the branch output, which keeps the If's declared type. Refused when a
+// branch output's type contradicts the If's declared one (another element
+// type or rank, or a dim that differs where both are known or named: the
+// model's declared types would change), when a branch node holds a
+// subgraph (not copied here), or when the graph interface forbids the
+// replacement (an If result that is a graph output cannot become a graph
+// input or a constant).
+
+namespace {
+
+/// The branch \p N takes, when its condition is a one-element constant.
+const Graph *takenBranch(const Node &N) {
+  Value *Cond = N.getNumOperands() == 1 ? N.getOperand(0) : nullptr;
+  Tensor T = Cond ? getConstantValue(*Cond) : Tensor();
+  std::optional<std::vector<int64_t>> V = T ? T.toInt64s() : std::nullopt;
+  if (!V || V->size() != 1)
+    return nullptr;
+  const Attribute *A = N.getAttr(V->front() ? "then_branch" : "else_branch");
+  if (!A || A->Kind != AttrKind::Graph || A->Graphs.empty())
+    return nullptr;
+  return A->Graphs.front().get();
+}
+
+/// True when a value of type \p Branch may stand where \p Declared is
+/// declared: same kind and element type, and where both have shapes the
+/// same rank and no two known or named dims differ.
+bool typeFits(const Type &Declared, const Type &Branch) {
+  if (Declared.isNone() || Branch.isNone())
+    return true;
+  if (Declared.getKind() != Branch.getKind())
+    return false;
+  if (!Declared.isTensor())
+    return Declared == Branch;
+  if (Declared.getElemType() && Branch.getElemType() &&
+      Declared.getElemType() != Branch.getElemType())
+    return false;
+  if (!Declared.hasShape() || !Branch.hasShape())
+    return true;
+  if (Declared.getRank() != Branch.getRank())
+    return false;
+  for (size_t I = 0; I < Declared.getRank(); ++I) {
+    const Dim &A = Declared.getDims()[I], &B = Branch.getDims()[I];
+    if (!A.isUnknown() && !B.isUnknown() && A != B)
+      return false;
+  }
+  return true;
+}
+
+/// Why \p Branch cannot replace \p N, or null when it can.
+const char *whyNotInlinable(const Node &N, const Graph &Branch) {
+  if (Branch.getNumInputs() != 0 || Branch.getNumOutputs() != N.getNumResults())
+    return "branch has inputs or another number of outputs";
+  for (const Node &Inner : Branch.getNodes())
+    if (!Inner.getSubgraphs().empty())
+      return "branch holds a subgraph";
+  llvm::DenseSet<const Value *> Seen;
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    const Value *Res = N.getResult(I), *Out = Branch.getOutput(I);
+    if (!Res)
+      continue;
+    if (!typeFits(Res->getType(), Out->getType()))
+      return "branch output type differs from the declared one";
+    bool Repeated = !Seen.insert(Out).second;
+    bool FromNode = Out->getDefiningNode() &&
+                    Out->getDefiningNode()->getParentGraph() == &Branch;
+    // A copied node result can take over a graph output's name once; a
+    // constant or an outer value only where the interface allows.
+    if (Res->isGraphOutput() &&
+        (Repeated || (!FromNode && (Out->getOwningGraph() == &Branch ||
+                                    !canReplaceAllUsesWith(Res, Out)))))
+      return "an output is a graph output the branch value cannot replace";
+  }
+  return nullptr;
+}
+
+LogicalResult inlineConstantIf(Node &N, Rewriter &R) {
+  const Graph *Branch = takenBranch(N);
+  if (!Branch)
+    return R.notifyMatchFailure(N, "condition is not a constant");
+  if (const char *Why = whyNotInlinable(N, *Branch))
+    return R.notifyMatchFailure(N, Why);
+  Graph &G = *N.getParentGraph();
+  llvm::DenseMap<const Value *, Value *> Map;
+  auto Lookup = [&Map](Value *V) -> Value * {
+    auto It = V ? Map.find(V) : Map.end();
+    return It == Map.end() ? V : It->second;
+  };
+  for (const auto &C : Branch->getConstants())
+    if (!C->use_empty())
+      Map[C.get()] = R.createConstant(G, C->getInitializer());
+  for (const Node &Inner : Branch->getNodes()) {
+    std::vector<Value *> Operands;
+    for (Value *Op : Inner.getOperands())
+      Operands.push_back(Lookup(Op));
+    Node *Copy = pattern::cloneNode(Inner, Operands, R);
+    for (unsigned I = 0; I < Inner.getNumResults(); ++I)
+      if (Value *Old = Inner.getResult(I)) {
+        // Named after the branch's value, unique in the model; nothing
+        // reads the fresh name yet.
+        Copy->getResult(I)->setName(
+            R.getModel().makeUniqueName(Old->getName()));
+        Map[Old] = Copy->getResult(I);
+      }
+  }
+  for (unsigned I = 0; I < N.getNumResults(); ++I) {
+    Value *Res = N.getResult(I);
+    if (!Res)
+      continue;
+    Value *New = Lookup(Branch->getOutput(I));
+    // A copied result keeps the If's declared type where it has one.
+    if (New->getDefiningNode() && New->getOwningGraph() == &G &&
+        Res->getType().isTensor() && Res->getType().hasShape() &&
+        Res->getType().getElemType())
+      R.setType(New, Res->getType());
+    if (failed(R.replaceAllUsesWith(Res, New)))
+      return failure(); // Unreachable: whyNotInlinable checked.
+  }
+  R.eraseDeadChain(N);
+  return success();
+}
+
+const LocalPattern IfPatterns[] = {{"inline-constant-if", inlineConstantIf}};
+
+const PatternRule PatternRows[] = {
+    {"", "If", 1, IfPatterns},
+};
+
+} // namespace
+
 void ops::registerControlFlowOps(OpRegistryBuilder &B) {
   B.addTraits(Traits);
   B.addPreconditions(preconditionRules());
   B.addInfer(inferRules());
   B.addDims(dimRules());
   B.addEval(evalRules());
+  B.addPatterns(PatternRows);
 }

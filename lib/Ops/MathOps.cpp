@@ -9,14 +9,17 @@
 #include "DimSupport.h"
 #include "EvalSupport.h"
 #include "InferSupport.h"
+#include "PatternSupport.h"
 #include "PreconditionSupport.h"
 #include "SymbolicRefinement.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Ops/OpFacts.h"
+#include "onnxopt/Ops/PatternRules.h"
 #include "onnxopt/Ops/Preconditions.h"
 #include "onnxopt/Ops/Semantics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -1167,10 +1170,80 @@ llvm::ArrayRef<EvalRule> evalRules() { return EvalRows; }
 // Registration
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// Local patterns (PatternRules.h): arithmetic by its identity element
+//===----------------------------------------------------------------------===//
+//
+// Before:  Y = Mul(X, ONE)     # ONE: a constant of ones, float[1] or [C,1,1]
+// After:   users of Y read X
+//
+// Mul and Div by 1, Add and Sub of 0, Pow by 1 (the identity on the right;
+// Mul by 1 and Add of 0 on either side). x*1, x/1, x-0 and x^1 are x
+// exactly; x+0 is x but for the sign of a zero x (-0 + 0 = +0), which no
+// comparison can tell apart. Each fires only where the constant cannot
+// broadcast X to a bigger shape (broadcastKeepsShape: X's rank known, every
+// dim of the constant 1 or equal to X's known dim), so Y's shape is X's at
+// every shape X's symbols allow.
+
+namespace {
+
+/// Forwards operand \p XIndex of the binary \p N when the other operand is
+/// a constant of \p Identity that keeps X's shape.
+LogicalResult forwardIfIdentity(Node &N, Rewriter &R, unsigned XIndex,
+                                double Identity) {
+  if (N.getNumOperands() != 2)
+    return R.notifyMatchFailure(N, "expected two operands");
+  Value *X = pattern::operandOrNull(N, XIndex);
+  Value *C = pattern::operandOrNull(N, 1 - XIndex);
+  if (!X || !C)
+    return R.notifyMatchFailure(N, "operand omitted");
+  if (!pattern::isSplatConstant(C, Identity))
+    return R.notifyMatchFailure(N, "operand is not a constant identity");
+  Tensor CT = getConstantValue(*C);
+  if (!pattern::broadcastKeepsShape(X->getType(), CT.getDimsRef()))
+    return R.notifyMatchFailure(N,
+                                "the constant may broadcast to a bigger shape");
+  return pattern::forwardOperand(N, X, R);
+}
+
+LogicalResult eraseRightIdentity1(Node &N, Rewriter &R) {
+  return forwardIfIdentity(N, R, 0, 1.0);
+}
+LogicalResult eraseLeftIdentity1(Node &N, Rewriter &R) {
+  return forwardIfIdentity(N, R, 1, 1.0);
+}
+LogicalResult eraseRightIdentity0(Node &N, Rewriter &R) {
+  return forwardIfIdentity(N, R, 0, 0.0);
+}
+LogicalResult eraseLeftIdentity0(Node &N, Rewriter &R) {
+  return forwardIfIdentity(N, R, 1, 0.0);
+}
+
+const LocalPattern MulPatterns[] = {{"erase-mul-by-one", eraseRightIdentity1},
+                                    {"erase-one-mul", eraseLeftIdentity1},
+                                    {"fuse-conv-mul", pattern::fuseConvMul}};
+const LocalPattern DivPatterns[] = {{"erase-div-by-one", eraseRightIdentity1}};
+const LocalPattern PowPatterns[] = {{"erase-pow-one", eraseRightIdentity1}};
+const LocalPattern AddPatterns[] = {{"erase-add-zero", eraseRightIdentity0},
+                                    {"erase-zero-add", eraseLeftIdentity0},
+                                    {"fuse-conv-add", pattern::fuseConvAdd}};
+const LocalPattern SubPatterns[] = {{"erase-sub-zero", eraseRightIdentity0}};
+
+// From opset 7: before it, these ops broadcast only with `broadcast=1`
+// and an `axis`, which these patterns do not read.
+const PatternRule PatternRows[] = {
+    {"", "Add", 7, AddPatterns}, {"", "Sub", 7, SubPatterns},
+    {"", "Mul", 7, MulPatterns}, {"", "Div", 7, DivPatterns},
+    {"", "Pow", 7, PowPatterns},
+};
+
+} // namespace
+
 void ops::registerMathOps(OpRegistryBuilder &B) {
   B.addTraits(Traits);
   B.addPreconditions(preconditionRules());
   B.addInfer(inferRules());
   B.addDims(dimRules());
   B.addEval(evalRules());
+  B.addPatterns(PatternRows);
 }

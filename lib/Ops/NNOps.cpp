@@ -8,13 +8,16 @@
 //===----------------------------------------------------------------------===//
 #include "DimSupport.h"
 #include "InferSupport.h"
+#include "PatternSupport.h"
 #include "PreconditionSupport.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Ops/OpFacts.h"
+#include "onnxopt/Ops/PatternRules.h"
 #include "onnxopt/Ops/Preconditions.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -692,10 +695,227 @@ llvm::ArrayRef<EvalRule> evalRules() { return {}; }
 // Registration
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// Local patterns (PatternRules.h): per-channel affine maps folded into Conv
+//===----------------------------------------------------------------------===//
+//
+// Before:  C = Conv<group=g>(X, W, B)          # W, B constants
+//          Y = BatchNormalization(C, s, b, mean, var)
+// After:   Y = Conv<group=g>(X, W', B')
+//
+// Before:  C = Conv(X, W, B)    Y = Mul(C, K)  # K: float[M,1,1] or [1]
+// After:   Y = Conv(X, W', B')                 # and Add(C, K) likewise
+//
+// Each maps output channel m of the Conv affinely: y = a[m] * c + d[m]
+// (BatchNormalization in inference mode: a = s / sqrt(var + eps), d = b -
+// mean * a; Mul: a = K, d = 0; Add: a = 1, d = K). Folded, W' scales the
+// weights of channel m by a[m] and B' = B * a + d. Conv's weights are
+// [M, C/g, k...] (channel m is the first index); ConvTranspose's are
+// [C, M/g, k...] with M = g * (M/g): input channel c of group c / (C/g)
+// feeds output channel (c / (C/g)) * (M/g) + j at second index j. The
+// Conv's result must have the rewritten node as its only user (otherwise
+// the unfused Conv stays and the model grows), and everything must be
+// float constants; Mul and Add fold only a constant that is 1 on every axis
+// of the Conv's result but the channel axis (so it cannot broadcast the
+// result to a bigger shape). Computed in double, rounded to float once.
+
+namespace {
+
+constexpr int64_t MaxFusedWeights = int64_t(1) << 26;
+
+/// The Conv or ConvTranspose producing \p V, when \p V is its first result
+/// and \p User is its only reader; its weights constant floats.
+Node *convFeedingOnly(Value *V, const Node &User) {
+  Node *Conv = V ? V->getDefiningNode() : nullptr;
+  if (!Conv || !Conv->isOnnxDomain() ||
+      !(Conv->is("Conv") || Conv->is("ConvTranspose")) ||
+      V != Conv->getResult(0) || V->getNumUses() != 1 ||
+      V->getUses()[0].User != &User || V->isGraphOutput())
+    return nullptr;
+  for (unsigned I = 1; I < Conv->getNumOperands(); ++I) {
+    Value *Op = Conv->getOperand(I);
+    if (!Op)
+      continue;
+    Tensor T = getConstantValue(*Op);
+    if (!T || T.getElemType() != TensorProto::FLOAT)
+      return nullptr;
+  }
+  Value *W = pattern::operandOrNull(*Conv, 1);
+  return W && getConstantValue(*W).getDims().size() >= 3 ? Conv : nullptr;
+}
+
+/// The number of output channels of \p Conv (weights known constant).
+int64_t outputChannels(const Node &Conv, llvm::ArrayRef<int64_t> WDims) {
+  if (Conv.is("Conv"))
+    return WDims[0];
+  return WDims[1] * Conv.getAttrInt("group", 1);
+}
+
+/// Replaces \p Root, which computes A[m] * Conv(..)[m] + D[m] per output
+/// channel m of \p Conv, by one Conv with scaled weights and bias.
+LogicalResult foldAffineIntoConv(Node &Root, Node &Conv,
+                                 llvm::ArrayRef<double> A,
+                                 llvm::ArrayRef<double> D, Rewriter &R) {
+  Value *WV = Conv.getOperand(1);
+  Tensor WT = getConstantValue(*WV);
+  std::vector<int64_t> WDims = WT.getDims();
+  int64_t M = outputChannels(Conv, WDims), Group = Conv.getAttrInt("group", 1);
+  if (WT.getNumElements() > MaxFusedWeights || M <= 0 || Group <= 0 ||
+      int64_t(A.size()) != M || int64_t(D.size()) != M || WDims[0] % Group != 0)
+    return R.notifyMatchFailure(Root, "weights too large or channels differ");
+  std::optional<std::vector<double>> W = WT.toDoubles();
+  std::vector<double> B(M, 0.0);
+  if (Value *BV = pattern::operandOrNull(Conv, 2)) {
+    std::optional<std::vector<double>> Read = pattern::readConstant(BV, M);
+    if (!Read || int64_t(Read->size()) != M)
+      return R.notifyMatchFailure(Root, "bias is not M constants");
+    B = std::move(*Read);
+  }
+  if (!W || int64_t(W->size()) != WT.getNumElements())
+    return R.notifyMatchFailure(Root, "weights are unreadable");
+  std::vector<float> NewW(W->size());
+  int64_t Inner = int64_t(W->size()) / WDims[0];
+  if (Conv.is("Conv")) {
+    for (size_t I = 0; I < W->size(); ++I)
+      NewW[I] = float((*W)[I] * A[I / Inner]);
+  } else {
+    // [C, M/g, k...]: the kernel of (c, j) is Inner / (M/g) elements.
+    int64_t PerGroupOut = WDims[1], PerGroupIn = WDims[0] / Group;
+    int64_t Kernel = Inner / PerGroupOut;
+    for (size_t I = 0; I < W->size(); ++I) {
+      int64_t C = I / Inner, J = (I % Inner) / Kernel;
+      NewW[I] = float((*W)[I] * A[(C / PerGroupIn) * PerGroupOut + J]);
+    }
+  }
+  std::vector<float> NewB(M);
+  for (int64_t Ch = 0; Ch < M; ++Ch)
+    NewB[Ch] = float(B[Ch] * A[Ch] + D[Ch]);
+  Graph &G = *Root.getParentGraph();
+  // Named after the weights; a second fold does not stack suffixes.
+  std::string Base = WV->getName().str();
+  if (!llvm::StringRef(Base).endswith("_fused"))
+    Base += "_fused";
+  Value *W2 = R.createConstant(G, Tensor::fromFloats(Base, WDims, NewW));
+  Value *B2 =
+      R.createConstant(G, Tensor::fromFloats(Base + "_bias", {M}, NewB));
+  Node *Fused = pattern::cloneNode(Conv, {Conv.getOperand(0), W2, B2}, R);
+  if (!Fused)
+    return failure(); // Unreachable: a Conv holds no graph.
+  Fused->getResult(0)->setType(Root.getResult(0)->getType());
+  // A new node result can always take over a graph output's name.
+  if (failed(R.replaceAllUsesWith(Root.getResult(0), Fused->getResult(0))))
+    return failure();
+  R.eraseDeadChain(Root);
+  return success();
+}
+
+LogicalResult fuseConvBatchNorm(Node &N, Rewriter &R) {
+  if (N.getAttrInt("training_mode", 0) != 0 || N.getAttrInt("spatial", 1) != 1)
+    return R.notifyMatchFailure(N, "not per-channel inference mode");
+  for (unsigned I = 1; I < N.getNumResults(); ++I)
+    if (N.getResult(I) && !N.getResult(I)->use_empty())
+      return R.notifyMatchFailure(N, "running statistics are used");
+  if (N.getNumOperands() != 5)
+    return R.notifyMatchFailure(N, "expected five operands");
+  Node *Conv = convFeedingOnly(N.getOperand(0), N);
+  if (!Conv)
+    return R.notifyMatchFailure(
+        N, "input is not a constant-weight Conv read by this node alone");
+  std::vector<std::vector<double>> P;
+  for (unsigned I = 1; I < 5; ++I) {
+    std::optional<std::vector<double>> Read =
+        pattern::readConstant(N.getOperand(I), 1 << 20);
+    if (!Read || getConstantValue(*N.getOperand(I)).getDims().size() != 1)
+      return R.notifyMatchFailure(N, "parameters are not constant vectors");
+    P.push_back(std::move(*Read));
+  }
+  double Eps = N.getAttrFloat("epsilon", 1e-5f);
+  size_t M = P[0].size();
+  std::vector<double> A(M), D(M);
+  for (size_t Ch = 0; Ch < M; ++Ch) {
+    if (P[1].size() != M || P[2].size() != M || P[3].size() != M)
+      return R.notifyMatchFailure(N, "parameters differ in length");
+    A[Ch] = P[0][Ch] / std::sqrt(P[3][Ch] + Eps);
+    D[Ch] = P[1][Ch] - P[2][Ch] * A[Ch];
+  }
+  return foldAffineIntoConv(N, *Conv, A, D, R);
+}
+
+/// Per output channel, the values of the constant \p K broadcast against a
+/// Conv result of rank \p Rank with \p M channels: K must be 1 on every
+/// axis but the channel axis (1), where it is 1 or M.
+std::optional<std::vector<double>> channelValues(const Value *K, size_t Rank,
+                                                 int64_t M) {
+  Tensor T = getConstantValue(*K);
+  if (!T || T.getElemType() != TensorProto::FLOAT)
+    return std::nullopt;
+  std::vector<int64_t> Dims = T.getDims();
+  if (Dims.size() > Rank)
+    return std::nullopt;
+  size_t Offset = Rank - Dims.size();
+  int64_t Channels = 1;
+  for (size_t I = 0; I < Dims.size(); ++I) {
+    if (Dims[I] == 1)
+      continue;
+    if (I + Offset != 1 || Dims[I] != M)
+      return std::nullopt;
+    Channels = M;
+  }
+  std::optional<std::vector<double>> Values = T.toDoubles();
+  if (!Values || int64_t(Values->size()) != Channels)
+    return std::nullopt;
+  if (Channels == 1)
+    Values->assign(M, (*Values)[0]);
+  return Values;
+}
+
+/// Folds Mul (\p IsMul) or Add of a per-channel constant into the Conv
+/// producing either operand of \p N.
+LogicalResult fuseConvChannelOp(Node &N, Rewriter &R, bool IsMul) {
+  if (N.getNumOperands() != 2 || !N.getOperand(0) || !N.getOperand(1))
+    return R.notifyMatchFailure(N, "expected two operands");
+  for (unsigned ConvSide = 0; ConvSide < 2; ++ConvSide) {
+    Node *Conv = convFeedingOnly(N.getOperand(ConvSide), N);
+    if (!Conv)
+      continue;
+    std::vector<int64_t> WDims =
+        getConstantValue(*Conv->getOperand(1)).getDims();
+    int64_t M = outputChannels(*Conv, WDims);
+    std::optional<std::vector<double>> K =
+        channelValues(N.getOperand(1 - ConvSide), WDims.size(), M);
+    if (!K)
+      continue;
+    std::vector<double> Ones(M, 1.0), Zeros(M, 0.0);
+    return IsMul ? foldAffineIntoConv(N, *Conv, *K, Zeros, R)
+                 : foldAffineIntoConv(N, *Conv, Ones, *K, R);
+  }
+  return R.notifyMatchFailure(
+      N, "no operand is a Conv read by this node alone times a per-channel "
+         "constant");
+}
+
+const LocalPattern BatchNormPatterns[] = {
+    {"fuse-conv-batchnorm", fuseConvBatchNorm}};
+
+// From opset 7: before it, is_test decided between training and inference.
+const PatternRule PatternRows[] = {
+    {"", "BatchNormalization", 7, BatchNormPatterns},
+};
+
+} // namespace
+
+LogicalResult pattern::fuseConvMul(Node &N, Rewriter &R) {
+  return fuseConvChannelOp(N, R, /*IsMul=*/true);
+}
+LogicalResult pattern::fuseConvAdd(Node &N, Rewriter &R) {
+  return fuseConvChannelOp(N, R, /*IsMul=*/false);
+}
+
 void ops::registerNNOps(OpRegistryBuilder &B) {
   B.addTraits(Traits);
   B.addPreconditions(preconditionRules());
   B.addInfer(inferRules());
   B.addDims(dimRules());
   B.addEval(evalRules());
+  B.addPatterns(PatternRows);
 }

@@ -5,19 +5,20 @@
 // every `since` any concern names. Lookups bisect the ranges of one op.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/IR/IR.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
+#include "onnxopt/Ops/PatternRules.h"
 #include "onnxopt/Ops/Preconditions.h"
-#include "onnxopt/IR/IR.h"
 #include "llvm/ADT/StringMap.h"
 #include <algorithm>
 #include <climits>
 #include <map>
-#include <tuple>
 #include <memory>
 #include <set>
+#include <tuple>
 
 using namespace onnxopt;
 
@@ -41,6 +42,10 @@ void OpRegistryBuilder::addPreconditions(
     llvm::ArrayRef<PreconditionRule> Rows) {
   for (const PreconditionRule &R : Rows)
     Preconditions.push_back({{R.Domain, R.OpType, R.Since}, &R});
+}
+void OpRegistryBuilder::addPatterns(llvm::ArrayRef<PatternRule> Rows) {
+  for (const PatternRule &R : Rows)
+    Patterns.push_back({{R.Domain, R.OpType, R.Since}, &R});
 }
 
 namespace {
@@ -122,6 +127,7 @@ private:
     Rows<EvalRule> Evals;
     Rows<InferRule> Infers;
     Rows<PreconditionRule> Preconditions;
+    Rows<PatternRule> Patterns;
     std::set<int> Cuts;
   };
 
@@ -143,6 +149,7 @@ private:
     group(By, B.Evals, &PerOp::Evals);
     group(By, B.Infers, &PerOp::Infers);
     group(By, B.Preconditions, &PerOp::Preconditions);
+    group(By, B.Patterns, &PerOp::Patterns);
     for (auto &[Name, P] : By) {
       std::vector<OpDef> &Defs = Ops[Name.first][Name.second];
       Defs.reserve(P.Cuts.size());
@@ -161,6 +168,7 @@ private:
         D.Eval = newestAt(P.Evals, D.Since);
         D.Infer = newestAt(P.Infers, D.Since);
         D.Preconditions = newestAt(P.Preconditions, D.Since);
+        D.Patterns = newestAt(P.Patterns, D.Since);
         Defs.push_back(D);
       }
     }

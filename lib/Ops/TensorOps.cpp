@@ -9,13 +9,16 @@
 #include "DimSupport.h"
 #include "EvalSupport.h"
 #include "InferSupport.h"
+#include "PatternSupport.h"
 #include "SymbolicRefinement.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/InferRules.h"
 #include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Ops/OpFacts.h"
+#include "onnxopt/Ops/PatternRules.h"
 #include "onnxopt/Ops/Preconditions.h"
 #include "onnxopt/Ops/Semantics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -1733,10 +1736,325 @@ llvm::ArrayRef<EvalRule> evalRules() { return EvalRows; }
 // Registration
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// Local patterns (PatternRules.h): data movement that moves nothing
+//===----------------------------------------------------------------------===//
+//
+// Before:  Y = Pad(X, ZEROS)               # every pad 0
+//          Y = Slice(X, [0], [INT64_MAX])  # everything, step 1
+//          Y = Split(X)                    # one result
+//          Y = Concat(X)                   # one operand
+//          Y = Expand(X, [1, C])           # X: float[N, C]
+//          Y = Tile(X, [1, 1])
+// After:   users of Y read X
+//
+// Before:  A = Slice(X, [0], [8], [1])     B = Slice(A, [2], [4], [2])
+// After:   B = Slice(X, [0, 2], [8, 4], [1, 2])     # disjoint axes
+// Before:  A = Slice(X, [2], [10], [1])    B = Slice(A, [1], [5], [1])
+// After:   B = Slice(X, [3], [7], [1])              # one axis, steps 1
+//
+// Before:  A = Unsqueeze(X, [1])           B = Squeeze(A, [1])
+// After:   users of B read X               # and Squeeze then Unsqueeze
+//
+// A Slice is the identity only where each sliced axis starts at 0, steps 1
+// and ends at or past its dim (a known dim, or INT32_MAX and above, which
+// exporters write for "to the end"). Two Slices on one axis merge only with
+// steps 1 and non-negative bounds: B's elements [s2, e2) of A are X's
+// [s1 + s2, min(e1, s1 + e2)), clamped to X's dim as both were. Unsqueeze
+// then Squeeze of the same axes is X; Squeeze then Unsqueeze of the same
+// axes is X too, since Squeeze fails unless those dims are 1. Reshape to
+// the same shape and Reshape chains are fold-shapes' (eraseNoOpReshape).
+
+namespace {
+
+/// The integer contents of operand \p I of \p N (a small constant).
+std::optional<std::vector<int64_t>> constantIntsOperand(const Node &N,
+                                                        unsigned I) {
+  Value *V = pattern::operandOrNull(N, I);
+  if (!V)
+    return std::nullopt;
+  std::optional<ConstantInts> C = getConstantInts(*V, 1024);
+  if (!C)
+    return std::nullopt;
+  return std::move(C->Values);
+}
+
+bool allEqual(llvm::ArrayRef<int64_t> Values, int64_t X) {
+  return llvm::all_of(Values, [X](int64_t V) { return V == X; });
+}
+
+LogicalResult eraseZeroPad(Node &N, Rewriter &R) {
+  // Pads are an attribute before opset 11 (`paddings` at opset 1), an
+  // operand from it.
+  std::optional<std::vector<int64_t>> Pads =
+      getNodeOpset(N) < 11
+          ? N.getAttrInts(getNodeOpset(N) < 2 ? "paddings" : "pads")
+          : constantIntsOperand(N, 1);
+  if (!Pads)
+    return R.notifyMatchFailure(N, "pads are not constant");
+  if (!allEqual(*Pads, 0))
+    return R.notifyMatchFailure(N, "pads are not all zero");
+  return pattern::forwardOperand(N, pattern::operandOrNull(N, 0), R);
+}
+
+/// A Slice's constant parameters, one entry per sliced axis, the axes
+/// resolved against \p Rank (-1: unknown, then negative axes are refused).
+struct SliceParams {
+  std::vector<int64_t> Starts, Ends, Axes, Steps;
+};
+
+std::optional<SliceParams> readSlice(const Node &N, int64_t Rank) {
+  SliceParams P;
+  std::optional<std::vector<int64_t>> Starts, Ends, Axes, Steps;
+  if (getNodeOpset(N) < 10) {
+    Starts = N.getAttrInts("starts");
+    Ends = N.getAttrInts("ends");
+    Axes = N.getAttrInts("axes");
+  } else {
+    Starts = constantIntsOperand(N, 1);
+    Ends = constantIntsOperand(N, 2);
+    if (pattern::operandOrNull(N, 3) && !(Axes = constantIntsOperand(N, 3)))
+      return std::nullopt;
+    if (pattern::operandOrNull(N, 4) && !(Steps = constantIntsOperand(N, 4)))
+      return std::nullopt;
+  }
+  if (!Starts || !Ends || Starts->size() != Ends->size())
+    return std::nullopt;
+  size_t Count = Starts->size();
+  P.Starts = std::move(*Starts);
+  P.Ends = std::move(*Ends);
+  if (Axes) {
+    if (Axes->size() != Count)
+      return std::nullopt;
+    for (int64_t &A : *Axes) {
+      if (A < 0 && Rank < 0)
+        return std::nullopt;
+      std::optional<int64_t> Resolved =
+          Rank < 0 ? std::optional<int64_t>(A) : resolveAxis(A, Rank);
+      if (!Resolved)
+        return std::nullopt;
+      A = *Resolved;
+    }
+    P.Axes = std::move(*Axes);
+  } else {
+    for (size_t I = 0; I < Count; ++I)
+      P.Axes.push_back(I);
+  }
+  P.Steps = Steps ? std::move(*Steps) : std::vector<int64_t>(Count, 1);
+  if (P.Steps.size() != Count)
+    return std::nullopt;
+  std::vector<int64_t> Sorted = P.Axes;
+  llvm::sort(Sorted);
+  if (std::adjacent_find(Sorted.begin(), Sorted.end()) != Sorted.end())
+    return std::nullopt;
+  return P;
+}
+
+int64_t knownRank(const Value *V) {
+  const Type &T = V->getType();
+  return T.isTensor() && T.hasShape() ? int64_t(T.getRank()) : -1;
+}
+
+LogicalResult eraseFullSlice(Node &N, Rewriter &R) {
+  Value *X = pattern::operandOrNull(N, 0);
+  if (!X)
+    return R.notifyMatchFailure(N, "data omitted");
+  std::optional<SliceParams> P = readSlice(N, knownRank(X));
+  if (!P)
+    return R.notifyMatchFailure(N, "slice parameters are not constant");
+  const Type &XT = X->getType();
+  for (size_t I = 0; I < P->Axes.size(); ++I) {
+    if (P->Steps[I] != 1 || P->Starts[I] != 0)
+      return R.notifyMatchFailure(N, "a slice does not start at 0 by 1");
+    // INT32_MAX and above: past any dim a tensor can have here.
+    if (P->Ends[I] >= std::numeric_limits<int32_t>::max())
+      continue;
+    int64_t Axis = P->Axes[I];
+    bool PastDim = XT.isTensor() && XT.hasShape() &&
+                   Axis < int64_t(XT.getRank()) &&
+                   XT.getDims()[Axis].isKnown() &&
+                   P->Ends[I] >= XT.getDims()[Axis].getValue();
+    if (!PastDim)
+      return R.notifyMatchFailure(N, "a slice may end before its dim");
+  }
+  return pattern::forwardOperand(N, X, R);
+}
+
+/// Adds the entries of \p Outer to \p Merged (a copy of the inner Slice's):
+/// an axis only the outer slices is appended, one both slice is composed.
+bool composeSlices(SliceParams &Merged, const SliceParams &Outer) {
+  for (size_t I = 0; I < Outer.Axes.size(); ++I) {
+    auto It = llvm::find(Merged.Axes, Outer.Axes[I]);
+    if (It == Merged.Axes.end()) {
+      Merged.Axes.push_back(Outer.Axes[I]);
+      Merged.Starts.push_back(Outer.Starts[I]);
+      Merged.Ends.push_back(Outer.Ends[I]);
+      Merged.Steps.push_back(Outer.Steps[I]);
+      continue;
+    }
+    size_t J = It - Merged.Axes.begin();
+    int64_t S1 = Merged.Starts[J], E1 = Merged.Ends[J];
+    int64_t S2 = Outer.Starts[I], E2 = Outer.Ends[I];
+    if (Merged.Steps[J] != 1 || Outer.Steps[I] != 1 || S1 < 0 || E1 < 0 ||
+        S2 < 0 || E2 < 0)
+      return false;
+    Merged.Starts[J] = pattern::saturatingAdd(S1, S2);
+    Merged.Ends[J] = std::min(E1, pattern::saturatingAdd(S1, E2));
+  }
+  return true;
+}
+
+LogicalResult mergeSlices(Node &N, Rewriter &R) {
+  Value *A = pattern::operandOrNull(N, 0);
+  Node *Inner = A ? A->getDefiningNode() : nullptr;
+  if (!Inner || !Inner->is("Slice") || !Inner->isOnnxDomain() ||
+      getNodeOpset(N) < 10)
+    return R.notifyMatchFailure(N, "input is not a Slice (opset 10 on)");
+  Value *X = pattern::operandOrNull(*Inner, 0);
+  if (!X)
+    return R.notifyMatchFailure(N, "data omitted");
+  int64_t Rank = knownRank(X);
+  std::optional<SliceParams> Merged = readSlice(*Inner, Rank);
+  std::optional<SliceParams> Outer = readSlice(N, Rank);
+  if (!Merged || !Outer)
+    return R.notifyMatchFailure(N, "slice parameters are not constant");
+  if (!composeSlices(*Merged, *Outer))
+    return R.notifyMatchFailure(
+        N, "both slice one axis with a step or a negative bound");
+  Graph &G = *N.getParentGraph();
+  auto Ints = [&](const char *Name, llvm::ArrayRef<int64_t> Values) {
+    return R.createConstant(
+        G, Tensor::fromInt64s(Name, {int64_t(Values.size())}, Values));
+  };
+  Node *Fused = R.createNode("Slice",
+                             {X, Ints("slice_starts", Merged->Starts),
+                              Ints("slice_ends", Merged->Ends),
+                              Ints("slice_axes", Merged->Axes),
+                              Ints("slice_steps", Merged->Steps)},
+                             1, "", N.getName());
+  Fused->getResult(0)->setType(N.getResult(0)->getType());
+  // A new node result can always take over a graph output's name.
+  if (failed(R.replaceAllUsesWith(N.getResult(0), Fused->getResult(0))))
+    return failure();
+  // The inner Slice goes with N's dead chain unless it has other users.
+  R.eraseDeadChain(N);
+  return success();
+}
+
+LogicalResult eraseSingleSplit(Node &N, Rewriter &R) {
+  if (N.getNumResults() != 1)
+    return R.notifyMatchFailure(N, "splits into several results");
+  return pattern::forwardOperand(N, pattern::operandOrNull(N, 0), R);
+}
+
+LogicalResult eraseSingleConcat(Node &N, Rewriter &R) {
+  if (N.getNumOperands() != 1)
+    return R.notifyMatchFailure(N, "concatenates several operands");
+  return pattern::forwardOperand(N, pattern::operandOrNull(N, 0), R);
+}
+
+LogicalResult eraseSameShapeExpand(Node &N, Rewriter &R) {
+  Value *X = pattern::operandOrNull(N, 0);
+  std::optional<std::vector<int64_t>> Shape = constantIntsOperand(N, 1);
+  if (!X || !Shape)
+    return R.notifyMatchFailure(N, "shape is not constant");
+  if (!pattern::broadcastKeepsShape(X->getType(), *Shape))
+    return R.notifyMatchFailure(N, "may expand to a bigger shape");
+  return pattern::forwardOperand(N, X, R);
+}
+
+LogicalResult eraseUnitTile(Node &N, Rewriter &R) {
+  std::optional<std::vector<int64_t>> Repeats = constantIntsOperand(N, 1);
+  if (!Repeats || !allEqual(*Repeats, 1))
+    return R.notifyMatchFailure(N, "repeats are not constant ones");
+  return pattern::forwardOperand(N, pattern::operandOrNull(N, 0), R);
+}
+
+/// \p N's axes resolved against \p Rank and sorted, or nothing.
+std::optional<std::vector<int64_t>> resolvedAxes(const Node &N, int64_t Rank) {
+  std::optional<std::vector<int64_t>> Axes = readAxes(
+      N, lookupOp(N), [&N](unsigned I) { return constantIntsOperand(N, I); });
+  if (!Axes || Axes->empty() || Rank < 0)
+    return std::nullopt;
+  for (int64_t &A : *Axes) {
+    std::optional<int64_t> Resolved = resolveAxis(A, Rank);
+    if (!Resolved)
+      return std::nullopt;
+    A = *Resolved;
+  }
+  llvm::sort(*Axes);
+  return Axes;
+}
+
+/// Forwards X when \p N undoes the \p InnerOp that made its operand from X
+/// at the same axes. Both ops' axes index the same dims: the Rank + k dims
+/// between them for Squeeze(Unsqueeze(X)) (k axes inserted), X's Rank dims
+/// for Unsqueeze(Squeeze(X)).
+LogicalResult cancelAxesPair(Node &N, Rewriter &R, llvm::StringRef InnerOp) {
+  Value *A = pattern::operandOrNull(N, 0);
+  Node *Inner = A ? A->getDefiningNode() : nullptr;
+  if (!Inner || !Inner->is(InnerOp) || !Inner->isOnnxDomain())
+    return R.notifyMatchFailure(N, "input is not the inverse op");
+  Value *X = pattern::operandOrNull(*Inner, 0);
+  int64_t Rank = X ? knownRank(X) : -1;
+  if (Rank < 0)
+    return R.notifyMatchFailure(N, "rank of the pair's input is unknown");
+  std::optional<std::vector<int64_t>> Raw =
+      readAxes(*Inner, lookupOp(*Inner),
+               [Inner](unsigned I) { return constantIntsOperand(*Inner, I); });
+  if (!Raw)
+    return R.notifyMatchFailure(N, "axes are not constant");
+  int64_t Between = Inner->is("Unsqueeze") ? Rank + int64_t(Raw->size()) : Rank;
+  std::optional<std::vector<int64_t>> InnerAxes = resolvedAxes(*Inner, Between);
+  std::optional<std::vector<int64_t>> OuterAxes = resolvedAxes(N, Between);
+  if (!InnerAxes || !OuterAxes)
+    return R.notifyMatchFailure(N, "axes are not constant or out of range");
+  if (*InnerAxes != *OuterAxes)
+    return R.notifyMatchFailure(N, "the pair works on different axes");
+  // The Inner op goes with N's dead chain unless it has other users.
+  return pattern::forwardOperand(N, X, R);
+}
+
+LogicalResult cancelSqueezeOfUnsqueeze(Node &N, Rewriter &R) {
+  return cancelAxesPair(N, R, "Unsqueeze");
+}
+LogicalResult cancelUnsqueezeOfSqueeze(Node &N, Rewriter &R) {
+  return cancelAxesPair(N, R, "Squeeze");
+}
+
+const LocalPattern PadPatterns[] = {{"erase-zero-pad", eraseZeroPad}};
+const LocalPattern SlicePatterns[] = {{"erase-full-slice", eraseFullSlice},
+                                      {"merge-slices", mergeSlices}};
+const LocalPattern SplitPatterns[] = {{"erase-single-split", eraseSingleSplit}};
+const LocalPattern ConcatPatterns[] = {
+    {"erase-single-concat", eraseSingleConcat}};
+const LocalPattern ExpandPatterns[] = {
+    {"erase-same-shape-expand", eraseSameShapeExpand}};
+const LocalPattern TilePatterns[] = {{"erase-unit-tile", eraseUnitTile}};
+const LocalPattern SqueezePatterns[] = {
+    {"cancel-squeeze-of-unsqueeze", cancelSqueezeOfUnsqueeze}};
+const LocalPattern UnsqueezePatterns[] = {
+    {"cancel-unsqueeze-of-squeeze", cancelUnsqueezeOfSqueeze}};
+
+const PatternRule PatternRows[] = {
+    {"", "Pad", 1, PadPatterns},
+    {"", "Slice", 1, SlicePatterns},
+    {"", "Split", 1, SplitPatterns},
+    {"", "Concat", 1, ConcatPatterns},
+    {"", "Expand", 8, ExpandPatterns},
+    // Tile-1 had `tiles` and `axis` operands.
+    {"", "Tile", 6, TilePatterns},
+    {"", "Squeeze", 1, SqueezePatterns},
+    {"", "Unsqueeze", 1, UnsqueezePatterns},
+};
+
+} // namespace
+
 void ops::registerTensorOps(OpRegistryBuilder &B) {
   B.addTraits(Traits);
   B.addPreconditions(preconditionRules());
   B.addInfer(inferRules());
   B.addDims(dimRules());
   B.addEval(evalRules());
+  B.addPatterns(PatternRows);
 }

@@ -72,8 +72,8 @@ constexpr uint64_t DefaultElideAbove = 16;
 
 /// The passes --simplify stands for (docs/cli.md lists them).
 const char *const SimplifyPipeline =
-    "infer-shapes,fold-shapes,constant-fold,eliminate-identity,cse,dce,"
-    "unify-dims";
+    "infer-shapes,fold-shapes,constant-fold,canonicalize,eliminate-identity,"
+    "cse,dce,unify-dims";
 
 struct CommandLine {
   std::string Input;
@@ -151,8 +151,9 @@ static void printHelp(llvm::raw_ostream &OS) {
         "e.g. --cse\n"
      << "  --simplify               the default pipeline: infer-shapes, "
         "fold-shapes,\n"
-     << "                           constant-fold, eliminate-identity, cse, "
-        "dce, unify-dims\n"
+     << "                           constant-fold, canonicalize, "
+        "eliminate-identity, cse,\n"
+     << "                           dce, unify-dims\n"
      << "                           (implies --summary)\n"
      << "  --list-passes            list every pass with its options\n"
      << "  --verify-each            verify the IR after every pass "

@@ -130,7 +130,7 @@ class RealPipelines(unittest.TestCase):
         self.assertNotIn("Constant", op_types(out))
         self.assertEqual([o.name for o in out.graph.output], [o.name for o in model.graph.output])
         self.assertEqual(onnxopt.SIMPLIFY_PIPELINE,
-                         "infer-shapes,fold-shapes,constant-fold,eliminate-identity,cse,dce,unify-dims")
+                         "infer-shapes,fold-shapes,constant-fold,canonicalize,eliminate-identity,cse,dce,unify-dims")
 
     def test_freeze_dims(self):
         out = onnxopt.run(str(RETINAFACE), "freeze-dims{shapes=input[1,3,320,320]},fold-shapes,dce")

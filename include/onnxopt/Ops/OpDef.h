@@ -45,6 +45,7 @@ namespace onnxopt {
 struct DimRule;
 struct EvalRule;
 struct InferRule;
+struct PatternRule;
 struct PreconditionRule;
 
 /// What an op is, as the engines need to know it. A bit set.
@@ -151,6 +152,8 @@ struct OpDef {
   const EvalRule *Eval = nullptr;
   const InferRule *Infer = nullptr;
   const PreconditionRule *Preconditions = nullptr;
+  /// Local rewrites rooted at this op (PatternRules.h), or null.
+  const PatternRule *Patterns = nullptr;
 
   bool has(OpTrait T) const { return (Traits & T) != 0; }
 };
@@ -201,6 +204,7 @@ public:
   void addEval(llvm::ArrayRef<EvalRule> Rows);
   void addInfer(llvm::ArrayRef<InferRule> Rows);
   void addPreconditions(llvm::ArrayRef<PreconditionRule> Rows);
+  void addPatterns(llvm::ArrayRef<PatternRule> Rows);
 
   struct Key {
     llvm::StringRef Domain, OpType;
@@ -211,6 +215,7 @@ public:
   std::vector<std::pair<Key, const EvalRule *>> Evals;
   std::vector<std::pair<Key, const InferRule *>> Infers;
   std::vector<std::pair<Key, const PreconditionRule *>> Preconditions;
+  std::vector<std::pair<Key, const PatternRule *>> Patterns;
 };
 
 namespace ops {
