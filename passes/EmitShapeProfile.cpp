@@ -38,7 +38,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimRanges.h"
-#include <map>
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
@@ -46,6 +45,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
+#include <map>
 
 using namespace onnxopt;
 
@@ -102,9 +102,8 @@ private:
   LogicalResult profileInput(const Value &In, const DimRangeMap &Ranges,
                              bool NeedRanges, std::vector<InputProfile> &Out,
                              DiagnosticEngine &Diags);
-  LogicalResult chooseSource(const DimRangeMap &Ranges,
-                             const DimGears &Stored, bool &UseGears,
-                             DiagnosticEngine &Diags) const;
+  LogicalResult chooseSource(const DimRangeMap &Ranges, const DimGears &Stored,
+                             bool &UseGears, DiagnosticEngine &Diags) const;
   LogicalResult resolveGears(const Model &M, const DimGears &Given,
                              const DimRangeMap &Ranges,
                              const std::vector<InputProfile> &Inputs,
@@ -191,11 +190,10 @@ static LogicalResult checkRelations(Model &M, const DimRangeMap &Ranges,
     for (const DimRelation &R : Rels) {
       if (!R.isDecidedBy(Values) || R.holds(Values))
         continue;
-      return emitError(Diags)
-             << "the profile's " << Names[Point]
-             << " shapes break the stored relation "
-             << printDimRelationAt(R, Values)
-             << "; set ranges that keep it (set-dim-range)";
+      return emitError(Diags) << "the profile's " << Names[Point]
+                              << " shapes break the stored relation "
+                              << printDimRelationAt(R, Values)
+                              << "; set ranges that keep it (set-dim-range)";
     }
   }
   return success();
@@ -203,10 +201,10 @@ static LogicalResult checkRelations(Model &M, const DimRangeMap &Ranges,
 
 /// Ranges or gears: shape-sets= are gears; use= decides where it is given;
 /// otherwise the one stored, or with both what the format is built for.
-LogicalResult EmitShapeProfilePass::chooseSource(const DimRangeMap &Ranges,
-                                                 const DimGears &Stored,
-                                                 bool &UseGears,
-                                                 DiagnosticEngine &Diags) const {
+LogicalResult
+EmitShapeProfilePass::chooseSource(const DimRangeMap &Ranges,
+                                   const DimGears &Stored, bool &UseGears,
+                                   DiagnosticEngine &Diags) const {
   bool Inline = !ShapeSets.getValue().empty();
   if (Inline && Use.getValue() == "ranges")
     return emitError(Diags) << "shape-sets= are gears; use=ranges "
@@ -214,9 +212,8 @@ LogicalResult EmitShapeProfilePass::chooseSource(const DimRangeMap &Ranges,
   if (Inline || Use.getValue() == "gears") {
     UseGears = true;
     if (!Inline && Stored.empty())
-      return emitError(Diags)
-             << "no gears are stored; set them with "
-                "set-dim-range{gears=...} or give shape-sets=";
+      return emitError(Diags) << "no gears are stored; set them with "
+                                 "set-dim-range{gears=...} or give shape-sets=";
     return success();
   }
   if (Use.getValue() == "ranges" || Stored.empty()) {
@@ -252,8 +249,8 @@ LogicalResult EmitShapeProfilePass::resolveGears(
       auto It = Ranges.find(Sym);
       if (It != Ranges.end() && !It->second.contains(V))
         return emitError(Diags)
-               << "gear '" << Text << "' gives '" << Sym << "' the value "
-               << V << ", outside its range " << printDimRange(It->second);
+               << "gear '" << Text << "' gives '" << Sym << "' the value " << V
+               << ", outside its range " << printDimRange(It->second);
     }
     for (const DimRelation &R : Rels)
       if (R.isDecidedBy(Values) && !R.holds(Values))
@@ -276,8 +273,8 @@ LogicalResult EmitShapeProfilePass::resolveGears(
 /// ranges set-dim-range checked, so the model runs there.
 static GearShapes rangePoints(const std::vector<InputProfile> &Inputs) {
   GearShapes Points;
-  for (auto Field : {&InputProfile::Min, &InputProfile::Opt,
-                     &InputProfile::Max}) {
+  for (auto Field :
+       {&InputProfile::Min, &InputProfile::Opt, &InputProfile::Max}) {
     std::vector<std::vector<int64_t>> Shapes;
     for (const InputProfile &P : Inputs)
       Shapes.push_back(P.*Field);
@@ -328,8 +325,8 @@ LogicalResult EmitShapeProfilePass::run(Model &M, PassContext &Ctx) {
   if (failed(chooseSource(Ranges, Stored, UseGears, Diags)))
     return failure();
   llvm::StringRef Fmt = Format.getValue();
-  if (UseGears && (Fmt == "trtexec" || Fmt == "polygraphy" ||
-                   Fmt == "openvino"))
+  if (UseGears &&
+      (Fmt == "trtexec" || Fmt == "polygraphy" || Fmt == "openvino"))
     return emitError(Diags)
            << "format=" << Fmt
            << " takes one min..max box per input and gears are single "
@@ -348,9 +345,8 @@ LogicalResult EmitShapeProfilePass::run(Model &M, PassContext &Ctx) {
     if (failed(profileInput(*In, Ranges, !UseGears, Inputs, Diags)))
       return failure();
   }
-  if (!llvm::any_of(Inputs, [](const InputProfile &P) {
-        return P.isDynamic();
-      }))
+  if (!llvm::any_of(Inputs,
+                    [](const InputProfile &P) { return P.isDynamic(); }))
     return emitError(Diags) << "no input has a symbolic "
                                "dim; the model needs no profile";
 
@@ -442,9 +438,10 @@ std::string EmitShapeProfilePass::formatRanges(
 /// when only dims 2 and 3 of rank-4 (NCHW) inputs vary, with one height and
 /// width per gear; --dynamic_dims otherwise. A dim that is the same in
 /// every gear is written as its number.
-LogicalResult EmitShapeProfilePass::formatAtcGears(
-    const std::vector<InputProfile> &Inputs, const GearShapes &Gears,
-    std::string &Line, DiagnosticEngine &Diags) const {
+LogicalResult
+EmitShapeProfilePass::formatAtcGears(const std::vector<InputProfile> &Inputs,
+                                     const GearShapes &Gears, std::string &Line,
+                                     DiagnosticEngine &Diags) const {
   if (Gears.size() < AtcMinGears || Gears.size() > AtcMaxGears)
     return emitError(Diags) << "ATC takes " << AtcMinGears << " to "
                             << AtcMaxGears << " gears, got " << Gears.size();
@@ -481,9 +478,13 @@ LogicalResult EmitShapeProfilePass::formatAtcGears(
     }
     return true;
   };
-  enum { Batch, Image, Dims } Kind = OnlyBatch && Shared({0})   ? Batch
-                                     : OnlyImage && Shared({2, 3}) ? Image
-                                                                   : Dims;
+  enum {
+    Batch,
+    Image,
+    Dims
+  } Kind = OnlyBatch && Shared({0})      ? Batch
+           : OnlyImage && Shared({2, 3}) ? Image
+                                         : Dims;
   // The dims written as -1 (an image input gets both height and width).
   std::vector<std::vector<bool>> Free = Varying;
   unsigned NumFree = 0;
@@ -505,8 +506,7 @@ LogicalResult EmitShapeProfilePass::formatAtcGears(
     Line += (I ? ";" : "") + Inputs[I].Name + ":";
     for (size_t D = 0; D < Free[I].size(); ++D)
       Line += (D ? "," : "") +
-              (Free[I][D] ? std::string("-1")
-                          : std::to_string(Gears[0][I][D]));
+              (Free[I][D] ? std::string("-1") : std::to_string(Gears[0][I][D]));
   }
   Line += "\"";
   std::vector<std::string> Profiles;

@@ -41,8 +41,9 @@
 // have (the error lists those it has); a symbol the dim algebra proves equal
 // to a number outside the range; a gear that misses an input, contradicts
 // a static dim, gives a symbol two values, repeats another gear, leaves a
-// range, breaks a relation or a node's condition; ranges inside which some value breaks a
-// condition a node needs (see DimConstraints.h), named with the node.
+// range, breaks a relation or a node's condition; ranges inside which some
+// value breaks a condition a node needs (see DimConstraints.h), named with the
+// node.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimAlgebra.h"
@@ -50,10 +51,10 @@
 #include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
+#include "onnxopt/IR/Diagnostics.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
-#include "onnxopt/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 #include <algorithm>
 #include <set>
@@ -258,8 +259,8 @@ LogicalResult SetDimRangePass::checkConstraints(const DimAnalysis &DA,
       continue;
     std::string Ranges;
     for (const std::string &S : Syms)
-      Ranges += (Ranges.empty() ? "" : ", ") + S + ":" +
-                printDimRange(Result.at(S));
+      Ranges +=
+          (Ranges.empty() ? "" : ", ") + S + ":" + printDimRange(Result.at(S));
     auto D = C.N ? emitError(Diags, *C.N) : emitError(Diags);
     D << (V == Verdict::Fails ? "no value" : "not every value") << " in "
       << Ranges << " lets the model run: it needs " << C.condition() << " ("
@@ -321,8 +322,8 @@ static LogicalResult checkRelationsAgainstRanges(const DimRelations &Rels,
       }
       if (Least > R.Bound)
         return emitError(Diags)
-               << "relation '" << printDimRelation(R) << "': no value in "
-               << At << " keeps it (the least sum is " << Least << ")";
+               << "relation '" << printDimRelation(R) << "': no value in " << At
+               << " keeps it (the least sum is " << Least << ")";
       continue;
     }
     auto L = Ranges.find(R.Lhs);
@@ -343,8 +344,8 @@ static LogicalResult checkRelationsAgainstRanges(const DimRelations &Rels,
     const DimRange &B = Rt->second;
     if (std::max(A.Min, B.Min) > std::min(A.Max, B.Max))
       return emitError(Diags)
-             << "relation '" << printDimRelation(R) << "': the ranges "
-             << R.Lhs << ":" << printDimRange(A) << " and " << R.Rhs << ":"
+             << "relation '" << printDimRelation(R) << "': the ranges " << R.Lhs
+             << ":" << printDimRange(A) << " and " << R.Rhs << ":"
              << printDimRange(B) << " have no value in common";
   }
   return success();
@@ -394,8 +395,8 @@ LogicalResult SetDimRangePass::checkGears(Model &M, const DimAnalysis &DA,
       auto It = Ranges.find(Sym);
       if (It != Ranges.end() && !It->second.contains(V))
         return emitError(Diags)
-               << "gear '" << Text << "' gives '" << Sym << "' the value "
-               << V << ", outside its range " << printDimRange(It->second);
+               << "gear '" << Text << "' gives '" << Sym << "' the value " << V
+               << ", outside its range " << printDimRange(It->second);
     }
     for (const DimRelation &R : Rels)
       if (R.isDecidedBy(Values) && !R.holds(Values))

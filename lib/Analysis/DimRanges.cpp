@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimRanges.h"
-#include "onnxopt/IR/Metadata.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/Metadata.h"
 #include "onnxopt/IR/Model.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -131,9 +131,9 @@ onnxopt::printDimRelationAt(const DimRelation &R,
   std::string Text = printDimRelation(R) + " (";
   bool First = true;
   // The relation's own order: Lhs then Rhs, or the terms.
-  std::vector<std::string> Order =
-      R.K == DimRelation::AtMost ? R.symbols()
-                                 : std::vector<std::string>{R.Lhs};
+  std::vector<std::string> Order = R.K == DimRelation::AtMost
+                                       ? R.symbols()
+                                       : std::vector<std::string>{R.Lhs};
   if (R.K == DimRelation::Equal)
     Order.push_back(R.Rhs);
   for (const std::string &S : Order) {
@@ -180,7 +180,8 @@ bool onnxopt::parseDimRelation(llvm::StringRef Text, DimRelation &Out,
   if (Text.contains("<=")) {
     if (!parseBound(Text, R, Error)) {
       Error = "expected 'A+B<=n' (terms 'symbol' or 'k*symbol', k >= 1), "
-              "got '" + Text.str() + "'";
+              "got '" +
+              Text.str() + "'";
       return false;
     }
     Out = R;
@@ -454,8 +455,8 @@ bool onnxopt::getDimGears(const Model &M, DimGears &Out, std::string &Error) {
     return true;
   auto [Version, Body] = llvm::StringRef(*Text).split(';');
   if (Version.trim() != "v1") {
-    Error = "unsupported dim gear format (expected 'v1;...'), got '" + *Text +
-            "'";
+    Error =
+        "unsupported dim gear format (expected 'v1;...'), got '" + *Text + "'";
     return false;
   }
   std::string Why;
@@ -466,8 +467,7 @@ bool onnxopt::getDimGears(const Model &M, DimGears &Out, std::string &Error) {
   return true;
 }
 
-bool onnxopt::setDimGears(Model &M, const DimGears &Gears,
-                          std::string &Error) {
+bool onnxopt::setDimGears(Model &M, const DimGears &Gears, std::string &Error) {
   std::optional<std::string> Text;
   if (!Gears.empty())
     Text = "v1;" + printDimGears(Gears);
@@ -515,11 +515,11 @@ static bool resolveGearShape(const Value &In, const GearShape &S,
         Seen.try_emplace(D.getSymbol().str(), SymbolSource{V, S.Input, I});
     if (New || It->second.Value == V)
       continue;
-    Error = Where + "gives '" + It->first + "' two values: " +
-            std::to_string(It->second.Value) + " (dim " +
-            std::to_string(It->second.Dim) + " of input '" +
-            It->second.Input + "') and " + std::to_string(V) + " (dim " +
-            std::to_string(I) + " of input '" + S.Input + "')";
+    Error = Where + "gives '" + It->first +
+            "' two values: " + std::to_string(It->second.Value) + " (dim " +
+            std::to_string(It->second.Dim) + " of input '" + It->second.Input +
+            "') and " + std::to_string(V) + " (dim " + std::to_string(I) +
+            " of input '" + S.Input + "')";
     return false;
   }
   return true;
@@ -527,9 +527,8 @@ static bool resolveGearShape(const Value &In, const GearShape &S,
 
 static bool isStatic(const Type &T) {
   return !T.isTensor() ||
-         (T.hasShape() && llvm::all_of(T.getDims(), [](const Dim &D) {
-            return D.isKnown();
-          }));
+         (T.hasShape() &&
+          llvm::all_of(T.getDims(), [](const Dim &D) { return D.isKnown(); }));
 }
 
 bool onnxopt::resolveDimGear(const Model &M, const DimGear &Gear,
@@ -540,8 +539,8 @@ bool onnxopt::resolveDimGear(const Model &M, const DimGear &Gear,
   std::map<std::string, const GearShape *> ByInput;
   for (const GearShape &S : Gear)
     if (!ByInput.emplace(S.Input, &S).second) {
-      Error = "gear '" + GearText + "' gives input '" + S.Input +
-              "' two shapes";
+      Error =
+          "gear '" + GearText + "' gives input '" + S.Input + "' two shapes";
       return false;
     }
   std::map<std::string, SymbolSource> Seen;

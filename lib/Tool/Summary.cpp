@@ -122,8 +122,8 @@ addInterfaceRows(std::vector<Row> &Rows, llvm::StringRef Kind,
     return It == ByName.end() ? "-" : It->second.str();
   };
   for (const std::string &N : Names)
-    Rows.push_back({(llvm::Twine(Kind) + " " + N).str(),
-                    Find(BeforeByName, N), Find(AfterByName, N)});
+    Rows.push_back({(llvm::Twine(Kind) + " " + N).str(), Find(BeforeByName, N),
+                    Find(AfterByName, N)});
 }
 
 void onnxopt::printSummaryTable(llvm::raw_ostream &OS, const ModelSummary &B,

@@ -105,8 +105,8 @@ TEST(DimRangesTest, ParseGears) {
   EXPECT_EQ(Gears[0][1].Dims, (std::vector<int64_t>{1, 8, 4}));
   EXPECT_EQ(Gears[1][0].Input, "a");
   EXPECT_EQ(printDimGears(Gears), "a[1,8],b[1,8,4];a[2,16],b[2,16,4]");
-  for (const char *Bad : {"", ";", "a[1,N]", "a[-1]", "[1,2]", "a[1,2",
-                          "a:1xNx2", "a"})
+  for (const char *Bad :
+       {"", ";", "a[1,N]", "a[-1]", "[1,2]", "a[1,2", "a:1xNx2", "a"})
     EXPECT_FALSE(parseDimGears(Bad, Gears, Err)) << Bad;
 }
 
@@ -125,16 +125,15 @@ g (float[N,L] ids, float[3] s, float[N,L,8] feats) => (float[N,L,8] Y) {
   // Graph input order, static inputs dropped.
   EXPECT_EQ(printDimGear(Normalized), "ids[2,5],feats[2,5,8]");
   EXPECT_EQ(Values, (std::map<std::string, int64_t>{{"L", 5}, {"N", 2}}));
-  for (const char *Bad : {"ids[2,5]", "ids[2,5],feats[2,6,8]",
-                          "ids[2,5],feats[2,5,9]", "ids[2,5],feats[2,5]",
-                          "ids[2,5],feats[2,5,8],s[4]",
-                          "ids[2,5],feats[2,5,8],x[1]"}) {
+  for (const char *Bad :
+       {"ids[2,5]", "ids[2,5],feats[2,6,8]", "ids[2,5],feats[2,5,9]",
+        "ids[2,5],feats[2,5]", "ids[2,5],feats[2,5,8],s[4]",
+        "ids[2,5],feats[2,5,8],x[1]"}) {
     ASSERT_TRUE(parseDimGears(Bad, Gears, Err)) << Err;
-    EXPECT_FALSE(resolveDimGear(*M, Gears[0], Normalized, Values, Err))
-        << Bad;
+    EXPECT_FALSE(resolveDimGear(*M, Gears[0], Normalized, Values, Err)) << Bad;
   }
-  ASSERT_TRUE(parseDimGears("ids[1,4],feats[1,4,8];ids[2,5],feats[2,5,8]",
-                            Gears, Err));
+  ASSERT_TRUE(
+      parseDimGears("ids[1,4],feats[1,4,8];ids[2,5],feats[2,5,8]", Gears, Err));
   ASSERT_TRUE(setDimGears(*M, Gears, Err)) << Err;
   DimGears Back;
   ASSERT_TRUE(getDimGears(*M, Back, Err)) << Err;

@@ -89,8 +89,8 @@ struct DimRelation {
   /// The symbols the relation names, sorted.
   std::vector<std::string> symbols() const;
   /// The relation with symbols renamed (two may become one).
-  DimRelation renamed(
-      const std::function<std::string(const std::string &)> &NewName) const;
+  DimRelation
+  renamed(const std::function<std::string(const std::string &)> &NewName) const;
   /// True if the relation holds at the values (false if one is missing).
   bool holds(const std::map<std::string, int64_t> &Values) const;
   /// True if \p Values give every symbol the relation names.
@@ -162,8 +162,7 @@ std::string printDimGear(const DimGear &Gear);
 /// dim in graph input order, \p Values each symbol's value. On failure sets
 /// \p Error, naming the gear, the input and the dim.
 bool resolveDimGear(const Model &M, const DimGear &Gear, DimGear &Normalized,
-                    std::map<std::string, int64_t> &Values,
-                    std::string &Error);
+                    std::map<std::string, int64_t> &Values, std::string &Error);
 /// The gears stored in \p M (empty when there are none).
 bool getDimGears(const Model &M, DimGears &Out, std::string &Error);
 /// Replaces the stored gears (none: the key goes); other keys keep their
