@@ -16,6 +16,20 @@
 // freeze-dims and emit-shape-profile check them. `relations=past+seq<=64`
 // bounds a sum of symbols (coefficients >= 1), which no range can say.
 //
+// gears= stores the few fixed shapes the model will be run at, for the
+// tools that compile one graph per shape (Ascend ATC's dynamic dims,
+// RKNN-Toolkit2's dynamic_input): gears separated by ';', the shapes of a
+// gear by ',' (as in --freeze-shape-sets):
+//   --set-dim-range='gears=images[1,3,640,640];images[4,3,320,320]'
+//   metadata_props: ["onnx_opt.dim_gears" :
+//                    "v1;images[1,3,640,640];images[4,3,320,320]"]
+// Each gear is checked like a range, at its one point: it gives every input
+// with a non-static dim a shape that agrees with the static dims, gives a
+// symbol one value, stays inside the stored ranges, keeps the relations,
+// and meets every condition a node puts on the input dims. Given gears
+// replace the stored ones; stored gears are checked again against new
+// ranges and relations; reset=true without gears= drops them.
+//
 // With derive=true the bounds the model itself implies are stored too: a
 // learned position table of 128 rows gathered by arange(seq_len) gives
 // `seq_len:1:128` (a bound without a maximum is reported, not stored); a
@@ -25,8 +39,11 @@
 // Refused, with nothing changed: a malformed entry; min < 0, min > max or
 // opt outside [min, max]; a symbol given twice; a symbol the model does not
 // have (the error lists those it has); a symbol the dim algebra proves equal
-// to a number outside the range; ranges inside which some value breaks a
-// condition a node needs (see DimConstraints.h), named with the node.
+// to a number outside the range; a gear that misses an input, contradicts
+// a static dim, gives a symbol two values, repeats another gear, leaves a
+// range, breaks a relation or a node's condition; ranges inside which some
+// value breaks a condition a node needs (see DimConstraints.h), named with the
+// node.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimAlgebra.h"
@@ -34,10 +51,10 @@
 #include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
+#include "onnxopt/IR/Diagnostics.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
-#include "onnxopt/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 #include <algorithm>
 #include <set>
@@ -62,6 +79,11 @@ bool checkRangeEntry(llvm::StringRef Entry, std::string &Error) {
   return false;
 }
 
+bool checkGearsOption(llvm::StringRef Text, std::string &Error) {
+  DimGears Gears;
+  return parseDimGears(Text, Gears, Error);
+}
+
 bool checkRelationEntry(llvm::StringRef Entry, std::string &Error) {
   DimRelation R;
   return parseDimRelation(Entry, R, Error);
@@ -78,8 +100,8 @@ class SetDimRangePass : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "set-dim-range"; }
   llvm::StringRef getDescription() const override {
-    return "store min:max[:opt] ranges of symbolic dims in the model's "
-           "metadata_props";
+    return "store min:max[:opt] ranges of symbolic dims, or gears (the "
+           "fixed shapes the model runs at), in the model's metadata_props";
   }
   LogicalResult run(Model &M, PassContext &Ctx) override;
 
@@ -96,6 +118,9 @@ private:
                                  DiagnosticEngine &Diags);
   LogicalResult collectRelations(Model &M, DimRelations &Rels,
                                  DiagnosticEngine &Diags);
+  LogicalResult checkGears(Model &M, const DimAnalysis &DA,
+                           const DimRangeMap &Ranges, const DimRelations &Rels,
+                           DimGears &Gears, DiagnosticEngine &Diags);
 
   ListOption<std::string> Ranges{
       *this, "ranges", "ranges as symbol:min:max[:opt], e.g. N:1:16:1",
@@ -108,6 +133,11 @@ private:
       "relations between symbols: A=B (always equal), A%k=0 (a multiple "
       "of k) or A+B<=n (a bound on a sum)",
       required().also(checkedBy(checkRelationEntry))};
+  Option<std::string> Gears{
+      *this, "gears",
+      "fixed shapes the model runs at, gears separated by ';', shapes by "
+      "',': x[1,3,640,640];x[4,3,320,320]",
+      "", required().also(checkedBy(checkGearsOption))};
   Option<bool> Derive{*this, "derive",
                       "also store the ranges the model implies (a table's "
                       "rows bound an index dim; a bound on a sum of "
@@ -229,8 +259,8 @@ LogicalResult SetDimRangePass::checkConstraints(const DimAnalysis &DA,
       continue;
     std::string Ranges;
     for (const std::string &S : Syms)
-      Ranges += (Ranges.empty() ? "" : ", ") + S + ":" +
-                printDimRange(Result.at(S));
+      Ranges +=
+          (Ranges.empty() ? "" : ", ") + S + ":" + printDimRange(Result.at(S));
     auto D = C.N ? emitError(Diags, *C.N) : emitError(Diags);
     D << (V == Verdict::Fails ? "no value" : "not every value") << " in "
       << Ranges << " lets the model run: it needs " << C.condition() << " ("
@@ -292,8 +322,8 @@ static LogicalResult checkRelationsAgainstRanges(const DimRelations &Rels,
       }
       if (Least > R.Bound)
         return emitError(Diags)
-               << "relation '" << printDimRelation(R) << "': no value in "
-               << At << " keeps it (the least sum is " << Least << ")";
+               << "relation '" << printDimRelation(R) << "': no value in " << At
+               << " keeps it (the least sum is " << Least << ")";
       continue;
     }
     auto L = Ranges.find(R.Lhs);
@@ -314,10 +344,88 @@ static LogicalResult checkRelationsAgainstRanges(const DimRelations &Rels,
     const DimRange &B = Rt->second;
     if (std::max(A.Min, B.Min) > std::min(A.Max, B.Max))
       return emitError(Diags)
-             << "relation '" << printDimRelation(R) << "': the ranges "
-             << R.Lhs << ":" << printDimRange(A) << " and " << R.Rhs << ":"
+             << "relation '" << printDimRelation(R) << "': the ranges " << R.Lhs
+             << ":" << printDimRange(A) << " and " << R.Rhs << ":"
              << printDimRange(B) << " have no value in common";
   }
+  return success();
+}
+
+/// `H=30, W=30`: the values a condition speaks about.
+static std::string valuesOf(const std::vector<std::string> &Syms,
+                            const std::map<std::string, int64_t> &Values) {
+  std::string S;
+  for (const std::string &Sym : Syms) {
+    auto It = Values.find(Sym);
+    S += (S.empty() ? "" : ", ") + Sym + "=" +
+         (It == Values.end() ? "?" : std::to_string(It->second));
+  }
+  return S;
+}
+
+/// Each gear (the given ones, else the stored ones unless reset) at its one
+/// point, like a range at every point: the inputs' shapes, the ranges, the
+/// relations and every condition a node puts on the input dims. \p Out gets
+/// the gears in stored form.
+LogicalResult SetDimRangePass::checkGears(Model &M, const DimAnalysis &DA,
+                                          const DimRangeMap &Ranges,
+                                          const DimRelations &Rels,
+                                          DimGears &Out,
+                                          DiagnosticEngine &Diags) {
+  std::string Error;
+  DimGears Given;
+  if (!Gears.getValue().empty()) {
+    if (!parseDimGears(Gears.getValue(), Given, Error))
+      return emitError(Diags) << Error;
+  } else if (!Reset && !getDimGears(M, Given, Error)) {
+    return emitError(Diags) << Error;
+  }
+  std::vector<DimConstraint> Conditions = getInputConstraints(DA);
+  DimGears Result;
+  unsigned Broken = 0;
+  for (const DimGear &Gear : Given) {
+    DimGear Normalized;
+    std::map<std::string, int64_t> Values;
+    if (!resolveDimGear(M, Gear, Normalized, Values, Error))
+      return emitError(Diags) << Error;
+    std::string Text = printDimGear(Normalized);
+    if (llvm::is_contained(Result, Normalized))
+      return emitError(Diags) << "gear '" << Text << "' is given twice";
+    for (const auto &[Sym, V] : Values) {
+      auto It = Ranges.find(Sym);
+      if (It != Ranges.end() && !It->second.contains(V))
+        return emitError(Diags)
+               << "gear '" << Text << "' gives '" << Sym << "' the value " << V
+               << ", outside its range " << printDimRange(It->second);
+    }
+    for (const DimRelation &R : Rels)
+      if (R.isDecidedBy(Values) && !R.holds(Values))
+        return emitError(Diags) << "gear '" << Text << "' breaks the relation "
+                                << printDimRelationAt(R, Values);
+    auto At = [&](llvm::StringRef Sym) -> std::optional<int64_t> {
+      auto It = Values.find(Sym.str());
+      return It == Values.end() ? std::nullopt
+                                : std::optional<int64_t>(It->second);
+    };
+    for (const DimConstraint &C : Conditions) {
+      if (C.K == DimConstraint::DataDependent)
+        continue;
+      std::optional<bool> Holds = holdsAt(C, At);
+      if (!Holds || *Holds)
+        continue;
+      auto D = C.N ? emitError(Diags, *C.N) : emitError(Diags);
+      D << "the model cannot run at gear '" << Text << "' ("
+        << valuesOf(C.symbols(), Values) << "): it needs " << C.condition()
+        << " (" << C.Why << ")";
+      ++Broken;
+    }
+    Result.push_back(std::move(Normalized));
+  }
+  if (Broken)
+    return emitError(Diags) << Broken
+                            << " condition(s) not met at the gears; "
+                               "nothing was stored";
+  Out = std::move(Result);
   return success();
 }
 
@@ -352,6 +460,16 @@ LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
   if (failed(checkRelationsAgainstRanges(Rels, Result, Diags)) ||
       failed(checkConstraints(DA, Result, Rels, Diags)))
     return failure();
+  DimGears NewGears, StoredGears;
+  if (failed(checkGears(M, DA, Result, Rels, NewGears, Diags)))
+    return failure();
+  if (!getDimGears(M, StoredGears, Error))
+    return emitError(Diags) << Error;
+  if (NewGears != StoredGears) {
+    if (!setDimGears(M, NewGears, Error))
+      return emitError(Diags) << Error;
+    Ctx.Changed = true;
+  }
   DimRelations StoredRels;
   if (!getDimRelations(M, StoredRels, Error))
     return emitError(Diags) << Error;

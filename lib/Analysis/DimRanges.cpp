@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimRanges.h"
+#include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Metadata.h"
 #include "onnxopt/IR/Model.h"
 #include "llvm/ADT/SmallVector.h"
@@ -130,9 +131,9 @@ onnxopt::printDimRelationAt(const DimRelation &R,
   std::string Text = printDimRelation(R) + " (";
   bool First = true;
   // The relation's own order: Lhs then Rhs, or the terms.
-  std::vector<std::string> Order =
-      R.K == DimRelation::AtMost ? R.symbols()
-                                 : std::vector<std::string>{R.Lhs};
+  std::vector<std::string> Order = R.K == DimRelation::AtMost
+                                       ? R.symbols()
+                                       : std::vector<std::string>{R.Lhs};
   if (R.K == DimRelation::Equal)
     Order.push_back(R.Rhs);
   for (const std::string &S : Order) {
@@ -179,7 +180,8 @@ bool onnxopt::parseDimRelation(llvm::StringRef Text, DimRelation &Out,
   if (Text.contains("<=")) {
     if (!parseBound(Text, R, Error)) {
       Error = "expected 'A+B<=n' (terms 'symbol' or 'k*symbol', k >= 1), "
-              "got '" + Text.str() + "'";
+              "got '" +
+              Text.str() + "'";
       return false;
     }
     Out = R;
@@ -338,4 +340,238 @@ bool onnxopt::setDimRanges(Model &M, const DimRangeMap &Ranges,
   DimRelations Relations;
   return readStored(M, Old, Relations, Error) &&
          writeStored(M, Ranges, Relations, Error);
+}
+
+//===----------------------------------------------------------------------===//
+// Gears
+//===----------------------------------------------------------------------===//
+
+/// Splits at \p Sep outside brackets.
+static std::vector<llvm::StringRef> splitTopLevel(llvm::StringRef Text,
+                                                  char Sep) {
+  std::vector<llvm::StringRef> Parts;
+  int Depth = 0;
+  size_t Start = 0;
+  for (size_t I = 0, E = Text.size(); I <= E; ++I) {
+    if (I < E) {
+      char C = Text[I];
+      Depth += C == '[' ? 1 : C == ']' ? -1 : 0;
+      if (C != Sep || Depth > 0)
+        continue;
+    }
+    Parts.push_back(Text.slice(Start, I).trim());
+    Start = I + 1;
+  }
+  return Parts;
+}
+
+/// `x[1,3]`, `x:[1,3]` or `x:1x3`.
+static bool parseGearShape(llvm::StringRef Text, GearShape &Out,
+                           std::string &Error) {
+  llvm::StringRef Name, Body;
+  char Sep = ',';
+  if (Text.endswith("]") && Text.contains('[')) {
+    std::tie(Name, Body) = Text.drop_back().split('[');
+    if (Name.endswith(":"))
+      Name = Name.drop_back(); // polygraphy's `x:[1,3]`
+  } else {
+    std::tie(Name, Body) = Text.rsplit(':');
+    if (Name == Text)
+      Name = "";
+    Sep = 'x';
+  }
+  if (Name.empty() || Body.contains('[') || Body.contains(']') ||
+      Name.find_first_of("[],;") != llvm::StringRef::npos) {
+    Error = "expected 'name[d0,d1,...]' or 'name:1x3x640x640', got '" +
+            Text.str() + "'";
+    return false;
+  }
+  GearShape S;
+  S.Input = Name.str();
+  llvm::SmallVector<llvm::StringRef, 8> Dims;
+  if (!Body.trim().empty())
+    Body.split(Dims, Sep);
+  for (llvm::StringRef D : Dims) {
+    int64_t V;
+    if (D.trim().getAsInteger(10, V) || V < 0) {
+      Error = "gear shape '" + Text.str() + "' must give numbers, got '" +
+              D.trim().str() + "'";
+      return false;
+    }
+    S.Dims.push_back(V);
+  }
+  Out = std::move(S);
+  return true;
+}
+
+bool onnxopt::parseDimGears(llvm::StringRef Text, DimGears &Out,
+                            std::string &Error) {
+  DimGears Gears;
+  for (llvm::StringRef GearText : splitTopLevel(Text, ';')) {
+    if (GearText.empty())
+      continue;
+    DimGear Gear;
+    for (llvm::StringRef ShapeText : splitTopLevel(GearText, ',')) {
+      GearShape S;
+      if (!parseGearShape(ShapeText, S, Error))
+        return false;
+      Gear.push_back(std::move(S));
+    }
+    Gears.push_back(std::move(Gear));
+  }
+  if (Gears.empty()) {
+    Error = "expected gears as 'x[1,3,640,640];x[4,3,320,320]', got '" +
+            Text.str() + "'";
+    return false;
+  }
+  Out = std::move(Gears);
+  return true;
+}
+
+std::string onnxopt::printDimGear(const DimGear &Gear) {
+  std::string S;
+  for (const GearShape &Shape : Gear) {
+    S += (S.empty() ? "" : ",") + Shape.Input + "[";
+    for (size_t I = 0; I < Shape.Dims.size(); ++I)
+      S += (I ? "," : "") + std::to_string(Shape.Dims[I]);
+    S += "]";
+  }
+  return S;
+}
+
+std::string onnxopt::printDimGears(const DimGears &Gears) {
+  std::string S;
+  for (const DimGear &Gear : Gears)
+    S += (S.empty() ? "" : ";") + printDimGear(Gear);
+  return S;
+}
+
+bool onnxopt::getDimGears(const Model &M, DimGears &Out, std::string &Error) {
+  Out.clear();
+  std::optional<std::string> Text;
+  if (!readMetadataProp(M, DimGearsKey, Text, Error))
+    return false;
+  if (!Text)
+    return true;
+  auto [Version, Body] = llvm::StringRef(*Text).split(';');
+  if (Version.trim() != "v1") {
+    Error =
+        "unsupported dim gear format (expected 'v1;...'), got '" + *Text + "'";
+    return false;
+  }
+  std::string Why;
+  if (!parseDimGears(Body, Out, Why)) {
+    Error = "bad stored dim gears '" + *Text + "': " + Why;
+    return false;
+  }
+  return true;
+}
+
+bool onnxopt::setDimGears(Model &M, const DimGears &Gears, std::string &Error) {
+  std::optional<std::string> Text;
+  if (!Gears.empty())
+    Text = "v1;" + printDimGears(Gears);
+  return writeMetadataProp(M, DimGearsKey, Text, Error);
+}
+
+/// Where a symbol got its value first, for the error when a second shape
+/// gives it another.
+struct SymbolSource {
+  int64_t Value;
+  std::string Input;
+  unsigned Dim;
+};
+
+/// One input's shape in a gear against its declared type.
+static bool resolveGearShape(const Value &In, const GearShape &S,
+                             const std::string &GearText,
+                             std::map<std::string, SymbolSource> &Seen,
+                             std::string &Error) {
+  const Type &T = In.getType();
+  std::string Where = "gear '" + GearText + "' ";
+  if (!T.isTensor() || !T.hasShape()) {
+    Error = Where + "gives input '" + S.Input +
+            "' a shape, but its rank is unknown";
+    return false;
+  }
+  if (T.getRank() != S.Dims.size()) {
+    Error = Where + "gives input '" + S.Input + "' rank " +
+            std::to_string(S.Dims.size()) + ", the model has rank " +
+            std::to_string(T.getRank());
+    return false;
+  }
+  for (unsigned I = 0; I < T.getRank(); ++I) {
+    const Dim &D = T.getDims()[I];
+    int64_t V = S.Dims[I];
+    if (D.isKnown() && D.getValue() != V) {
+      Error = Where + "gives dim " + std::to_string(I) + " of input '" +
+              S.Input + "' the value " + std::to_string(V) +
+              ", the model has " + std::to_string(D.getValue());
+      return false;
+    }
+    if (!D.isSymbol())
+      continue;
+    auto [It, New] =
+        Seen.try_emplace(D.getSymbol().str(), SymbolSource{V, S.Input, I});
+    if (New || It->second.Value == V)
+      continue;
+    Error = Where + "gives '" + It->first +
+            "' two values: " + std::to_string(It->second.Value) + " (dim " +
+            std::to_string(It->second.Dim) + " of input '" + It->second.Input +
+            "') and " + std::to_string(V) + " (dim " + std::to_string(I) +
+            " of input '" + S.Input + "')";
+    return false;
+  }
+  return true;
+}
+
+static bool isStatic(const Type &T) {
+  return !T.isTensor() ||
+         (T.hasShape() &&
+          llvm::all_of(T.getDims(), [](const Dim &D) { return D.isKnown(); }));
+}
+
+bool onnxopt::resolveDimGear(const Model &M, const DimGear &Gear,
+                             DimGear &Normalized,
+                             std::map<std::string, int64_t> &Values,
+                             std::string &Error) {
+  std::string GearText = printDimGear(Gear);
+  std::map<std::string, const GearShape *> ByInput;
+  for (const GearShape &S : Gear)
+    if (!ByInput.emplace(S.Input, &S).second) {
+      Error =
+          "gear '" + GearText + "' gives input '" + S.Input + "' two shapes";
+      return false;
+    }
+  std::map<std::string, SymbolSource> Seen;
+  DimGear Result;
+  std::string Inputs;
+  for (const std::unique_ptr<Value> &In : M.getGraph().getInputs()) {
+    if (In->hasInitializer())
+      continue;
+    Inputs += (Inputs.empty() ? "" : ", ") + In->getName().str();
+    auto It = ByInput.find(In->getName().str());
+    if (It == ByInput.end()) {
+      if (isStatic(In->getType()))
+        continue;
+      Error = "gear '" + GearText + "' gives no shape for input '" +
+              In->getName().str() + "'";
+      return false;
+    }
+    if (!resolveGearShape(*In, *It->second, GearText, Seen, Error))
+      return false;
+    if (!isStatic(In->getType()))
+      Result.push_back(*It->second);
+    ByInput.erase(It);
+  }
+  if (!ByInput.empty()) {
+    Error = "gear '" + GearText + "' names '" + ByInput.begin()->first +
+            "', which is not an input of the model (inputs: " + Inputs + ")";
+    return false;
+  }
+  Values.clear();
+  for (const auto &[Sym, Src] : Seen)
+    Values[Sym] = Src.Value;
+  Normalized = std::move(Result);
+  return true;
 }

@@ -50,6 +50,10 @@ ModelSummary onnxopt::summarizeModel(const Model &M) {
   if (getDimRanges(M, Ranges, Error))
     for (const auto &[Sym, R] : Ranges)
       S.DimRanges.push_back(Sym + "=" + printDimRange(R));
+  DimGears Gears;
+  if (getDimGears(M, Gears, Error))
+    for (const DimGear &G : Gears)
+      S.DimGears.push_back(printDimGear(G));
   DerivedDimMap Derived;
   if (getDerivedDims(M, Derived, Error))
     for (const auto &[Sym, Expr] : Derived)
@@ -118,8 +122,8 @@ addInterfaceRows(std::vector<Row> &Rows, llvm::StringRef Kind,
     return It == ByName.end() ? "-" : It->second.str();
   };
   for (const std::string &N : Names)
-    Rows.push_back({(llvm::Twine(Kind) + " " + N).str(),
-                    Find(BeforeByName, N), Find(AfterByName, N)});
+    Rows.push_back({(llvm::Twine(Kind) + " " + N).str(), Find(BeforeByName, N),
+                    Find(AfterByName, N)});
 }
 
 void onnxopt::printSummaryTable(llvm::raw_ostream &OS, const ModelSummary &B,
@@ -153,6 +157,11 @@ void onnxopt::printSummaryTable(llvm::raw_ostream &OS, const ModelSummary &B,
   for (const std::string &Sym : Syms)
     Rows.push_back({"range " + Sym, RangeOf(RangesBefore, Sym),
                     RangeOf(RangesAfter, Sym)});
+  // Gears line up by position; a side with fewer shows "-".
+  for (size_t I = 0; I < std::max(B.DimGears.size(), A.DimGears.size()); ++I)
+    Rows.push_back({"gear " + std::to_string(I + 1),
+                    I < B.DimGears.size() ? B.DimGears[I] : "-",
+                    I < A.DimGears.size() ? A.DimGears[I] : "-"});
   // Derived dims the interface shows (the text printer and metadata_props
   // list all of them).
   std::set<std::string> Visible;

@@ -21,6 +21,9 @@ struct ModelSummary {
   uint64_t InitializerBytes = 0;
   /// Stored dim ranges (set-dim-range), `N=1:16` per symbol, sorted.
   std::vector<std::string> DimRanges;
+  /// Stored gears (set-dim-range{gears=...}), `input[1,3,640,640]` each,
+  /// in stored order.
+  std::vector<std::string> DimGears;
   /// Expressions of derived dims (unify-dims), `boxes_dim1=...`, sorted.
   std::vector<std::string> DerivedDims;
   /// The conditions on the input dims (addConstraints), in the order the

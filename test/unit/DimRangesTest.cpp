@@ -94,4 +94,53 @@ TEST(DimRangesTest, SetKeepsOtherMetadataAndRemoves) {
   EXPECT_EQ(M->Residual.find(DimRangesKey), std::string::npos);
 }
 
+TEST(DimRangesTest, ParseGears) {
+  DimGears Gears;
+  std::string Err;
+  ASSERT_TRUE(parseDimGears("a[1,8],b:1x8x4; a:[2,16],b[2,16,4]", Gears, Err))
+      << Err;
+  ASSERT_EQ(Gears.size(), 2u);
+  ASSERT_EQ(Gears[0].size(), 2u);
+  EXPECT_EQ(Gears[0][1].Input, "b");
+  EXPECT_EQ(Gears[0][1].Dims, (std::vector<int64_t>{1, 8, 4}));
+  EXPECT_EQ(Gears[1][0].Input, "a");
+  EXPECT_EQ(printDimGears(Gears), "a[1,8],b[1,8,4];a[2,16],b[2,16,4]");
+  for (const char *Bad :
+       {"", ";", "a[1,N]", "a[-1]", "[1,2]", "a[1,2", "a:1xNx2", "a"})
+    EXPECT_FALSE(parseDimGears(Bad, Gears, Err)) << Bad;
+}
+
+TEST(DimRangesTest, GearsStoredAndResolved) {
+  auto M = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,L] ids, float[3] s, float[N,L,8] feats) => (float[N,L,8] Y) {
+  Y = Relu (feats)
+})");
+  ASSERT_TRUE(M);
+  DimGears Gears;
+  std::string Err;
+  ASSERT_TRUE(parseDimGears("feats[2,5,8],s[3],ids[2,5]", Gears, Err)) << Err;
+  DimGear Normalized;
+  std::map<std::string, int64_t> Values;
+  ASSERT_TRUE(resolveDimGear(*M, Gears[0], Normalized, Values, Err)) << Err;
+  // Graph input order, static inputs dropped.
+  EXPECT_EQ(printDimGear(Normalized), "ids[2,5],feats[2,5,8]");
+  EXPECT_EQ(Values, (std::map<std::string, int64_t>{{"L", 5}, {"N", 2}}));
+  for (const char *Bad :
+       {"ids[2,5]", "ids[2,5],feats[2,6,8]", "ids[2,5],feats[2,5,9]",
+        "ids[2,5],feats[2,5]", "ids[2,5],feats[2,5,8],s[4]",
+        "ids[2,5],feats[2,5,8],x[1]"}) {
+    ASSERT_TRUE(parseDimGears(Bad, Gears, Err)) << Err;
+    EXPECT_FALSE(resolveDimGear(*M, Gears[0], Normalized, Values, Err)) << Bad;
+  }
+  ASSERT_TRUE(
+      parseDimGears("ids[1,4],feats[1,4,8];ids[2,5],feats[2,5,8]", Gears, Err));
+  ASSERT_TRUE(setDimGears(*M, Gears, Err)) << Err;
+  DimGears Back;
+  ASSERT_TRUE(getDimGears(*M, Back, Err)) << Err;
+  EXPECT_EQ(Back, Gears);
+  ASSERT_TRUE(setDimGears(*M, {}, Err)) << Err;
+  ASSERT_TRUE(getDimGears(*M, Back, Err)) << Err;
+  EXPECT_TRUE(Back.empty());
+}
+
 } // namespace

@@ -18,6 +18,14 @@
 //
 //   v2;H=256:1024;W=256:1024;rel:W=H;rel:H%32=0
 //
+// Besides ranges, a model may carry gears: the few fixed shapes it will be
+// run at (Ascend ATC's dynamic dims, RKNN-Toolkit2's dynamic_input), each
+// gear one shape per input that has a non-static dim, in graph input order.
+// They are stored under "onnx_opt.dim_gears", gears separated by ';', the
+// shapes of a gear by ',':
+//
+//   v1;ids[1,10],feats[1,10,8];ids[2,20],feats[2,20,8]
+//
 // This header stays free of ONNX and protobuf headers.
 //
 //===----------------------------------------------------------------------===//
@@ -81,8 +89,8 @@ struct DimRelation {
   /// The symbols the relation names, sorted.
   std::vector<std::string> symbols() const;
   /// The relation with symbols renamed (two may become one).
-  DimRelation renamed(
-      const std::function<std::string(const std::string &)> &NewName) const;
+  DimRelation
+  renamed(const std::function<std::string(const std::string &)> &NewName) const;
   /// True if the relation holds at the values (false if one is missing).
   bool holds(const std::map<std::string, int64_t> &Values) const;
   /// True if \p Values give every symbol the relation names.
@@ -122,6 +130,44 @@ bool getDimRelations(const Model &M, DimRelations &Out, std::string &Error);
 /// Replaces the stored relations (sorted, without repeats); the ranges stay.
 bool setDimRelations(Model &M, const DimRelations &Relations,
                      std::string &Error);
+
+/// The metadata_props key that holds the gears.
+inline constexpr const char *DimGearsKey = "onnx_opt.dim_gears";
+
+/// One input's shape in a gear: every dim a number.
+struct GearShape {
+  std::string Input;
+  std::vector<int64_t> Dims;
+  bool operator==(const GearShape &O) const {
+    return Input == O.Input && Dims == O.Dims;
+  }
+};
+/// A gear: one shape per input, in graph input order once stored.
+using DimGear = std::vector<GearShape>;
+using DimGears = std::vector<DimGear>;
+
+/// Parses `x[1,3];x[2,3]` or `a[1,8],b[1,8,4];a[2,16],b[2,16,4]`: gears
+/// separated by ';', the shapes of a gear by ','. A shape is `name[d,...]`,
+/// or trtexec's `name:1x3x640x640`, or polygraphy's `name:[1,3,640,640]`;
+/// every dim a non-negative number. On failure sets \p Error.
+bool parseDimGears(llvm::StringRef Text, DimGears &Out, std::string &Error);
+/// `x[1,3];x[2,3]` (the form parseDimGears reads, without the version).
+std::string printDimGears(const DimGears &Gears);
+/// `x[1,3]` or `a[1,8],b[1,8,4]`.
+std::string printDimGear(const DimGear &Gear);
+/// Checks \p Gear against the main graph's inputs (those without a
+/// default value): every input with a non-static dim gets a shape, of its
+/// rank, equal to it at every static dim, and a symbol gets one value across
+/// the gear. \p Normalized gets the shapes of the inputs with a non-static
+/// dim in graph input order, \p Values each symbol's value. On failure sets
+/// \p Error, naming the gear, the input and the dim.
+bool resolveDimGear(const Model &M, const DimGear &Gear, DimGear &Normalized,
+                    std::map<std::string, int64_t> &Values, std::string &Error);
+/// The gears stored in \p M (empty when there are none).
+bool getDimGears(const Model &M, DimGears &Out, std::string &Error);
+/// Replaces the stored gears (none: the key goes); other keys keep their
+/// order.
+bool setDimGears(Model &M, const DimGears &Gears, std::string &Error);
 
 } // namespace onnxopt
 
