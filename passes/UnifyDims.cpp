@@ -24,7 +24,11 @@
 //     running fold-shapes first does not change the name); a derived dim
 //     only inner values have is named after its expression when that is
 //     short (`ceil(height/2)` -> `height_cdiv2`); else d0, d1, ...
-//     derived=expr uses the expression itself, derived=fresh d0, d1, ...
+//     derived=expr uses the expression itself, derived=expr-name the
+//     expression as an identifier on every dim (`W_div4`, outputs too; the
+//     position name when that would be long), derived=fresh d0, d1, ...
+//  Before all this, declared names are checked (DeclaredNameCheck): a name
+//  on dims the nodes prove different is split.
 // The expression of every named derived dim is recorded in the model's
 // metadata_props (DerivedDims.h), shown by --summary and the text printer.
 // Output is deterministic and a second run changes nothing. Dims that
@@ -136,7 +140,7 @@ std::string positionName(llvm::StringRef ValueName, unsigned Index) {
 /// `height_cdiv2`, `floor(W/4)` -> `W_div4`, `8*H*W` -> `d8_x_H_x_W`,
 /// `seq+1` -> `seq_plus_1`; "" when the expression is too long to be a
 /// readable name.
-std::string expressionName(llvm::StringRef Expr) {
+std::string expressionName(llvm::StringRef Expr, size_t MaxSize = 24) {
   std::string S;
   std::vector<char> Enclosing;
   for (size_t I = 0; I < Expr.size(); ++I) {
@@ -166,7 +170,7 @@ std::string expressionName(llvm::StringRef Expr) {
   }
   if (!S.empty() && llvm::isDigit(S.front()))
     S = "d" + S;
-  return S.size() <= 24 ? S : "";
+  return S.size() <= MaxSize ? S : "";
 }
 
 /// Values of the input symbols at which \p A and \p B differ while every
@@ -466,8 +470,9 @@ private:
       *this, "derived",
       "name of dims derived from the inputs: 'position' (where the dim "
       "first appears, e.g. boxes_dim1), 'expr' (the expression, e.g. "
-      "ceil(H/8)) or 'fresh' (d0, d1, ...)",
-      "position", oneOf({"position", "expr", "fresh"})};
+      "ceil(H/8)), 'expr-name' (the expression as an identifier, e.g. "
+      "H_cdiv8, on outputs too) or 'fresh' (d0, d1, ...)",
+      "position", oneOf({"position", "expr", "expr-name", "fresh"})};
   ListOption<std::string> NamesOpt{
       *this, "names",
       "names for the dims at given places, each value.dim:name (e.g. "
@@ -774,6 +779,14 @@ private:
           return fresh();
         Taken.insert(Name);
         return Dim::symbol(Name);
+      }
+      // expr-name: every derived dim after its expression, outputs too (what
+      // make-dynamic asks for: `W_div4` tells more than `loc_dim0`); the
+      // place names only what is too long to read.
+      if (Mode == "expr-name" && Expressible) {
+        std::string Name = expressionName(Best.str(), /*MaxSize=*/48);
+        if (!Name.empty())
+          return unique(Name);
       }
       // A dim of a graph output is named after the output; one that only
       // inner values have after its expression when that is short, as
