@@ -1172,7 +1172,7 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
     return failure();
   if (!Unify)
     return success();
-  return runInnerPipeline("unify-dims", M, Ctx);
+  return runInnerPipeline("unify-dims{derived=expr-name}", M, Ctx);
 }
 
 std::unique_ptr<Pass> onnxopt::createMakeDynamicPass() {

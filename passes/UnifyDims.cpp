@@ -24,7 +24,11 @@
 //     running fold-shapes first does not change the name); a derived dim
 //     only inner values have is named after its expression when that is
 //     short (`ceil(height/2)` -> `height_cdiv2`); else d0, d1, ...
-//     derived=expr uses the expression itself, derived=fresh d0, d1, ...
+//     derived=expr uses the expression itself, derived=expr-name the
+//     expression as an identifier on every dim (`W_div4`, outputs too; the
+//     position name when that would be long), derived=fresh d0, d1, ...
+//  Before all this, declared names are checked (DeclaredNameCheck): a name
+//  on dims the nodes prove different is split.
 // The expression of every named derived dim is recorded in the model's
 // metadata_props (DerivedDims.h), shown by --summary and the text printer.
 // Output is deterministic and a second run changes nothing. Dims that
@@ -34,12 +38,16 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DerivedDims.h"
 #include "onnxopt/Analysis/DimAlgebra.h"
+#include "onnxopt/Analysis/DimConstraints.h"
+#include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/Ops/DimNameParser.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Pass/PipelineParser.h"
 #include "onnxopt/Passes.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -97,7 +105,6 @@ private:
   llvm::DenseMap<unsigned, Span> ByClass;
 };
 
-
 /// `names=` entries: `value.K:name`. Value names may hold '.' and ':', so
 /// the name is after the last ':' and the index after the last '.' before.
 bool checkNameEntry(llvm::StringRef Entry, std::string &Error) {
@@ -133,7 +140,7 @@ std::string positionName(llvm::StringRef ValueName, unsigned Index) {
 /// `height_cdiv2`, `floor(W/4)` -> `W_div4`, `8*H*W` -> `d8_x_H_x_W`,
 /// `seq+1` -> `seq_plus_1`; "" when the expression is too long to be a
 /// readable name.
-std::string expressionName(llvm::StringRef Expr) {
+std::string expressionName(llvm::StringRef Expr, size_t MaxSize = 24) {
   std::string S;
   std::vector<char> Enclosing;
   for (size_t I = 0; I < Expr.size(); ++I) {
@@ -163,8 +170,236 @@ std::string expressionName(llvm::StringRef Expr) {
   }
   if (!S.empty() && llvm::isDigit(S.front()))
     S = "d" + S;
-  return S.size() <= 24 ? S : "";
+  return S.size() <= MaxSize ? S : "";
 }
+
+/// Values of the input symbols at which \p A and \p B differ while every
+/// condition the nodes put on those symbols holds (and every stored
+/// range): a shape the model runs at where one name cannot label both.
+/// A witness proves a difference; finding none decides nothing (the
+/// points tried are few), so the caller then keeps the name.
+std::optional<std::map<std::string, int64_t>> findDifference(
+    const DimExpr &A, const DimExpr &B, llvm::ArrayRef<std::string> Symbols,
+    llvm::ArrayRef<DimConstraint> Conditions, const DimRangeMap &Ranges) {
+  if (A.isConstant() && B.isConstant())
+    return A == B ? std::nullopt
+                  : std::optional<std::map<std::string, int64_t>>(
+                        std::map<std::string, int64_t>());
+  // Large sizes divisible by the usual strides, the same and apart, odd
+  // ones, and small ones.
+  const std::function<int64_t(size_t)> Points[] = {
+      [](size_t) { return 640; },
+      [](size_t I) { return 640 + 128 * static_cast<int64_t>(I); },
+      [](size_t I) { return 643 + 130 * static_cast<int64_t>(I); },
+      [](size_t I) { return 32 + 32 * static_cast<int64_t>(I); },
+      [](size_t I) { return 7 + 2 * static_cast<int64_t>(I); },
+      [](size_t) { return 1; }};
+  for (const auto &Point : Points) {
+    std::map<std::string, int64_t> Values;
+    for (size_t I = 0; I < Symbols.size(); ++I) {
+      int64_t V = Point(I);
+      auto R = Ranges.find(Symbols[I]);
+      if (R != Ranges.end())
+        V = std::min(std::max(V, R->second.Min), R->second.Max);
+      Values[Symbols[I]] = V;
+    }
+    SymbolValues At = [&](llvm::StringRef S) -> std::optional<int64_t> {
+      auto It = Values.find(S.str());
+      return It == Values.end() ? std::nullopt : std::optional(It->second);
+    };
+    bool Runs = llvm::all_of(Conditions, [&](const DimConstraint &C) {
+      if (C.K == DimConstraint::DataDependent)
+        return true;
+      std::optional<bool> H = holdsAt(C, At);
+      return H && *H;
+    });
+    if (!Runs)
+      continue;
+    std::optional<int64_t> VA = A.evaluate(At), VB = B.evaluate(At);
+    if (VA && VB && *VA != *VB)
+      return Values;
+  }
+  return std::nullopt;
+}
+
+/// `H=640, W=640: 6400 and 1600`: the values of the symbols \p A and \p B
+/// mention, and theirs.
+std::string printValues(const std::map<std::string, int64_t> &Values,
+                        const DimExpr &A, const DimExpr &B) {
+  std::set<std::string> Used;
+  for (const DimExpr *E : {&A, &B})
+    E->forEachSymbol([&](llvm::StringRef S) { Used.insert(S.str()); });
+  std::vector<std::string> Parts;
+  for (const std::string &S : Used)
+    Parts.push_back(S + "=" + std::to_string(Values.at(S)));
+  SymbolValues At = [&](llvm::StringRef S) -> std::optional<int64_t> {
+    auto It = Values.find(S.str());
+    return It == Values.end() ? std::nullopt : std::optional(It->second);
+  };
+  std::optional<int64_t> VA = A.evaluate(At), VB = B.evaluate(At);
+  std::string Numbers =
+      VA && VB ? ": " + std::to_string(*VA) + " and " + std::to_string(*VB)
+               : "";
+  return llvm::join(Parts, ", ") + Numbers;
+}
+
+/// Dim names written by exporters are claims: `dim` on twelve outputs of
+/// different sizes says they are equal, `((samples//5)) - 1` says what
+/// the dim is. The dim analysis unites every recorded dim with what its
+/// node computes, so a false claim would merge dims that differ and label
+/// them all with one expression. This check runs the analysis without the
+/// recorded dims, and where a name labels dims proven different (a shape
+/// the model runs at where they differ, or two numbers), keeps the name
+/// for the dims of its first class (the expression a parsed name spells,
+/// else the first place in input/output/model order) and makes the others
+/// unknown, so that naming gives them derived names. Where nothing is
+/// proven, the name stays: it is the exporter's claim.
+class DeclaredNameCheck {
+public:
+  DeclaredNameCheck(Model &M, DiagnosticEngine &Diags, bool Explain)
+      : M(M), Diags(Diags), Explain(Explain), Computed(M) {
+    Computed.setUniteRecorded(false);
+  }
+
+  /// Returns true if a dim was relabelled.
+  bool run() {
+    Computed.run();
+    std::string Error;
+    getDimRanges(M, Ranges, Error); // unreadable ranges: defaults
+    Conditions = getInputConstraints(Computed);
+    collectPlaces();
+    bool Changed = false;
+    for (auto &[Symbol, Places] : BySymbol)
+      Changed |= checkName(Symbol, Places);
+    return Changed;
+  }
+
+private:
+  struct Place {
+    Dim *D;
+    const Value *V;
+    unsigned Index;
+    /// What the nodes compute there, when it is a number or in input
+    /// symbols.
+    std::optional<DimExpr> Proved;
+  };
+
+  Model &M;
+  DiagnosticEngine &Diags;
+  bool Explain;
+  DimAnalysis Computed;
+  DimRangeMap Ranges;
+  std::vector<DimConstraint> Conditions;
+  llvm::MapVector<std::string, std::vector<Place>,
+                  std::map<std::string, unsigned>>
+      BySymbol;
+
+  void collectPlaces() {
+    llvm::DenseSet<const Value *> Outputs;
+    for (const Value *V : M.getGraph().getOutputs())
+      Outputs.insert(V);
+    std::vector<std::pair<int, Place>> All;
+    forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
+      if (!D.isSymbol() || !V)
+        return false;
+      Place P{&D, V, Index, std::nullopt};
+      const std::vector<DimExpr> *Dims = Computed.getDims(*V);
+      if (Dims && Index < Dims->size()) {
+        DimExpr E = Computed.getBest((*Dims)[Index]);
+        if (E.isConstant() || Computed.isInputExpressible(E))
+          P.Proved = E;
+      }
+      int Rank = V->isGraphInput() ? 0 : Outputs.count(V) ? 1 : 2;
+      All.emplace_back(Rank, P);
+      return false;
+    });
+    std::stable_sort(All.begin(), All.end(), [](const auto &A, const auto &B) {
+      return A.first < B.first;
+    });
+    std::set<std::pair<const Value *, unsigned>> Seen;
+    for (auto &[Rank, P] : All)
+      if (Seen.emplace(P.V, P.Index).second)
+        BySymbol[P.D->getSymbol().str()].push_back(P);
+  }
+
+  /// The expression a name spells, when it is one over input symbols.
+  std::optional<DimExpr> spelled(llvm::StringRef Symbol) const {
+    if (!isExpressionDimName(Symbol))
+      return std::nullopt;
+    DimExpr E = *parseDimName(Symbol);
+    if (!Computed.isInputExpressible(E))
+      return std::nullopt;
+    return Computed.getBest(E);
+  }
+
+  static std::string where(const Place &P) {
+    return "'" + P.V->getName().str() + "' dim " + std::to_string(P.Index);
+  }
+
+  bool checkName(const std::string &Symbol, std::vector<Place> &Places) {
+    std::optional<DimExpr> Claim = spelled(Symbol);
+    const Place *First = nullptr;
+    for (const Place &P : Places)
+      if (P.Proved) {
+        First = &P;
+        break;
+      }
+    if (!First)
+      return false;
+    // The classes the name keeps, pairwise not proven different.
+    std::vector<DimExpr> Kept{Claim ? *Claim : *First->Proved};
+    std::map<std::string, bool> Split; // by key of the proved expression
+    std::vector<std::string> Why;
+    for (const Place &P : Places) {
+      if (!P.Proved || Split.count(P.Proved->key()))
+        continue;
+      bool Differs = false;
+      for (const DimExpr &K : Kept) {
+        if (*P.Proved == K)
+          continue;
+        std::optional<std::map<std::string, int64_t>> At = findDifference(
+            *P.Proved, K, Computed.getInputSymbols(), Conditions, Ranges);
+        if (!At)
+          continue;
+        Differs = true;
+        std::string Values = printValues(*At, *P.Proved, K);
+        Why.push_back(where(P) + " is " + P.Proved->str() + ", not " + K.str() +
+                      (Values.empty() ? "" : " (at " + Values + ")"));
+        break;
+      }
+      Split[P.Proved->key()] = Differs;
+      if (!Differs &&
+          llvm::none_of(Kept, [&](const DimExpr &K) { return K == *P.Proved; }))
+        Kept.push_back(*P.Proved);
+    }
+    unsigned Relabelled = 0;
+    for (Place &P : Places) {
+      if (!P.Proved || !Split[P.Proved->key()])
+        continue;
+      if (Explain)
+        llvm::errs() << "declared name '" << Symbol << "' removed from "
+                     << where(P) << ": the nodes compute " << P.Proved->str()
+                     << "\n";
+      *P.D = Dim::unknown();
+      ++Relabelled;
+    }
+    if (!Relabelled)
+      return false;
+    std::string Shown = llvm::join(llvm::makeArrayRef(Why).take_front(3), "; ");
+    if (Why.size() > 3)
+      Shown += "; and " + std::to_string(Why.size() - 3) + " more";
+    if (Claim)
+      emitWarning(Diags) << "dim name '" << Symbol << "' says " << Claim->str()
+                         << ", which the nodes contradict: " << Shown << "; "
+                         << Relabelled << " dims take what is proved";
+    else
+      emitWarning(Diags) << "dim name '" << Symbol
+                         << "' labels dims that differ: " << Shown << "; '"
+                         << Symbol << "' stays on " << Kept.front().str()
+                         << ", " << Relabelled << " dims get derived names";
+    return true;
+  }
+};
 
 class UnifyDimsPass : public Pass {
 public:
@@ -182,6 +417,12 @@ public:
     bool Cached = Ctx.getAnalysisManager().isCached<ShapeInfo>();
     if (failed(Ctx.getAnalysis<ShapeInfo>().getResult()))
       return Cached ? emitError(Diags) << "shape inference failed" : failure();
+    if (DeclaredNameCheck(M, Diags, Explain).run()) {
+      // Recorded dims changed: the dims analysis read the old ones.
+      Ctx.getAnalysisManager().invalidate(
+          PreservedAnalyses::none().preserve<ShapeInfo>());
+      Ctx.Changed = true;
+    }
     DimAnalysis &DA = Ctx.getAnalysis<DimAnalysis>();
     DA.run();
     for (const std::string &Conflict : DA.getConflicts())
@@ -204,8 +445,8 @@ public:
       // A dim equal to a kept input symbol keeps that symbol's name: the
       // number comes from declared types, not from what the nodes compute.
       if (New && New->isKnown() && D.isSymbol())
-        if (const std::string *S = KeptByClass.find(
-                DimExpr::symbol(D.getSymbol()), /*Last=*/true))
+        if (const std::string *S =
+                KeptByClass.find(DimExpr::symbol(D.getSymbol()), /*Last=*/true))
           New = Dim::symbol(*S);
       bool Renamed = New && *New != D;
       if (Renamed) {
@@ -229,8 +470,9 @@ private:
       *this, "derived",
       "name of dims derived from the inputs: 'position' (where the dim "
       "first appears, e.g. boxes_dim1), 'expr' (the expression, e.g. "
-      "ceil(H/8)) or 'fresh' (d0, d1, ...)",
-      "position", oneOf({"position", "expr", "fresh"})};
+      "ceil(H/8)), 'expr-name' (the expression as an identifier, e.g. "
+      "H_cdiv8, on outputs too) or 'fresh' (d0, d1, ...)",
+      "position", oneOf({"position", "expr", "expr-name", "fresh"})};
   ListOption<std::string> NamesOpt{
       *this, "names",
       "names for the dims at given places, each value.dim:name (e.g. "
@@ -537,6 +779,14 @@ private:
           return fresh();
         Taken.insert(Name);
         return Dim::symbol(Name);
+      }
+      // expr-name: every derived dim after its expression, outputs too (what
+      // make-dynamic asks for: `W_div4` tells more than `loc_dim0`); the
+      // place names only what is too long to read.
+      if (Mode == "expr-name" && Expressible) {
+        std::string Name = expressionName(Best.str(), /*MaxSize=*/48);
+        if (!Name.empty())
+          return unique(Name);
       }
       // A dim of a graph output is named after the output; one that only
       // inner values have after its expression when that is short, as
