@@ -889,6 +889,46 @@ void transferTile(DimContext &C, const DimList *X) {
   C.setDims(0, std::move(Res));
 }
 
+/// Pad's run-time preconditions in reflect, edge and wrap modes (ONNX
+/// Runtime's, checked here at dims 0, 1, 3 and 4): what negative pads leave
+/// of dim \p In must be larger than each positive pad in reflect mode (it
+/// mirrors without repeating the border) and non-empty in edge and wrap
+/// modes. A pad of unknown sign may crop or not: "In + min(P, 0) >= X" is
+/// "In >= X and In + P >= X", so each such pad doubles the forms required.
+void requirePadRunnable(DimContext &C, const DimExpr &In, const DimExpr &Begin,
+                        const DimExpr &End) {
+  llvm::StringRef Mode = C.getNode().getAttrString("mode", "constant");
+  bool Reflect = Mode == "reflect";
+  if (!Reflect && Mode != "edge" && Mode != "wrap")
+    return;
+  const DimExpr Zero = DimExpr::constant(0), One = DimExpr::constant(1);
+  std::vector<DimExpr> Kept{In};
+  for (const DimExpr *P : {&Begin, &End}) {
+    if (C.holdsAlways(DimCondition::AtLeast, *P, Zero))
+      continue;
+    bool Crops = C.holdsAlways(DimCondition::AtMost, *P, Zero);
+    std::vector<DimExpr> Next;
+    for (const DimExpr &K : Kept) {
+      if (!Crops)
+        Next.push_back(K);
+      Next.push_back(K + *P);
+    }
+    Kept = std::move(Next);
+  }
+  for (const DimExpr *P : {&Begin, &End}) {
+    if (C.holdsAlways(DimCondition::AtMost, *P, Zero))
+      continue; // crops or pads nothing
+    for (const DimExpr &K : Kept) {
+      if (Reflect)
+        C.require(DimCondition::AtLeast, K, *P + One,
+                  "a reflect pad must be smaller than the dim it mirrors");
+      else
+        C.require(DimCondition::AtLeast, K, One,
+                  "edge and wrap pads need a non-empty dim");
+    }
+  }
+}
+
 void transferPad(DimContext &C, const DimList *X) {
   const Node &N = C.getNode();
   std::optional<std::vector<int64_t>> Pads = N.getAttrInts("pads");
@@ -922,6 +962,7 @@ void transferPad(DimContext &C, const DimList *X) {
     R[Axes[I]] = (*X)[Axes[I]] + Begin + End;
     C.require(DimCondition::AtLeast, *R[Axes[I]], DimExpr::constant(0),
               "negative pads must leave a dim >= 0");
+    requirePadRunnable(C, (*X)[Axes[I]], Begin, End);
   }
   C.setDims(0, std::move(R));
 }
