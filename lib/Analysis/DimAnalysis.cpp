@@ -733,11 +733,17 @@ std::vector<DimConstraint> DimAnalysis::getConstraints() const {
   };
   // Equal dims expressed two ways in input symbols: the nodes that made
   // them one class require the two forms to be equal.
+  // An edge between two input expressions (Concat tying ceil(H/2) to
+  // floor(H/2)) names the node better than one to a recorded unknown (the
+  // Slice whose result it is): those edges are taken first.
   std::map<unsigned, const Node *> FirstNode;
-  for (const Impl::Edge &E : P->Edges)
-    if (E.Because)
-      for (unsigned Id : {E.A, E.B})
-        FirstNode.emplace(Id, E.Because);
+  for (bool Expressible : {true, false})
+    for (const Impl::Edge &E : P->Edges)
+      if (E.Because &&
+          (!Expressible || (P->isInputExpressible(P->Exprs[E.A]) &&
+                            P->isInputExpressible(P->Exprs[E.B]))))
+        for (unsigned Id : {E.A, E.B})
+          FirstNode.emplace(Id, E.Because);
   for (unsigned I = 0; I < P->Exprs.size(); ++I) {
     const DimExpr &Best = P->Best[P->find(I)];
     const DimExpr &Member = P->Exprs[I];

@@ -8,7 +8,9 @@
 //  - every value of D is its constant term plus a multiple of the gcd of
 //    its other coefficients (atoms are integers), which settles
 //    divisibility and some equalities.
-// Anything else is "depends": never decided by trying values.
+// What these leave open is decided over a small box of ranges (at most 4096
+// points, every symbol bounded) by checking every point of it: exhaustive,
+// so still exact. Anything else is "depends": never decided by sampling.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimConstraints.h"
@@ -273,20 +275,54 @@ Verdict decideDivisible(const DimExpr &E, const DimExpr &K) {
   return Verdict::Depends;
 }
 
-} // namespace
-
-Verdict onnxopt::decide(const DimConstraint &Given, const SymbolDomain &D) {
-  if (Given.Lhs.hasUnknown() || Given.Rhs.hasUnknown())
-    return Verdict::Depends;
-  DimConstraint Normal;
-  const DimConstraint *P = &Given;
-  if (D.hasRelations()) {
-    Normal = Given;
-    Normal.Lhs = D.normalize(Given.Lhs);
-    Normal.Rhs = D.normalize(Given.Rhs);
-    P = &Normal;
+/// \p C at every point of \p D's box over its symbols, when every symbol
+/// has a range and the box holds at most kMaxPoints points: exact, not a
+/// sample (`ceil(W/2) = floor(W/2)` at W in 8:8, `ceil(H/2) = 4` at H in
+/// 7:8). std::nullopt for larger or unbounded domains.
+std::optional<Verdict> decideByEnumeration(const DimConstraint &C,
+                                           const SymbolDomain &D) {
+  constexpr int64_t kMaxPoints = 4096;
+  std::vector<std::string> Syms = C.symbols();
+  std::vector<std::pair<int64_t, int64_t>> Box;
+  int64_t Points = 1;
+  for (const std::string &S : Syms) {
+    std::optional<int64_t> Hi = D.max(S);
+    int64_t Lo = D.min(S);
+    if (!Hi || *Hi < Lo || *Hi - Lo >= kMaxPoints)
+      return std::nullopt;
+    Points *= *Hi - Lo + 1;
+    if (Points > kMaxPoints)
+      return std::nullopt;
+    Box.emplace_back(Lo, *Hi);
   }
-  const DimConstraint &C = *P;
+  std::vector<int64_t> At;
+  for (const auto &B : Box)
+    At.push_back(B.first);
+  bool SomeHold = false, SomeFail = false;
+  for (int64_t I = 0; I < Points; ++I) {
+    std::optional<bool> R = holdsAt(C, [&](llvm::StringRef S) {
+      auto It = llvm::find(Syms, S.str());
+      return It == Syms.end() ? std::optional<int64_t>()
+                              : std::optional<int64_t>(At[It - Syms.begin()]);
+    });
+    if (!R)
+      return std::nullopt;
+    (*R ? SomeHold : SomeFail) = true;
+    // The next point, as an odometer.
+    for (size_t K = 0; K < At.size(); ++K) {
+      if (At[K] < Box[K].second) {
+        ++At[K];
+        break;
+      }
+      At[K] = Box[K].first;
+    }
+  }
+  if (SomeHold && SomeFail)
+    return Verdict::Depends;
+  return SomeHold ? Verdict::Holds : Verdict::Fails;
+}
+
+Verdict decideForms(const DimConstraint &C, const SymbolDomain &D) {
   switch (C.K) {
   case DimConstraint::Equal:
     return decideZero(C.Lhs - C.Rhs, D);
@@ -311,6 +347,28 @@ Verdict onnxopt::decide(const DimConstraint &Given, const SymbolDomain &D) {
     return Verdict::Depends;
   }
   return Verdict::Depends;
+}
+
+} // namespace
+
+Verdict onnxopt::decide(const DimConstraint &Given, const SymbolDomain &D) {
+  if (Given.Lhs.hasUnknown() || Given.Rhs.hasUnknown())
+    return Verdict::Depends;
+  DimConstraint Normal;
+  const DimConstraint *P = &Given;
+  if (D.hasRelations()) {
+    Normal = Given;
+    Normal.Lhs = D.normalize(Given.Lhs);
+    Normal.Rhs = D.normalize(Given.Rhs);
+    P = &Normal;
+  }
+  const DimConstraint &C = *P;
+  Verdict V = decideForms(C, D);
+  if (V != Verdict::Depends || C.K == DimConstraint::DataDependent)
+    return V;
+  // What the forms leave open over a small box of values is settled by
+  // every value of it.
+  return decideByEnumeration(C, D).value_or(Verdict::Depends);
 }
 
 std::optional<DimRelation> onnxopt::asSumBound(const DimConstraint &C) {

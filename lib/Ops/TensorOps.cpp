@@ -662,6 +662,65 @@ bool hasOperand(const Node &N, unsigned I) {
   return N.getNumOperands() > I && N.getOperand(I);
 }
 
+/// Where a constant Slice index lands on a dim \p D (an expression) after
+/// ONNX's clamping: negative indices count from the back (D is added), then
+/// the index is clamped to [0, D] for a positive step, to [0, D-1] (start)
+/// or [-1, D-1] (end) for a negative one. std::nullopt unless one case of
+/// the clamp holds at every value of the symbols: the length must be one
+/// expression everywhere, or the dims after the Slice would be unrelated to
+/// D and a condition on them (a baked grid added later) would be lost.
+std::optional<DimExpr> clampSymbolicSliceIndex(DimContext &C,
+                                               const DimExpr &D, int64_t Index,
+                                               bool Forward, bool IsEnd) {
+  DimExpr Lo = DimExpr::constant(Forward || !IsEnd ? 0 : -1);
+  DimExpr Hi = Forward ? D : D - DimExpr::constant(1);
+  // Past any dim a tensor can have (torch writes INT64_MAX for `x[a:]`,
+  // INT64_MIN for the end of `x[::-1]`): the clamp's bound on that side.
+  if (isSliceEndPastAnyDim(Index))
+    return Hi;
+  DimExpr At = Index <= -int64_t(INT32_MAX) ? Lo - DimExpr::constant(1)
+               : Index < 0                  ? D + DimExpr::constant(Index)
+                                            : DimExpr::constant(Index);
+  if (C.holdsAlways(DimCondition::AtLeast, At, Lo) &&
+      C.holdsAlways(DimCondition::AtMost, At, Hi))
+    return At;
+  // ONNX clamps to Lo first, then to Hi: Hi wins on an empty dim.
+  if (C.holdsAlways(DimCondition::AtLeast, At, Hi))
+    return Hi;
+  if (C.holdsAlways(DimCondition::AtMost, At, Lo) &&
+      C.holdsAlways(DimCondition::AtMost, Lo, Hi))
+    return Lo;
+  return std::nullopt;
+}
+
+/// Slice's length along a symbolic dim \p D, from constant \p Start to
+/// constant \p End by \p Step: ceil((end - start) / step) over the clamped
+/// indices (ceil((start - end) / -step) for a negative step), 0 when they
+/// cross. `x[..., ::2]` is ceil(D/2), `x[..., 1::2]` ceil((D-1)/2) =
+/// floor(D/2), `x[::-1]` is D. std::nullopt where a clamp or the sign of
+/// the distance depends on the symbols' values.
+std::optional<DimExpr> symbolicSliceLength(DimContext &C, const DimExpr &D,
+                                           int64_t Start, int64_t End,
+                                           int64_t Step) {
+  // |INT64_MIN| does not fit; a step that long takes one element at most,
+  // which is no expression either unless the dim is known.
+  if (Step == 0 || Step == INT64_MIN || D.hasUnknown())
+    return std::nullopt;
+  bool Forward = Step > 0;
+  std::optional<DimExpr> S =
+      clampSymbolicSliceIndex(C, D, Start, Forward, /*IsEnd=*/false);
+  std::optional<DimExpr> E =
+      clampSymbolicSliceIndex(C, D, End, Forward, /*IsEnd=*/true);
+  if (!S || !E)
+    return std::nullopt;
+  DimExpr Distance = Forward ? *E - *S : *S - *E;
+  if (C.holdsAlways(DimCondition::AtMost, Distance, DimExpr::constant(0)))
+    return DimExpr::constant(0);
+  if (!C.holdsAlways(DimCondition::AtLeast, Distance, DimExpr::constant(0)))
+    return std::nullopt;
+  return Distance.ceilDiv(Forward ? Step : -Step);
+}
+
 std::optional<PartialDimList> slice(DimContext &C, const DimList &X) {
   const Node &N = C.getNode();
   // Only dims that are known or taken whole: a symbolic dim cut at a
@@ -723,9 +782,7 @@ std::optional<PartialDimList> slice(DimContext &C, const DimList &X) {
       continue;
     }
     if (!D.isConstant()) {
-      if (Step == 1 && S == 0 && isSliceEndPastAnyDim(E))
-        continue;
-      R[*Axis] = std::nullopt;
+      R[*Axis] = symbolicSliceLength(C, D, S, E, Step);
       continue;
     }
     std::optional<SliceAxis> Taken =
@@ -835,6 +892,46 @@ void transferTile(DimContext &C, const DimList *X) {
   C.setDims(0, std::move(Res));
 }
 
+/// Pad's run-time preconditions in reflect, edge and wrap modes (ONNX
+/// Runtime's, checked here at dims 0, 1, 3 and 4): what negative pads leave
+/// of dim \p In must be larger than each positive pad in reflect mode (it
+/// mirrors without repeating the border) and non-empty in edge and wrap
+/// modes. A pad of unknown sign may crop or not: "In + min(P, 0) >= X" is
+/// "In >= X and In + P >= X", so each such pad doubles the forms required.
+void requirePadRunnable(DimContext &C, const DimExpr &In, const DimExpr &Begin,
+                        const DimExpr &End) {
+  llvm::StringRef Mode = C.getNode().getAttrString("mode", "constant");
+  bool Reflect = Mode == "reflect";
+  if (!Reflect && Mode != "edge" && Mode != "wrap")
+    return;
+  const DimExpr Zero = DimExpr::constant(0), One = DimExpr::constant(1);
+  std::vector<DimExpr> Kept{In};
+  for (const DimExpr *P : {&Begin, &End}) {
+    if (C.holdsAlways(DimCondition::AtLeast, *P, Zero))
+      continue;
+    bool Crops = C.holdsAlways(DimCondition::AtMost, *P, Zero);
+    std::vector<DimExpr> Next;
+    for (const DimExpr &K : Kept) {
+      if (!Crops)
+        Next.push_back(K);
+      Next.push_back(K + *P);
+    }
+    Kept = std::move(Next);
+  }
+  for (const DimExpr *P : {&Begin, &End}) {
+    if (C.holdsAlways(DimCondition::AtMost, *P, Zero))
+      continue; // crops or pads nothing
+    for (const DimExpr &K : Kept) {
+      if (Reflect)
+        C.require(DimCondition::AtLeast, K, *P + One,
+                  "a reflect pad must be smaller than the dim it mirrors");
+      else
+        C.require(DimCondition::AtLeast, K, One,
+                  "edge and wrap pads need a non-empty dim");
+    }
+  }
+}
+
 void transferPad(DimContext &C, const DimList *X) {
   const Node &N = C.getNode();
   std::optional<std::vector<int64_t>> Pads = N.getAttrInts("pads");
@@ -868,6 +965,7 @@ void transferPad(DimContext &C, const DimList *X) {
     R[Axes[I]] = (*X)[Axes[I]] + Begin + End;
     C.require(DimCondition::AtLeast, *R[Axes[I]], DimExpr::constant(0),
               "negative pads must leave a dim >= 0");
+    requirePadRunnable(C, (*X)[Axes[I]], Begin, End);
   }
   C.setDims(0, std::move(R));
 }

@@ -11,9 +11,10 @@
 //   height, width: 32*floor((height+3)/8)*floor((width+3)/8) = 25088
 //     (node '/fc/Gemm' (Gemm): inner dims of the product)
 //
-// Deciding is exact integer reasoning over the DimExpr forms, never
-// sampling: a constraint "holds" only when it holds at every value of its
-// symbols inside their domains (each symbol >= 1, or its stored range).
+// Deciding is exact integer reasoning over the DimExpr forms (or, over a
+// small box of stored ranges, every point of it), never sampling: a
+// constraint "holds" only when it holds at every value of its symbols
+// inside their domains (each symbol >= 1, or its stored range).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXOPT_ANALYSIS_DIMCONSTRAINTS_H
