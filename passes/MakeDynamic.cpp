@@ -332,11 +332,22 @@ LogicalResult DynamicRewrite::applyShape(Model &M, const ShapeSpec &Spec,
                                          DiagnosticEngine &Diags) {
   if (!InputsByName) {
     InputsByName.emplace();
+    // With the inputs that have an initializer: the shape passes read
+    // those as constants (OpFacts.h) unless the user names one here.
     for (const std::unique_ptr<Value> &V : M.getGraph().getInputs())
-      if (!V->hasInitializer())
-        InputsByName->try_emplace(V->getName(), V.get());
+      InputsByName->try_emplace(V->getName(), V.get());
   }
   Value *In = InputsByName->lookup(Spec.Name);
+  if (In && In->hasInitializer()) {
+    // Its stored default has the old shape, which new dims contradict: the
+    // caller feeds it from now on.
+    emitRemark(Diags) << "input '" << Spec.Name
+                      << "' has an initializer, which shape passes read "
+                         "as a constant; named in shapes=, it becomes "
+                         "an input the caller feeds (initializer "
+                         "dropped)";
+    In->setInitializer(Tensor());
+  }
   if (!In) {
     std::string Names;
     for (const std::unique_ptr<Value> &V : M.getGraph().getInputs())
@@ -1089,6 +1100,57 @@ void DynamicRewrite::pin(const std::set<std::string> &Symbols) {
     Old.erase(S);
 }
 
+/// Before IR 4 every initializer must be listed as a graph input, and an
+/// initializer the repairs added is not: each becomes a `Constant` node at
+/// the top of its graph instead (as constant-fold writes them there), which
+/// takes integers from opset 9 only.
+static LogicalResult constantsToNodes(Model &M, DiagnosticEngine &Diags) {
+  if (M.getIrVersion() >= 4)
+    return success();
+  std::vector<Graph *> Graphs{&M.getGraph()};
+  M.getGraph().walk([&](Node &N) {
+    for (const Attribute &A : N.getAttrs())
+      for (const std::unique_ptr<Graph> &G : A.Graphs)
+        Graphs.push_back(G.get());
+  });
+  Rewriter RW(M, Diags);
+  for (Graph *G : Graphs) {
+    std::vector<Value *> Added;
+    for (const std::unique_ptr<Value> &C : G->getConstants())
+      Added.push_back(C.get());
+    for (Value *C : Added) {
+      int32_t Elem = C->getInitializer().getElemType();
+      bool Float = Elem == static_cast<int32_t>(ElementType::Float) ||
+                   Elem == static_cast<int32_t>(ElementType::Float16) ||
+                   Elem == static_cast<int32_t>(ElementType::Double);
+      if (M.getOpsetVersion("") < 9 && !Float)
+        return emitError(Diags, *C)
+               << "a model of IR version " << M.getIrVersion()
+               << " lists every initializer as an input, and a Constant node "
+                  "holds integers from opset 9 only: cannot store the "
+                  "repaired constant";
+      RW.setInsertionPoint(*G, G->getNodes().empty() ? nullptr
+                                                     : &G->getNodes().front());
+      Node *CN = RW.createNode("Constant", {}, 1, "", C->getName());
+      Value *R = CN->getResult(0);
+      R->setType(C->getType());
+      CN->setAttr(
+          Attribute::getTensor("value", C->getInitializer().withName("")));
+      bool IsOutput = C->isGraphOutput();
+      if (failed(RW.replaceAllUsesWith(C, R)))
+        return emitError(Diags, *C) << "cannot replace the initializer by a "
+                                       "Constant node";
+      if (!IsOutput) {
+        std::string Name = C->getName().str();
+        C->setName(R->getName());
+        R->setName(Name);
+      }
+      G->eraseConstant(C);
+    }
+  }
+  return success();
+}
+
 LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
   DynamicRewrite Run;
@@ -1170,9 +1232,10 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
                                                "the pinned dims static)");
   if (failed(Run.storeBounds(M, Diags)))
     return failure();
-  if (!Unify)
-    return success();
-  return runInnerPipeline("unify-dims{derived=expr-name}", M, Ctx);
+  if (Unify &&
+      failed(runInnerPipeline("unify-dims{derived=expr-name}", M, Ctx)))
+    return failure();
+  return constantsToNodes(M, Diags);
 }
 
 std::unique_ptr<Pass> onnxopt::createMakeDynamicPass() {

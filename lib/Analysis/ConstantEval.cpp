@@ -134,7 +134,8 @@ onnxopt::foldNode(const Node &N, const ConstantEvalOptions &Opts,
   bool TypeOnly = Def->has(ReadsTypeOnly);
   std::vector<Tensor> Operands;
   for (const Value *V : N.getOperands()) {
-    Operands.push_back(V ? getConstantValue(*V) : Tensor());
+    // A value rewrite: a default the caller may override is no constant.
+    Operands.push_back(V ? getFoldableConstantValue(*V) : Tensor());
     if (V && Operands.back().isNull() && !TypeOnly)
       return std::nullopt;
   }

@@ -94,14 +94,6 @@ bool onnxopt::hasValueDependentShape(llvm::StringRef OpType) {
 
 namespace {
 
-/// From IR 4 an initializer that is also a graph input is only a default.
-bool isOverridable(const Value &V) {
-  if (!V.isGraphInput())
-    return false;
-  const Graph *G = V.getOwningGraph();
-  return !G || G->getModel().getIrVersion() >= 4;
-}
-
 /// The node that makes \p V when it is a well-formed `Constant` (one
 /// result, one value attribute).
 const Node *definingConstant(const Value &V) {
@@ -115,9 +107,16 @@ const Node *definingConstant(const Value &V) {
 
 } // namespace
 
+bool onnxopt::isOverridableInitializer(const Value &V) {
+  if (!V.hasInitializer() || !V.isGraphInput())
+    return false;
+  const Graph *G = V.getOwningGraph();
+  return !G || G->getModel().getIrVersion() >= 4;
+}
+
 const Tensor *onnxopt::getStoredConstant(const Value &V) {
   if (V.hasInitializer())
-    return isOverridable(V) ? nullptr : &V.getInitializer();
+    return &V.getInitializer();
   const Node *Def = definingConstant(V);
   if (!Def)
     return nullptr;
@@ -128,16 +127,18 @@ const Tensor *onnxopt::getStoredConstant(const Value &V) {
 }
 
 bool onnxopt::isConstant(const Value &V) {
-  if (V.hasInitializer())
-    return !isOverridable(V);
-  return definingConstant(V) != nullptr;
+  return V.hasInitializer() || definingConstant(V) != nullptr;
 }
 
 Tensor onnxopt::getConstantValue(const Value &V) {
   if (V.hasInitializer())
-    return isOverridable(V) ? Tensor() : V.getInitializer();
+    return V.getInitializer();
   const Node *Def = definingConstant(V);
   return Def ? getConstantNodeValue(*Def) : Tensor();
+}
+
+Tensor onnxopt::getFoldableConstantValue(const Value &V) {
+  return isOverridableInitializer(V) ? Tensor() : getConstantValue(V);
 }
 
 std::optional<ConstantInts> onnxopt::getConstantInts(const Value &V,

@@ -68,22 +68,42 @@ bool hasValueDependentShape(llvm::StringRef OpType);
 // Constants
 //===----------------------------------------------------------------------===//
 
-/// The tensor the model stores as \p V's contents, or null: an initializer
-/// that is not a graph input (any initializer before IR 4, where every
-/// initializer was also listed as an input; from IR 4 an input's
-/// initializer is only a default the caller may override), or the `value`
-/// tensor of the `Constant` node that produces \p V.
+// Two views of a constant. The shape passes (inference, the dim analysis,
+// fold-shapes, make-dynamic, freeze-dims, check-static, ...) read every
+// initializer as a constant, also one that is listed in graph.input: IR 3
+// required every initializer there, and exporters that kept the habit
+// (torch's keep_initializers_as_inputs) list weights and baked shape
+// tensors as inputs nobody feeds. Reasoning about shapes as if a caller
+// could replace a Reshape target made make-dynamic find nothing to check
+// and exit 0 on a model that failed at every new shape (issue 31). A pass
+// that lets the user name such an input (make-dynamic's shapes=) drops its
+// initializer first, so it stops being a constant. The value passes
+// (constant-fold) keep such an input from IR 4 on: replacing it by its
+// default would drop an override the caller may still make.
+
+/// The tensor the model stores as \p V's contents, or null: any
+/// initializer (graph input or not, see above), or the `value` tensor of
+/// the `Constant` node that produces \p V.
 const Tensor *getStoredConstant(const Value &V);
 
-/// True when the model fixes \p V's contents: a stored constant, or the
-/// result of a `Constant` node of any form (value_int(s), value_float(s),
-/// value_string(s), sparse_value).
+/// True when the model fixes \p V's contents for shape reasoning: a stored
+/// constant, or the result of a `Constant` node of any form (value_int(s),
+/// value_float(s), value_string(s), sparse_value).
 bool isConstant(const Value &V);
 
-/// The constant contents of \p V, or a null Tensor: a stored constant, or
-/// what a `Constant` node's value_int(s)/value_float(s) make. Strings and
-/// sparse values give a null Tensor (nothing here evaluates them).
+/// The constant contents of \p V for shape reasoning, or a null Tensor: a
+/// stored constant, or what a `Constant` node's value_int(s)/value_float(s)
+/// make. Strings and sparse values give a null Tensor (nothing here
+/// evaluates them).
 Tensor getConstantValue(const Value &V);
+
+/// True for an initializer that is also a graph input of a model from IR 4
+/// on: a default the caller may override.
+bool isOverridableInitializer(const Value &V);
+
+/// getConstantValue for a pass that replaces values by what they evaluate
+/// to (constant-fold): a null Tensor for an overridable initializer.
+Tensor getFoldableConstantValue(const Value &V);
 
 /// The contents of a small integer constant: the shape tensors, indices,
 /// axes and Slice bounds that shape arithmetic is made of.
