@@ -17,6 +17,23 @@
 using namespace onnxopt;
 using namespace onnxopt::makedynamic;
 
+/// True if a 0 in \p N's target is a zero dim rather than a copy. With
+/// `allowzero = 1` (which the dynamo exporter writes on every Reshape) and
+/// no 0 in the target, the attribute changes nothing: the target may gain
+/// copies once the attribute is cleared (clearAllowZero).
+static bool zeroIsLiteral(const Node &N, llvm::ArrayRef<int64_t> Target) {
+  return N.getAttrInt("allowzero", 0) != 0 && llvm::is_contained(Target, 0);
+}
+
+/// Makes a 0 in \p N's target a copy: called when a repair writes copies
+/// into a target that had no 0 (zeroIsLiteral was false).
+static void clearAllowZero(Node &N, Rewriter &RW) {
+  if (N.getAttrInt("allowzero", 0) == 0)
+    return;
+  N.setAttr(Attribute::getInt("allowzero", 0));
+  RW.notifyModified(&N);
+}
+
 void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
     return;
@@ -48,7 +65,7 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   }
   if (!Dynamic)
     return;
-  bool AllowZero = N.getAttrInt("allowzero", 0) != 0;
+  bool AllowZero = zeroIsLiteral(N, *Target);
   std::vector<int64_t> New = *Target;
   DimExpr Product = DimExpr::constant(1);
   for (const DimExpr &E : *In)
@@ -145,6 +162,8 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
       G, Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
                             {static_cast<int64_t>(New.size())}, New));
   RW.setOperand(&N, 1, C);
+  if (llvm::is_contained(New, 0))
+    clearAllowZero(N, RW);
   ++RepairCounts["Reshape target"];
   Repaired = true;
 }
@@ -157,7 +176,7 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
 bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
                                      llvm::ArrayRef<int64_t> Target,
                                      Rewriter &RW) {
-  if (N.getAttrInt("allowzero", 0) != 0)
+  if (zeroIsLiteral(N, Target))
     return false;
   std::vector<int> Src(Target.size(), -1);
   int MinusOne = -1;
@@ -270,7 +289,7 @@ struct TargetPiece {
 bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
                                   llvm::ArrayRef<int64_t> Target, Rewriter &RW,
                                   const std::vector<int64_t> *Planned) {
-  if (N.getAttrInt("allowzero", 0) != 0 ||
+  if (zeroIsLiteral(N, Target) ||
       llvm::any_of(Target, [](int64_t T) { return T == 0 || T < -1; }))
     return false;
   std::vector<int64_t> OldIn;
@@ -421,15 +440,25 @@ bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
       if (OldIn[J] != 1 || !In[J].isConstant())
         return false;
   }
-  // The element count at every size.
+  // The element count at every size. An entry that copies input dims
+  // cancels them on both sides before dividing: the algebra divides only
+  // by a single term, and a copied dim is often a sum (the patches plus a
+  // class token, floor(H/16)*floor(W/16)+2).
+  std::vector<bool> Copied(In.size(), false);
+  for (size_t I = 0; I < M; ++I)
+    if (I != Minus && Pieces[I]->K == TargetPiece::DataDims)
+      for (unsigned J = Pieces[I]->First; J <= Pieces[I]->Last; ++J)
+        Copied[J] = true;
   DimExpr Product = DimExpr::constant(1), Known = DimExpr::constant(1);
-  for (const DimExpr &E : In)
-    Product = Product * E;
+  for (size_t J = 0; J < In.size(); ++J)
+    if (!Copied[J])
+      Product = Product * In[J];
   bool Dynamic = false;
   for (size_t I = 0; I < M; ++I) {
     if (I == Minus)
       continue;
-    Known = Known * Pieces[I]->Expr;
+    if (Pieces[I]->K != TargetPiece::DataDims)
+      Known = Known * Pieces[I]->Expr;
     Dynamic |= Pieces[I]->K != TargetPiece::Literal;
   }
   std::optional<DimExpr> Rest = Product.divExact(Known);
