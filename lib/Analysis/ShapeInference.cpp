@@ -60,7 +60,11 @@ constexpr uint64_t kMaxCopiedAttributeBytes = 64 * 1024;
 Dim dimFromProto(const onnx::TensorShapeProto_Dimension &P) {
   return detail::importDim(P);
 }
+/// Replaces what \p P holds with \p T. exportType adds dims to a shape it
+/// finds: writing a branch's [2,B,64] over ONNX's [2,B,64] for an If result
+/// gave a rank-6 type, which then contradicted the declared rank 3.
 void typeToProto(const Type &T, onnx::TypeProto &P) {
+  P.Clear();
   detail::exportType(T, P);
 }
 Type typeFromProto(const onnx::TypeProto &P) { return detail::importType(P); }
@@ -487,6 +491,10 @@ private:
   void refineSymbolically(Node &N, const OpDef *Def, NodeContext &Ctx);
   /// An If whose condition is known takes the types of the branch it runs.
   void refineIf(Node &N, NodeContext &Ctx);
+  /// Keeps an If result's declared type, with a warning, when it contradicts
+  /// the \p Inferred type but allows every branch's output type.
+  bool keepDeclaredIfType(Node &N, unsigned Result, const Type &Inferred,
+                          llvm::StringRef Why);
   /// Evaluates the shape operands computed from constants only.
   void evaluateShapeOperands(Node &N, const OpDef *Def, NodeContext &Ctx);
   /// `<Op>_<K>_out<Result>`: K numbers the nodes of that op in the order
@@ -1064,6 +1072,8 @@ LogicalResult ShapeInference::Impl::writeResults(
       // value's (moved, where merging would copy it).
       Merged = std::move(Inferred);
     } else if (!mergeInferredType(Merged, Inferred, Why, &Facts)) {
+      if (keepDeclaredIfType(N, I, Inferred, Why))
+        continue;
       ++Stats.Contradictions;
       emitError(Diags, N) << "inferred type " << Inferred.str() << " of value '"
                           << V->getName() << "' contradicts its declared type "
@@ -1137,11 +1147,36 @@ void ShapeInference::Impl::refineIf(Node &N, NodeContext &Ctx) {
   const Graph &Branch = *A->Graphs.front();
   if (Branch.getNumOutputs() != N.getNumResults())
     return;
+  // Each result already holds ONNX's union of both branches: the taken
+  // branch's type replaces it (typeToProto clears it first).
   for (unsigned I = 0; I < N.getNumResults(); ++I) {
     const Type &T = Branch.getOutput(I)->getType();
     if (!T.isNone())
       typeToProto(T, *Ctx.getOutputType(I));
   }
+}
+
+/// An If's result type is ours to compute: ONNX's union of the two branches'
+/// types, or the type of the branch a known condition takes (refineIf). When
+/// each branch's own output type is known and allowed by the declared type,
+/// whichever branch runs gives the result a type the declaration allows; a
+/// contradiction then lies in how we combined the branches (a rank-3 LSTM
+/// state read as rank 6 was one), not in the model, which ONNX Runtime runs.
+/// Refusing would reject a valid model for our own mistake: the declared type
+/// stays, and the warning names the node. A branch output that contradicts
+/// the declaration, or one of unknown type, leaves it a contradiction.
+bool ShapeInference::Impl::keepDeclaredIfType(Node &N, unsigned Result,
+                                              const Type &Inferred,
+                                              llvm::StringRef Why) {
+  const Value *V = N.getResult(Result);
+  if (!V || !ifBranchesFit(N, Result, V->getType()))
+    return false;
+  emitWarning(Diags, N) << "inferred type " << Inferred.str() << " of value '"
+                        << V->getName() << "' contradicts its declared type "
+                        << V->getType().str() << " (" << Why
+                        << ") that both branches' outputs fit: keeping the "
+                           "declared type";
+  return true;
 }
 
 void ShapeInference::Impl::evaluateShapeOperands(Node &N, const OpDef *Def,

@@ -264,6 +264,55 @@ const PatternRule PatternRows[] = {
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Branch types against the If's declared types (OpFacts.h)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// True when \p Branch, a tensor type of known element type and rank, is a
+/// type \p Declared allows: what merging an inferred type into a declared
+/// one accepts (named dims may differ: they become facts, not
+/// contradictions).
+bool declaredAllows(const Type &Declared, const Type &Branch) {
+  if (!Branch.isTensor() || !Branch.getElemType() || !Branch.hasShape())
+    return false;
+  if (Declared.getKind() != Branch.getKind())
+    return false;
+  if (Declared.getElemType() && Declared.getElemType() != Branch.getElemType())
+    return false;
+  if (!Declared.hasShape())
+    return true;
+  if (Declared.getRank() != Branch.getRank())
+    return false;
+  for (size_t I = 0; I < Declared.getRank(); ++I) {
+    const Dim &A = Declared.getDims()[I], &B = Branch.getDims()[I];
+    if (A.isKnown() && B.isKnown() && A.getValue() != B.getValue())
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool onnxopt::ifBranchesFit(const Node &N, unsigned Result,
+                            const Type &Declared) {
+  if (!N.isOnnxDomain() || !hasTrait(N, Conditional) || Declared.isNone() ||
+      Result >= N.getNumResults())
+    return false;
+  for (const char *Name : {"then_branch", "else_branch"}) {
+    const Attribute *A = N.getAttr(Name);
+    if (!A || A->Kind != AttrKind::Graph || A->Graphs.empty())
+      return false;
+    const Graph &Branch = *A->Graphs.front();
+    // A branch output of unknown type proves nothing about what it gives.
+    if (Branch.getNumOutputs() != N.getNumResults() ||
+        !declaredAllows(Declared, Branch.getOutput(Result)->getType()))
+      return false;
+  }
+  return true;
+}
+
 void ops::registerControlFlowOps(OpRegistryBuilder &B) {
   B.addTraits(Traits);
   B.addPreconditions(preconditionRules());

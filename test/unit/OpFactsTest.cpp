@@ -209,4 +209,42 @@ TEST(OpFacts, Constants) {
   EXPECT_FALSE(isConstant(*Adds[2]->getOperand(0)));
 }
 
+TEST(OpFacts, IfBranchesFit) {
+  // Branch outputs: [2,B,4] (both), [2,B,4] and no shape, [2,B,4] and [3].
+  std::unique_ptr<Model> M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (bool c, float[2,B,4] H, float[3] S, float[] U) => (float[2,N,4] Y, float[2,B,4] Z, float[2,B,4] W) {
+      Y, Z, W = If (c) <
+        then_branch = t () => (float[2,B,4] A, float[2,B,4] A2, float[2,B,4] A3) {
+          A = Identity (H)
+          A2 = Identity (H)
+          A3 = Identity (H)
+        },
+        else_branch = e () => (float[2,B,4] E, float[] E2, float[3] E3) {
+          E = Neg (H)
+          E2 = Identity (U)
+          E3 = Identity (S)
+        }>
+      V = Neg (H)
+    })");
+  Node &If = M->getGraph().getNodes().front();
+  Node &Neg = *std::next(M->getGraph().getNodes().begin());
+  // A declared name other than the branches' is a fact, not a conflict.
+  EXPECT_TRUE(ifBranchesFit(If, 0, If.getResult(0)->getType()));
+  auto Floats = [](std::vector<Dim> Dims) { return Type::tensor(1, Dims); };
+  Type Rank3 = Floats({Dim::known(2), Dim::unknown(), Dim::known(4)});
+  EXPECT_TRUE(ifBranchesFit(If, 0, Rank3));
+  EXPECT_FALSE(ifBranchesFit(
+      If, 0, Floats({Dim::known(3), Dim::unknown(), Dim::known(4)})));
+  EXPECT_FALSE(ifBranchesFit(If, 0, Floats({Dim::known(2)})));
+  // Another element type (int64).
+  EXPECT_FALSE(ifBranchesFit(If, 0, Type::tensor(7)));
+  // A branch output without a shape proves nothing.
+  EXPECT_FALSE(ifBranchesFit(If, 1, Rank3));
+  // A branch output the declaration contradicts.
+  EXPECT_FALSE(ifBranchesFit(If, 2, Rank3));
+  EXPECT_FALSE(ifBranchesFit(If, 3, Rank3));
+  EXPECT_FALSE(ifBranchesFit(Neg, 0, Rank3));
+}
+
 } // namespace

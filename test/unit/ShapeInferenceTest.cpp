@@ -366,6 +366,25 @@ TEST(ShapeInference, IfBranchesAreInferredInPlace) {
   EXPECT_EQ(typeOf(*M, "Y"), "float[N,3]");
 }
 
+TEST(ShapeInference, KnownIfConditionReplacesTheUnionOfTheBranches) {
+  // ONNX's If writes the union of both branches ([2,N,4]) into the results;
+  // the known condition's branch must replace it, not add its dims to it.
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,N,4] H) => (float[2,N,4] Z) <bool c = {1}> {
+      Y = If(c) <
+        then_branch = t () => (float[2,N,4] A) { A = Relu(H) },
+        else_branch = e () => (float[2,N,4] B) { B = Neg(H) }
+      >
+      Z = Identity(Y)
+    })");
+  Collected C;
+  ASSERT_TRUE(succeeded(inferShapes(*M, C.Diags))) << C.text();
+  EXPECT_EQ(C.count(Severity::Warning), 0u) << C.text();
+  EXPECT_EQ(typeOf(*M, "Y"), "float[2,N,4]");
+  EXPECT_EQ(typeOf(*M, "Z"), "float[2,N,4]");
+}
+
 TEST(ShapeInference, LoopBodyGetsItsInputTypesFromTheLoop) {
   auto M = parse(R"(
     <ir_version: 8, opset_import: ["" : 17]>

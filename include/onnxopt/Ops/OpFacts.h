@@ -25,6 +25,7 @@
 namespace onnxopt {
 
 class Node;
+class Type;
 class Value;
 
 //===----------------------------------------------------------------------===//
@@ -115,6 +116,18 @@ struct ConstantInts {
 /// \p V's contents when it is an int32 or int64 constant of rank 0 or 1
 /// with at most \p MaxElements elements; std::nullopt otherwise.
 std::optional<ConstantInts> getConstantInts(const Value &V, size_t MaxElements);
+
+//===----------------------------------------------------------------------===//
+// Control flow (ControlFlowOps.cpp)
+//===----------------------------------------------------------------------===//
+
+/// True when \p N is an If each of whose branches outputs, for result
+/// \p Result, a tensor of known element type and rank that \p Declared
+/// allows (same kind, element type and rank, no two known dims differ).
+/// Whichever branch runs, the result then has a type \p Declared allows: a
+/// contradiction between \p Declared and the If's inferred type comes from
+/// how the branches' types were combined, not from the model.
+bool ifBranchesFit(const Node &N, unsigned Result, const Type &Declared);
 
 // getConstantNodeValue and the index rules (resolveAxis, resolveSliceAxis,
 // resolveShapeRange, ...) are in onnxopt/Ops/Semantics.h, included above.
