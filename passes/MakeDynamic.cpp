@@ -347,6 +347,63 @@ void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
   });
 }
 
+/// A symbol merged away (issue 31): a view (Reshape, Flatten, ...) whose
+/// result has a dim that is the literal old size of a new symbol S while S
+/// survives only inside a product with other dims (10*N). At the old sizes
+/// the literal was where a split put S back (x.view(b, 10) after a
+/// flattening baked as [1,10]); in the dynamic model S stays merged into
+/// the other dim and the literal keeps the old size, so an output a dynamic
+/// export gives as [N,10] comes out [1,10*N]. The repairs tie a literal to
+/// a symbol by its old size, so the tie is lost here: refused at the first
+/// such node, naming it. Only for old sizes of 1 (the batch): a 1 next to
+/// a merged batch cannot be told from the batch's place, while a larger
+/// literal equal to an old size is mostly another dim of that size (the 4
+/// box coordinates of a head made dynamic from H = 4).
+void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
+  std::set<std::string> Reported;
+  M.getGraph().walk([&](Node &N) {
+    if (!hasTrait(N, ViewLike) || !N.getNumResults() || !N.getResult(0))
+      return;
+    const std::vector<DimExpr> *Dims = DA.getDims(*N.getResult(0));
+    if (!Dims)
+      return;
+    std::vector<DimExpr> Out = expressInInputs(DA, *N.getResult(0), *Dims, Old);
+    for (const auto &[S, OldSize] : Old) {
+      if (OldSize != 1 || Reported.count(S))
+        continue;
+      DimExpr Sym = DimExpr::symbol(S);
+      std::optional<size_t> Literal, Merged;
+      bool Whole = false;
+      for (size_t K = 0; K < Out.size(); ++K) {
+        const DimExpr &E = Out[K];
+        if (E.isConstant() && E.getConstant() == OldSize && !Literal)
+          Literal = K;
+        bool Mentions = false;
+        E.forEachSymbol([&](llvm::StringRef T) { Mentions |= T == S; });
+        if (E == Sym)
+          Whole = true;
+        else if (Mentions && !Merged)
+          Merged = K;
+      }
+      if (!Literal || !Merged || Whole)
+        continue;
+      Reported.insert(S);
+      Problems.push_back(
+          {&N,
+           "dim " + std::to_string(*Merged) + " of '" +
+               N.getResult(0)->getName().str() + "' is " + Out[*Merged].str() +
+               ", " + S + " merged into another dim, while dim " +
+               std::to_string(*Literal) + " stays the literal " +
+               std::to_string(OldSize) + ", the old size of " + S +
+               ": at the old sizes that literal was " + S +
+               "'s place, so the tie of the output to " + S +
+               " is lost here; re-export with dynamic axes, or keep " + S +
+               " static with allow-partial=true",
+           {S}});
+    }
+  });
+}
+
 /// Bounds with both ends become dim ranges; the others are said.
 LogicalResult DynamicRewrite::storeBounds(Model &M, DiagnosticEngine &Diags) {
   if (Bounds.empty())
@@ -1225,6 +1282,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineResizes(M, DA);
   examineUncovered(M, DA);
   examineDataOperands(M, DA);
+  examineMergedSymbols(M, DA);
   checkHints(M);
   return success();
 }

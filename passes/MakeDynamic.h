@@ -158,6 +158,7 @@ public:
   void addNewSymbols(const DimAnalysis &DA, const Value *V,
                      std::set<std::string> &Out) const;
   void examineDataOperands(Model &M, const DimAnalysis &DA);
+  void examineMergedSymbols(Model &M, const DimAnalysis &DA);
   LogicalResult storeBounds(Model &M, DiagnosticEngine &Diags);
 };
 
