@@ -27,6 +27,10 @@
 //    Unique, Compress), picks a branch at run time (If on a condition that
 //    is not constant), or loops a run-time number of times (Loop without a
 //    constant trip count, or with scan outputs and a way to exit early).
+// The symbols left are listed by what fixes them: those of the inputs take
+// a value from freeze-dims (proposed); those whose size comes from tensor
+// values (a data-dependent op by its traits, or an expression of such a
+// dim) are listed with their node, and no value is proposed for them.
 // With report-only=true the blockers are warnings and the pass succeeds.
 //
 //===----------------------------------------------------------------------===//
@@ -43,6 +47,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
+#include <map>
 #include <memory>
 #include <set>
 #include <vector>
@@ -125,6 +130,9 @@ struct Checker {
   std::vector<Blocker> Blockers;
   /// Symbols left in recorded dims, sorted.
   std::set<std::string> Symbols;
+  /// The symbols whose size comes from tensor values, each with the
+  /// data-dependent node it comes from: no freeze-dims value fixes them.
+  std::map<std::string, const Node *> DataDependent;
   /// Values whose type is not static, by whether their graph inputs are.
   unsigned NumValues = 0, NumNodes = 0;
 
@@ -132,6 +140,7 @@ struct Checker {
   void checkValue(const Value &V);
   void checkNode(const Node &N);
   void checkConditions(Model &M);
+  void findDataDependentDims(const DimAnalysis &DA);
   void block(Blocker::Kind K, const Node &N, const llvm::Twine &Why) {
     Blockers.push_back({K, &N, nullptr, Why.str()});
   }
@@ -210,6 +219,49 @@ void Checker::checkGraph(Graph &G) {
     checkNode(N);
 }
 
+/// The symbols a data-dependent node (by its op's traits: NonZero, NMS,
+/// TopK with a computed k, ...) gives its results, unless the dim algebra
+/// expresses them in input symbols (a k read from a Shape), and the
+/// symbols equal to an expression of those (a Concat of two NMS counts).
+void Checker::findDataDependentDims(const DimAnalysis &DA) {
+  for (const DimConstraint &C : DA.getConstraints()) {
+    if (C.K != DimConstraint::DataDependent || !C.N)
+      continue;
+    for (unsigned I = 0; I < C.N->getNumResults(); ++I) {
+      const Value *V = C.N->getResult(I);
+      if (!V || !V->getType().isTensor() || !V->getType().hasShape())
+        continue;
+      for (const Dim &D : V->getType().getDims())
+        if (D.isSymbol() &&
+            !DA.isInputExpressible(DA.getBest(DimExpr::symbol(D.getSymbol()))))
+          DataDependent.emplace(D.getSymbol().str(), C.N);
+    }
+  }
+  // Dims proven equal to an expression of those (a Concat of two NMS
+  // counts is 2*count): a class of equal dims with such a member. Chains
+  // of classes take a few rounds.
+  std::vector<DimAnalysis::Class> Classes = DA.getClasses();
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (const DimAnalysis::Class &Cl : Classes) {
+      if (DA.isInputExpressible(Cl.Best))
+        continue;
+      const Node *Source = nullptr;
+      for (const DimExpr &E : Cl.Members)
+        E.forEachSymbol([&](llvm::StringRef T) {
+          auto It = DataDependent.find(T.str());
+          if (!Source && It != DataDependent.end())
+            Source = It->second;
+        });
+      if (!Source)
+        continue;
+      for (const DimExpr &E : Cl.Members)
+        if (E.isSymbol())
+          Changed |= DataDependent.emplace(E.getSymbol().str(), Source).second;
+    }
+  }
+}
+
 /// Static types are not enough: at these sizes every node must be able to
 /// run (a Gemm's inner dims equal, a Gather's indices inside the table, a
 /// convolution's output at least 1, no dim below 0).
@@ -226,6 +278,7 @@ void Checker::checkConditions(Model &M) {
   });
   DimAnalysis DA(M);
   DA.run();
+  findDataDependentDims(DA);
   for (const std::string &C : DA.getConflicts())
     Blockers.push_back(
         {Blocker::BrokenCondition, nullptr, nullptr, "contradiction: " + C});
@@ -234,6 +287,41 @@ void Checker::checkConditions(Model &M) {
       Blockers.push_back(
           {Blocker::BrokenCondition, C.N, nullptr,
            "cannot run: it needs " + C.condition() + " (" + C.Why + ")"});
+}
+
+/// The symbols left, split by what fixes them: a symbol of the inputs (or
+/// computed from them) takes a value from freeze-dims; a symbol whose size
+/// comes from tensor values takes none, so none is proposed for it.
+void reportSymbols(const Checker &C, DiagnosticEngine &Diags, Severity Level) {
+  std::vector<std::string> Fixable;
+  // Grouped by the node they come from, in the order of their symbols.
+  std::vector<std::pair<const Node *, std::vector<std::string>>> FromData;
+  for (const std::string &S : C.Symbols) {
+    auto It = C.DataDependent.find(S);
+    if (It == C.DataDependent.end()) {
+      Fixable.push_back(S);
+      continue;
+    }
+    auto Group = llvm::find_if(
+        FromData, [&](const auto &G) { return G.first == It->second; });
+    if (Group == FromData.end())
+      FromData.push_back({It->second, {S}});
+    else
+      Group->second.push_back(S);
+  }
+  if (!Fixable.empty())
+    emitAt(Diags, Level, "")
+        << "dims left symbolic: " << llvm::join(Fixable, ", ")
+        << " - freeze them (freeze-dims{dims=" << Fixable.front()
+        << ":<value>,...})";
+  if (FromData.empty())
+    return;
+  std::vector<std::string> Groups;
+  for (const auto &[N, Syms] : FromData)
+    Groups.push_back(llvm::join(Syms, ", ") + " from " + describe(*N));
+  emitAt(Diags, Level, "") << "dims that depend on the data: "
+                           << llvm::join(Groups, "; ")
+                           << " - no freeze-dims value fixes them";
 }
 
 LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
@@ -263,11 +351,7 @@ LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
   }
   // The root cause first: symbols left anywhere make everything after them
   // symbolic; then broken conditions, then the rest in graph order.
-  if (!C.Symbols.empty())
-    emitAt(Diags, Level, "")
-        << "dims left symbolic: " << llvm::join(C.Symbols, ", ")
-        << " - freeze them (freeze-dims{dims=" << *C.Symbols.begin()
-        << ":<value>,...})";
+  reportSymbols(C, Diags, Level);
   std::stable_sort(Bs.begin(), Bs.end(),
                    [](const Blocker &A, const Blocker &B) {
                      return (A.K == Blocker::BrokenCondition) >

@@ -104,6 +104,13 @@ onnxopt::makedynamic::expressInInputs(const DimAnalysis &DA, const Value &V,
 
 namespace {
 
+/// The parse-time check of one relations= entry: the parser set-dim-range
+/// uses (the symbols are checked when the pass runs).
+bool checkRelationEntry(llvm::StringRef Entry, std::string &Error) {
+  DimRelation R;
+  return parseDimRelation(Entry, R, Error);
+}
+
 class MakeDynamicPass : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "make-dynamic"; }
@@ -127,9 +134,42 @@ private:
       false};
   Option<bool> Unify{*this, "unify",
                      "name the derived dims with unify-dims at the end", true};
+  ListOption<std::string> Relations{
+      *this, "relations",
+      "relations the new symbols keep, as set-dim-range takes them: A=B, "
+      "A%k=0 (a multiple of k) or A+B<=n; assumed when proving the model "
+      "runs, and stored with the dim ranges",
+      checkedBy(checkRelationEntry)};
 };
 
 } // namespace
+
+/// The least divisor k (up to 128) such that the symbols \p New all being
+/// multiples of k, with the relations given, makes \p C hold, printed as
+/// relations= takes it (`H%32=0,W%32=0`); empty if there is none. A model
+/// that halves and doubles five times needs H%32=0: this says so.
+std::string
+DynamicRewrite::relationHint(const DimConstraint &C,
+                             const std::set<std::string> &New) const {
+  if (C.K != DimConstraint::Equal && C.K != DimConstraint::Broadcast &&
+      C.K != DimConstraint::Divisible)
+    return "";
+  for (int64_t K = 2; K <= 128; ++K) {
+    DimRelations With = Relations;
+    std::vector<std::string> Texts;
+    for (const std::string &S : New) {
+      DimRelation R;
+      R.K = DimRelation::Multiple;
+      R.Lhs = S;
+      R.Divisor = K;
+      With.push_back(R);
+      Texts.push_back(printDimRelation(R));
+    }
+    if (decide(C, SymbolDomain({}, With)) == Verdict::Holds)
+      return llvm::join(Texts, ",");
+  }
+  return "";
+}
 
 /// The conditions the dynamic model needs that speak about new symbols: a
 /// bound on one symbol is kept (the model runs inside it); anything else
@@ -146,7 +186,11 @@ void DynamicRewrite::examineConstraints(const DimAnalysis &DA) {
         New.insert(S);
     if (New.empty() || alreadyReported(C.N, New))
       continue;
-    if (std::optional<SymbolBound> B = impliedBound(C, SymbolDomain())) {
+    // What the user's relations guarantee (H%32=0 makes five halvings and
+    // doublings give H back) needs nothing more.
+    if (Domain.hasRelations() && decide(C, Domain) == Verdict::Holds)
+      continue;
+    if (std::optional<SymbolBound> B = impliedBound(C, Domain)) {
       auto [It, Inserted] = Bounds.emplace(B->Symbol, *B);
       if (!Inserted) {
         It->second.Min = std::max(It->second.Min, B->Min);
@@ -156,11 +200,16 @@ void DynamicRewrite::examineConstraints(const DimAnalysis &DA) {
       }
       continue;
     }
+    std::string Hint = relationHint(C, New);
     Problems.push_back(
         {C.N,
          "the model needs " + C.condition() + " (" + C.Why + "), so " +
-             llvm::join(New, ", ") + " cannot" +
-             " take every value; re-export with dynamic axes, or keep " +
+             llvm::join(New, ", ") + " cannot" + " take every value" +
+             (Domain.hasRelations() ? " allowed by relations=" : "") + "; " +
+             (Hint.empty() ? ""
+                           : "it holds where " + Hint + " (relations=" + Hint +
+                                 " says so), or ") +
+             "re-export with dynamic axes, or keep " +
              (New.size() > 1 ? "them" : "it") +
              " static with allow-partial=true",
          New});
@@ -298,6 +347,63 @@ void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
   });
 }
 
+/// A symbol merged away (issue 31): a view (Reshape, Flatten, ...) whose
+/// result has a dim that is the literal old size of a new symbol S while S
+/// survives only inside a product with other dims (10*N). At the old sizes
+/// the literal was where a split put S back (x.view(b, 10) after a
+/// flattening baked as [1,10]); in the dynamic model S stays merged into
+/// the other dim and the literal keeps the old size, so an output a dynamic
+/// export gives as [N,10] comes out [1,10*N]. The repairs tie a literal to
+/// a symbol by its old size, so the tie is lost here: refused at the first
+/// such node, naming it. Only for old sizes of 1 (the batch): a 1 next to
+/// a merged batch cannot be told from the batch's place, while a larger
+/// literal equal to an old size is mostly another dim of that size (the 4
+/// box coordinates of a head made dynamic from H = 4).
+void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
+  std::set<std::string> Reported;
+  M.getGraph().walk([&](Node &N) {
+    if (!hasTrait(N, ViewLike) || !N.getNumResults() || !N.getResult(0))
+      return;
+    const std::vector<DimExpr> *Dims = DA.getDims(*N.getResult(0));
+    if (!Dims)
+      return;
+    std::vector<DimExpr> Out = expressInInputs(DA, *N.getResult(0), *Dims, Old);
+    for (const auto &[S, OldSize] : Old) {
+      if (OldSize != 1 || Reported.count(S))
+        continue;
+      DimExpr Sym = DimExpr::symbol(S);
+      std::optional<size_t> Literal, Merged;
+      bool Whole = false;
+      for (size_t K = 0; K < Out.size(); ++K) {
+        const DimExpr &E = Out[K];
+        if (E.isConstant() && E.getConstant() == OldSize && !Literal)
+          Literal = K;
+        bool Mentions = false;
+        E.forEachSymbol([&](llvm::StringRef T) { Mentions |= T == S; });
+        if (E == Sym)
+          Whole = true;
+        else if (Mentions && !Merged)
+          Merged = K;
+      }
+      if (!Literal || !Merged || Whole)
+        continue;
+      Reported.insert(S);
+      Problems.push_back(
+          {&N,
+           "dim " + std::to_string(*Merged) + " of '" +
+               N.getResult(0)->getName().str() + "' is " + Out[*Merged].str() +
+               ", " + S + " merged into another dim, while dim " +
+               std::to_string(*Literal) + " stays the literal " +
+               std::to_string(OldSize) + ", the old size of " + S +
+               ": at the old sizes that literal was " + S +
+               "'s place, so the tie of the output to " + S +
+               " is lost here; re-export with dynamic axes, or keep " + S +
+               " static with allow-partial=true",
+           {S}});
+    }
+  });
+}
+
 /// Bounds with both ends become dim ranges; the others are said.
 LogicalResult DynamicRewrite::storeBounds(Model &M, DiagnosticEngine &Diags) {
   if (Bounds.empty())
@@ -386,10 +492,15 @@ LogicalResult DynamicRewrite::applyShape(Model &M, const ShapeSpec &Spec,
                << ", shapes= gives " << Number;
       continue;
     }
-    if (!Dims[I].isKnown())
+    // nameDynamicDims gave an already dynamic dim the name it has here.
+    if (!Dims[I].isKnown()) {
+      if (Dims[I].isSymbol() && Dims[I].getSymbol() == Text)
+        continue;
       return emitError(Diags, *In)
-             << "dim " << I
-             << " of the input is already dynamic; give '?' there";
+             << "dim " << I << " of the input is already dynamic ("
+             << (Dims[I].isSymbol() ? Dims[I].getSymbol().str() : "?")
+             << ") and could not be renamed '" << Text << "'";
+    }
     auto [It, Inserted] = Old.try_emplace(Text.str(), Dims[I].getValue());
     if (!Inserted && It->second != Dims[I].getValue())
       return emitError(Diags, *In)
@@ -482,6 +593,16 @@ LogicalResult DynamicRewrite::reinfer(Model &M, DiagnosticEngine &Diags) {
   return success();
 }
 
+/// True if some recorded dim of \p M is the symbol \p S.
+static bool isModelSymbol(Model &M, llvm::StringRef S) {
+  bool Found = false;
+  forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
+    Found |= D.isSymbol() && D.getSymbol() == S;
+    return false;
+  });
+  return Found;
+}
+
 /// True if \p E evaluates to an integer at a spread of sizes: an exact
 /// division the algebra only assumed (2*H*W/6) fails at most of them. Each
 /// symbol gets its own value in every sample, never the value of another
@@ -512,6 +633,83 @@ bool onnxopt::makedynamic::isIntegralAtSamples(const DimExpr &E) {
       return false;
   }
   return true;
+}
+
+bool DynamicRewrite::isIntegralAtSamples(const DimExpr &E) const {
+  // normalize() writes a symbol the relations restrict through a fresh one
+  // (H%32=0: H is 32 times `H%32`), whose samples then keep the relation.
+  return makedynamic::isIntegralAtSamples(Domain.normalize(E));
+}
+
+LogicalResult DynamicRewrite::readRelations(Model &M,
+                                            llvm::ArrayRef<std::string> Texts,
+                                            DiagnosticEngine &Diags) {
+  std::set<std::string> Symbols;
+  forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
+    if (D.isSymbol())
+      Symbols.insert(D.getSymbol().str());
+    return false;
+  });
+  for (const auto &[In, Dims] : NewShapes)
+    for (const Dim &D : Dims)
+      if (D.isSymbol())
+        Symbols.insert(D.getSymbol().str());
+  std::string Error;
+  for (const std::string &Text : Texts) {
+    DimRelation R;
+    if (!parseDimRelation(Text, R, Error))
+      return emitError(Diags) << "relation '" << Text << "': " << Error;
+    for (const std::string &S : R.symbols())
+      if (!Symbols.count(S))
+        return emitError(Diags)
+               << "relation '" << Text << "': unknown symbol '" << S
+               << "'; the symbols are: " << llvm::join(Symbols, ", ");
+    // The model was exported at the old sizes: a relation they break
+    // describes another model.
+    std::map<std::string, int64_t> At(Old.begin(), Old.end());
+    if (R.isDecidedBy(At) && !R.holds(At))
+      return emitError(Diags)
+             << "relation '" << Text << "' does not hold at the old sizes: "
+             << printDimRelationAt(R, At);
+    Relations.push_back(R);
+  }
+  // The relations and ranges the model already stores hold as well.
+  DimRangeMap Ranges;
+  DimRelations All;
+  if (!getDimRanges(M, Ranges, Error) || !getDimRelations(M, All, Error))
+    return emitError(Diags) << Error;
+  All.insert(All.end(), Relations.begin(), Relations.end());
+  Domain = SymbolDomain(Ranges, All);
+  return success();
+}
+
+LogicalResult DynamicRewrite::storeRelations(Model &M,
+                                             DiagnosticEngine &Diags) {
+  if (Relations.empty())
+    return success();
+  std::string Error;
+  DimRelations Stored;
+  if (!getDimRelations(M, Stored, Error))
+    return emitError(Diags) << Error;
+  DimRelations Result = Stored;
+  for (const DimRelation &R : Relations) {
+    // A symbol allow-partial kept static is a number now: the relation
+    // held at its old size and says nothing more.
+    bool Dropped = llvm::any_of(R.symbols(), [&](const std::string &S) {
+      return !Old.count(S) && !Named.count(S) && !isModelSymbol(M, S);
+    });
+    if (Dropped) {
+      emitWarning(Diags) << "relation '" << printDimRelation(R)
+                         << "' not stored: a symbol it names is kept static";
+      continue;
+    }
+    Result.push_back(R);
+  }
+  llvm::sort(Result);
+  Result.erase(std::unique(Result.begin(), Result.end()), Result.end());
+  if (Result != Stored && !setDimRelations(M, Result, Error))
+    return emitError(Diags) << "cannot store the relations: " << Error;
+  return success();
 }
 
 std::optional<int64_t> DynamicRewrite::oldValue(const DimExpr &E) const {
@@ -1084,6 +1282,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineResizes(M, DA);
   examineUncovered(M, DA);
   examineDataOperands(M, DA);
+  examineMergedSymbols(M, DA);
   checkHints(M);
   return success();
 }
@@ -1151,6 +1350,185 @@ static LogicalResult constantsToNodes(Model &M, DiagnosticEngine &Diags) {
   return success();
 }
 
+/// True if \p S can be written in rename-dims' map= without changing
+/// meaning: the list splits at ',' and an entry at its first ':'.
+static bool fitsRenameMap(llvm::StringRef S) {
+  return !S.empty() && S.find_first_of(",:[]") == llvm::StringRef::npos;
+}
+
+/// `"old:new"`, quoted for the pipeline text.
+static std::string renameEntry(llvm::StringRef From, llvm::StringRef To) {
+  std::string Out = "\"";
+  for (char C : (From + ":" + To).str()) {
+    if (C == '"' || C == '\\')
+      Out += '\\';
+    Out += C;
+  }
+  return Out + "\"";
+}
+
+LogicalResult DynamicRewrite::nameDynamicDims(Model &M,
+                                              llvm::ArrayRef<ShapeSpec> Specs,
+                                              PassContext &Ctx) {
+  DiagnosticEngine &Diags = Ctx.getDiags();
+  // Each symbol of the model, with where it first appears (for messages).
+  std::map<std::string, std::string> Where;
+  forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned I) {
+    if (D.isSymbol())
+      Where.emplace(D.getSymbol().str(), V ? "dim " + std::to_string(I) +
+                                                 " of '" + V->getName().str() +
+                                                 "'"
+                                           : std::string("a value_info"));
+    return false;
+  });
+  llvm::StringMap<Value *> Inputs;
+  for (const std::unique_ptr<Value> &V : M.getGraph().getInputs())
+    Inputs.try_emplace(V->getName(), V.get());
+
+  // Model symbol -> the name shapes= gives it (itself when kept), and the
+  // first dim that says so.
+  std::map<std::string, std::string> Renames, RenamedAt;
+  // Given name -> the dims it names, by whether they were static.
+  std::map<std::string, std::vector<std::string>> StaticUses, DynamicUses;
+  struct UnknownDim {
+    Value *In;
+    unsigned Index;
+    std::string Name;
+  };
+  std::vector<UnknownDim> Unknowns;
+  for (const ShapeSpec &Spec : Specs) {
+    Value *In = Inputs.lookup(Spec.Name);
+    const Type *T = In ? &In->getType() : nullptr;
+    // Outputs, unknown names and wrong ranks are applyShape's to report.
+    if (!T || !T->isTensor() || !T->hasShape() ||
+        T->getRank() != Spec.Dims.size())
+      continue;
+    llvm::ArrayRef<Dim> Dims = T->getDims();
+    for (unsigned I = 0; I < Dims.size(); ++I) {
+      llvm::StringRef Text = Spec.Dims[I];
+      int64_t Number;
+      if (Text == "?" || !Text.getAsInteger(10, Number))
+        continue;
+      std::string At = "dim " + std::to_string(I) + " of '" + Spec.Name + "'";
+      if (Dims[I].isKnown()) {
+        StaticUses[Text.str()].push_back(At);
+        continue;
+      }
+      DynamicUses[Text.str()].push_back(At);
+      if (Dims[I].isUnknown()) {
+        Unknowns.push_back({In, I, Text.str()});
+        continue;
+      }
+      std::string S = Dims[I].getSymbol().str();
+      RenamedAt.emplace(S, At);
+      auto [It, Inserted] = Renames.emplace(S, Text.str());
+      if (!Inserted && It->second != Text)
+        return emitError(Diags, *In)
+               << "symbol '" << S << "' is named '" << It->second << "' and '"
+               << Text << "' in shapes=; give it one name";
+    }
+  }
+  // A name for a dynamic dim and a static one would tie the static dim to
+  // a symbol that has no old size: nothing could be repaired for it.
+  for (const auto &[Name, Uses] : DynamicUses)
+    if (auto It = StaticUses.find(Name); It != StaticUses.end())
+      return emitError(Diags)
+             << "symbol '" << Name << "' names " << Uses.front()
+             << ", which is already dynamic, and " << It->second.front()
+             << ", which is static: the model's '" << Name
+             << "' cannot be renamed away; use two symbols";
+  // An unknown dim has no identity: naming it after another dim would
+  // claim the two are equal, which nothing here proves.
+  for (const UnknownDim &U : Unknowns) {
+    const std::vector<std::string> &Uses = DynamicUses[U.Name];
+    bool Kept = llvm::any_of(Renames,
+                             [&](const auto &R) { return R.second == U.Name; });
+    if (Uses.size() > 1 || Kept)
+      return emitError(Diags, *U.In)
+             << "dim " << U.Index << " is unknown; naming it '" << U.Name
+             << "', which shapes= also gives another dynamic dim, would "
+                "claim the two are equal, which nothing proves; use another "
+                "symbol";
+  }
+
+  // The names taken once this is done, so that a fresh name is fresh.
+  std::set<std::string> Taken;
+  for (const auto &[S, At] : Where)
+    Taken.insert(S);
+  for (const auto *Uses : {&StaticUses, &DynamicUses})
+    for (const auto &[Name, At] : *Uses)
+      Taken.insert(Name);
+  auto Fresh = [&](const std::string &Base) {
+    for (unsigned K = 1;; ++K) {
+      std::string Name = Base + "_" + std::to_string(K);
+      if (Taken.insert(Name).second)
+        return Name;
+    }
+  };
+
+  std::map<std::string, std::string> Map;
+  for (const auto &[From, To] : Renames)
+    if (From != To)
+      Map[From] = To;
+  // A model symbol that a given name takes, and that is neither renamed
+  // itself nor proven to be the dim renamed to it, is something else (an
+  // NMS count called N): it gets a fresh name.
+  std::unique_ptr<DimAnalysis> DA;
+  auto ProvenSame = [&](const std::string &A, const std::string &B) {
+    if (!DA) {
+      DA = std::make_unique<DimAnalysis>(M);
+      DA->run();
+    }
+    return DA->provenEqual(DimExpr::symbol(A), DimExpr::symbol(B));
+  };
+  std::vector<std::string> Said;
+  for (const auto &[Name, At] : Where) {
+    if (Renames.count(Name))
+      continue;
+    bool Given = StaticUses.count(Name) || DynamicUses.count(Name);
+    if (!Given)
+      continue;
+    auto Source =
+        llvm::find_if(Map, [&](const auto &R) { return R.second == Name; });
+    if (Source != Map.end() && ProvenSame(Source->first, Name))
+      continue; // rename-dims merges the two: they are one dim
+    std::string New = Fresh(Name);
+    Map[Name] = New;
+    emitRemark(Diags) << "symbol '" << Name << "' was already used by the "
+                      << "model (" << At << ") for another dim: renamed it "
+                      << "to '" << New << "'";
+  }
+  for (const auto &[From, To] : Renames)
+    if (From != To)
+      emitRemark(Diags) << RenamedAt[From] << " is already dynamic as '" << From
+                        << "': renamed '" << From << "' to '" << To
+                        << "' everywhere";
+  if (!Map.empty()) {
+    std::string Entries;
+    for (const auto &[From, To] : Map) {
+      if (!fitsRenameMap(From) || !fitsRenameMap(To))
+        return emitError(Diags)
+               << "symbol '" << From << "' would be renamed to '" << To
+               << "', and rename-dims cannot carry a name with ',', ':', "
+                  "'[' or ']'; use other symbols";
+      Entries += (Entries.empty() ? "" : ",") + renameEntry(From, To);
+    }
+    if (failed(runInnerPipeline("rename-dims{map=" + Entries + "}", M, Ctx)))
+      return failure();
+  }
+  for (const UnknownDim &U : Unknowns) {
+    Dim &D = U.In->getMutableType().getMutableDims()[U.Index];
+    Dim NamedDim = Dim::symbol(U.Name);
+    NamedDim.setDenotation(D.getDenotation());
+    D = NamedDim;
+    emitRemark(Diags) << "dim " << U.Index << " of '" << U.In->getName()
+                      << "' was unknown: named '" << U.Name << "'";
+  }
+  for (const auto &[Name, Uses] : DynamicUses)
+    Named.insert(Name);
+  return success();
+}
+
 LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
   DynamicRewrite Run;
@@ -1159,6 +1537,8 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   auto &RepairCounts = Run.RepairCounts;
   if (Shapes.empty())
     return emitError(Diags) << "give shapes=input[N,3,H,W]";
+  if (failed(Run.nameDynamicDims(M, Shapes.getValue(), Ctx)))
+    return failure();
   std::set<std::string> Existing;
   forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
     if (D.isSymbol())
@@ -1176,14 +1556,16 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
     if (Existing.count(Sym))
       return emitError(Diags)
              << "symbol '" << Sym << "' is already used by the model";
-  if (Old.empty())
+  if (Old.empty() && Run.Named.empty())
     return emitError(Diags) << "shapes= makes no dim dynamic (give symbols)";
   for (const std::string &S : Run.HintOrder)
-    if (!Old.count(S))
+    if (!Old.count(S) && !Run.Named.count(S))
       return emitError(Diags)
              << "output hint symbol '" << S
              << "' is none of the new input symbols ("
              << llvm::join(llvm::make_first_range(Old), ", ") << ")";
+  if (failed(Run.readRelations(M, Relations.getValue(), Diags)))
+    return failure();
 
   Ctx.Changed = true;
   // With allow-partial, the symbols the model pins go back to their old
@@ -1230,7 +1612,7 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
                             << (AllowPartial ? ""
                                              : " (allow-partial=true keeps "
                                                "the pinned dims static)");
-  if (failed(Run.storeBounds(M, Diags)))
+  if (failed(Run.storeBounds(M, Diags)) || failed(Run.storeRelations(M, Diags)))
     return failure();
   if (Unify &&
       failed(runInnerPipeline("unify-dims{derived=expr-name}", M, Ctx)))

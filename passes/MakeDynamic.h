@@ -58,6 +58,17 @@ bool isIntegralAtSamples(const DimExpr &E);
 /// options, so it can run on two models at once).
 class DynamicRewrite {
 public:
+  /// Settles the dims that \p Specs name and that are already dynamic, and
+  /// the symbols they would clash with, before applyShape: a symbol named
+  /// at an already symbolic dim renames that symbol everywhere, a symbol
+  /// named at an unknown dim names it, and a symbol of the model that a new
+  /// name would take is renamed to a fresh one (N_1). Fails, naming the
+  /// dims, where one name would stand for a dynamic and a static dim.
+  LogicalResult nameDynamicDims(Model &M, llvm::ArrayRef<ShapeSpec> Specs,
+                                PassContext &Ctx);
+  /// The symbols shapes= names at dims that were already dynamic (they
+  /// have no old value, and nothing is repaired for them).
+  std::set<std::string> Named;
   LogicalResult applyShape(Model &M, const ShapeSpec &Spec,
                            DiagnosticEngine &Diags);
   /// The main graph's non-constant inputs by name, for applyShape (built on
@@ -97,6 +108,21 @@ public:
 
   /// Old value of each new symbol.
   OldValues Old;
+  /// relations= (W=H, H%32=0): assumed when the conditions the dynamic
+  /// model needs are decided, and stored with the model's dim ranges.
+  DimRelations Relations;
+  /// The values the symbols may take: >= 1, the stored ranges, Relations.
+  SymbolDomain Domain;
+  /// isIntegralAtSamples over the values Domain allows: with H%32=0, H/32
+  /// is an integer. Member functions call this one.
+  bool isIntegralAtSamples(const DimExpr &E) const;
+  /// Checks relations= against the symbols and their old sizes, and sets
+  /// Relations and Domain.
+  LogicalResult readRelations(Model &M, llvm::ArrayRef<std::string> Texts,
+                              DiagnosticEngine &Diags);
+  /// Adds Relations to those stored in the model (as set-dim-range does);
+  /// a relation about a symbol allow-partial kept static is dropped.
+  LogicalResult storeRelations(Model &M, DiagnosticEngine &Diags);
   /// Output hints: `shapes=` entries that name graph outputs, saying which
   /// output dims are which new symbols (as torch's dynamic_axes does).
   std::vector<std::pair<Value *, ShapeSpec>> Hints;
@@ -124,12 +150,15 @@ public:
   /// Gives \p Symbols their old sizes back in the new input shapes.
   void pin(const std::set<std::string> &Symbols);
   void examineConstraints(const DimAnalysis &DA);
+  std::string relationHint(const DimConstraint &C,
+                           const std::set<std::string> &New) const;
   void examineResizes(Model &M, const DimAnalysis &DA);
   void examineUncovered(Model &M, const DimAnalysis &DA);
   /// Adds the new symbols \p V's dims depend on to \p Out.
   void addNewSymbols(const DimAnalysis &DA, const Value *V,
                      std::set<std::string> &Out) const;
   void examineDataOperands(Model &M, const DimAnalysis &DA);
+  void examineMergedSymbols(Model &M, const DimAnalysis &DA);
   LogicalResult storeBounds(Model &M, DiagnosticEngine &Diags);
 };
 
