@@ -882,10 +882,20 @@ void transferRange(DimContext &C, const DimList *X) {
   C.setDims(0, PartialDimList{Count});
 }
 
+/// Tile's run-time precondition: repeats computed from dims (a Shape
+/// minus a constant) must not be negative.
+void requireTileRepeats(DimContext &C, const DimList &Repeats) {
+  for (const DimExpr &K : Repeats)
+    if (!C.holdsAlways(DimCondition::AtLeast, K, DimExpr::constant(0)))
+      C.require(DimCondition::AtLeast, K, DimExpr::constant(0),
+                "Tile's repeats must not be negative");
+}
+
 void transferTile(DimContext &C, const DimList *X) {
   const DimList *R = C.data(1);
   if (!R || R->size() != X->size())
     return;
+  requireTileRepeats(C, *R);
   PartialDimList Res;
   for (size_t K = 0; K < X->size(); ++K)
     Res.push_back((*X)[K] * (*R)[K]);
@@ -970,6 +980,18 @@ void transferPad(DimContext &C, const DimList *X) {
   C.setDims(0, std::move(R));
 }
 
+/// Split-18's num_outputs run-time precondition: ONNX Runtime makes chunks
+/// of ceil(dim / n) and a last one of what is left, and runs only where
+/// they add up to the dim with that last chunk non-empty (it refuses n >
+/// dim, and 9 split in 4 as [3, 3, 3, 0]). With \p Last = dim - (n - 1) *
+/// ceil(dim / n) that is exactly Last >= 1, where ONNX's formula and ONNX
+/// Runtime's sizes agree.
+void requireSplitChunks(DimContext &C, const DimExpr &Last) {
+  C.require(DimCondition::AtLeast, Last, DimExpr::constant(1),
+            "num_outputs chunks of ceil(dim / num_outputs) must leave a "
+            "non-empty last chunk");
+}
+
 void transferSplit(DimContext &C, const DimList *X) {
   const Node &N = C.getNode();
   unsigned NumResults = C.getNumResults();
@@ -983,17 +1005,16 @@ void transferSplit(DimContext &C, const DimList *X) {
   // Split-18 num_outputs: chunks of ceil(dim / n), the last one smaller;
   // the dim need not divide evenly.
   if (!Sizes && !SizeData && N.hasAttr("num_outputs")) {
+    if (NumResults == 0)
+      return;
     const DimExpr &D = (*X)[*Axis];
     int64_t Num = static_cast<int64_t>(NumResults);
+    DimExpr Chunk = D.ceilDiv(Num);
+    DimExpr Last = D - Chunk * DimExpr::constant(Num - 1);
+    requireSplitChunks(C, Last);
     for (unsigned I = 0; I < NumResults; ++I) {
       PartialDimList R = full(*X);
-      if (D.isConstant() && Num > 0) {
-        int64_t Chunk = (D.getConstant() + Num - 1) / Num;
-        R[*Axis] = DimExpr::constant(
-            I + 1 < NumResults ? Chunk : D.getConstant() - Chunk * (Num - 1));
-      } else {
-        R[*Axis] = std::nullopt;
-      }
+      R[*Axis] = I + 1 < NumResults ? Chunk : Last;
       C.setDims(I, std::move(R));
     }
     return;
