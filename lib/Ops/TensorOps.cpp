@@ -462,6 +462,32 @@ void transferTranspose(DimContext &C, const DimList *X) {
   C.setDims(0, std::move(R));
 }
 
+/// Reshape's -1 run-time precondition: the element count \p Count divides
+/// by \p Others, the product of the other target dims. Stated where Others
+/// is a constant, or c * M for a product of dims M that divides the count
+/// as expressions (a copied N beside a 4: [0, -1, 4]); then Count / M must
+/// be a multiple of c. Other forms (a dim the input does not have) state
+/// nothing.
+void requireReshapeDivides(DimContext &C, const DimExpr &Count,
+                           const DimExpr &Others) {
+  const char *Why = "the element count must divide by the given dims";
+  if (Others.isConstant()) {
+    if (Others.getConstant() > 1)
+      C.require(DimCondition::Divisible, Count, Others, Why);
+    return;
+  }
+  auto [Factor, Constant] = Others.coefficientGcd();
+  if (Constant != 0 || Factor <= 1)
+    return;
+  std::optional<DimExpr> M = Others.divExact(DimExpr::constant(Factor));
+  if (!M || *M * DimExpr::constant(Factor) != Others)
+    return;
+  std::optional<DimExpr> Rest = Count.divExact(*M);
+  if (!Rest || *Rest * *M != Count)
+    return; // M does not divide the count as expressions
+  C.require(DimCondition::Divisible, *Rest, DimExpr::constant(Factor), Why);
+}
+
 std::optional<PartialDimList> reshape(DimContext &C, const DimList &X,
                                       const DimList &Target) {
   bool AllowZero = C.getNode().getAttrInt("allowzero", 0);
@@ -488,9 +514,7 @@ std::optional<PartialDimList> reshape(DimContext &C, const DimList &X,
       if (I != *Infer)
         Others = Others * *R[I];
     R[*Infer] = product(X).divExact(Others);
-    if (Others.isConstant() && Others.getConstant() > 1)
-      C.require(DimCondition::Divisible, product(X), Others,
-                "the element count must divide by the given dims");
+    requireReshapeDivides(C, product(X), Others);
   } else {
     DimExpr Count = DimExpr::constant(1);
     for (const std::optional<DimExpr> &D : R)
