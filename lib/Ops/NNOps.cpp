@@ -424,6 +424,25 @@ void transferDropout(DimContext &C, const DimList *X) {
     C.setDims(1, full(*X));
 }
 
+/// A pooled dim in ceil mode: ceil((In + pads - Extent) / S) + 1, ONNX's
+/// formula, where ONNX Runtime gives the same. It drops a last window that
+/// would start inside the end padding, which cannot happen when \p PadEnd
+/// + S <= Extent: the last start, (out - 1) * S, is at most In + PadBegin +
+/// PadEnd - Extent + S - 1 < In + PadBegin. Elsewhere the recorded type
+/// stands (std::nullopt). The run-time precondition, an output of at least
+/// 1 (the first window starts inside the padded input; it may hang past
+/// its end), is then requireCoversKernel's on this dim; where the dim is
+/// not computed it always holds (In + PadBegin + PadEnd + S - Extent >= In
+/// + 1).
+std::optional<DimExpr> ceilModePooledDim(const DimExpr &In, int64_t PadBegin,
+                                         int64_t PadEnd, int64_t S,
+                                         int64_t Extent) {
+  if (PadEnd + S > Extent)
+    return std::nullopt;
+  return (In + DimExpr::constant(PadBegin + PadEnd - Extent)).ceilDiv(S) +
+         DimExpr::constant(1);
+}
+
 std::optional<PartialDimList> convLike(DimContext &C, const DimList &X,
                                        bool IsPool) {
   const Node &N = C.getNode();
@@ -434,10 +453,10 @@ std::optional<PartialDimList> convLike(DimContext &C, const DimList &X,
   std::optional<DimExpr> Channels;
   if (std::optional<std::vector<int64_t>> K = N.getAttrInts("kernel_shape"))
     Kernel = *K;
+  bool CeilMode = false;
   if (IsPool) {
     Channels = X[1];
-    if (N.getAttrInt("ceil_mode", 0))
-      return std::nullopt;
+    CeilMode = N.getAttrInt("ceil_mode", 0);
   } else {
     const DimList *W = C.dims(1);
     if (!W || W->size() != X.size())
@@ -469,9 +488,13 @@ std::optional<PartialDimList> convLike(DimContext &C, const DimList &X,
     int64_t S = Strides[I], Extent = (Kernel[I] - 1) * Dilations[I] + 1;
     if (S <= 0)
       return std::nullopt;
-    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER")
+    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
       R.push_back(In.ceilDiv(S));
-    else if (AutoPad == "VALID")
+    } else if (CeilMode) {
+      bool Valid = AutoPad == "VALID";
+      int64_t Begin = Valid ? 0 : Pads[I], End = Valid ? 0 : Pads[I + Spatial];
+      R.push_back(ceilModePooledDim(In, Begin, End, S, Extent));
+    } else if (AutoPad == "VALID")
       R.push_back((In - DimExpr::constant(Extent)).floorDiv(S) +
                   DimExpr::constant(1));
     else
@@ -614,12 +637,101 @@ std::optional<PartialDimList> resize(DimContext &C, const DimList &X,
   return R;
 }
 
+/// Resize's and Upsample's run-time precondition: no resized dim becomes
+/// empty. ONNX Runtime turns sizes into scales (size / dim) and refuses a
+/// scale of 0, and a scale s gives floor(dim * s) (in float), which is 0
+/// below the least dim precondition::leastDimForScale gives. Resize-18's
+/// axes say which dims the scales or sizes are for.
+void requireResizeNonEmpty(DimContext &C, const DimList &X, bool HasRoi) {
+  const Node &N = C.getNode();
+  std::vector<size_t> Dims;
+  if (std::optional<std::vector<int64_t>> Axes = N.getAttrInts("axes")) {
+    for (int64_t A : *Axes) {
+      std::optional<size_t> D = normAxis(A, X.size());
+      if (!D)
+        return;
+      Dims.push_back(*D);
+    }
+  } else {
+    for (size_t I = 0; I < X.size(); ++I)
+      Dims.push_back(I);
+  }
+  if (HasRoi && N.getNumOperands() >= 4)
+    if (const DimList *Sizes = C.data(3);
+        Sizes && Sizes->size() == Dims.size()) {
+      for (const DimExpr &S : *Sizes)
+        if (!C.holdsAlways(DimCondition::AtLeast, S, DimExpr::constant(1)))
+          C.require(DimCondition::AtLeast, S, DimExpr::constant(1),
+                    "a Resize to size 0 cannot run (its scale would be 0)");
+      return;
+    }
+  std::optional<std::vector<double>> Scales = C.floatData(HasRoi ? 2 : 1);
+  if (!Scales)
+    if (const Attribute *A = N.getAttr("scales");
+        A && A->Kind == AttrKind::Floats)
+      Scales = std::vector<double>(A->Floats.begin(), A->Floats.end());
+  if (!Scales || Scales->size() != Dims.size())
+    return;
+  for (size_t I = 0; I < Dims.size(); ++I) {
+    int64_t Least = precondition::leastDimForScale((*Scales)[I]);
+    if (Least > 1)
+      C.require(DimCondition::AtLeast, X[Dims[I]], DimExpr::constant(Least),
+                "a scale below 1 must not empty the dim: floor(dim * scale) "
+                ">= 1");
+  }
+}
+
 void transferResize(DimContext &C, const DimList *X) {
-  C.setDims(0, resize(C, *X, /*HasRoi=*/C.getNode().getNumOperands() >= 3));
+  bool HasRoi = C.getNode().getNumOperands() >= 3;
+  C.setDims(0, resize(C, *X, HasRoi));
+  requireResizeNonEmpty(C, *X, HasRoi);
 }
 
 void transferUpsample(DimContext &C, const DimList *X) {
   C.setDims(0, resize(C, *X, /*HasRoi=*/false));
+  requireResizeNonEmpty(C, *X, /*HasRoi=*/false);
+}
+
+/// LSTM's, GRU's and RNN's run-time preconditions on their parameters'
+/// dims beyond the input's feature dim and batch (transferRecurrent): W is
+/// [dirs, gates*hidden, input], R [dirs, gates*hidden, hidden], B [dirs,
+/// 2*gates*hidden], the initial states [dirs, batch, hidden] ([batch, dirs,
+/// hidden] with layout 1) and LSTM's peepholes P [dirs, 3*hidden]. A dim
+/// already proven equal states nothing.
+void requireRecurrentParameters(DimContext &C, int64_t Hidden,
+                                const DimExpr &Dirs, bool BatchFirst) {
+  const Node &N = C.getNode();
+  llvm::StringRef Op = N.getOpType();
+  int64_t Gates = Op == "LSTM" ? 4 : Op == "GRU" ? 3 : 1;
+  DimExpr H = DimExpr::constant(Hidden);
+  DimExpr GatesH = DimExpr::constant(Gates * Hidden);
+  auto Need = [&](unsigned Operand, size_t Rank, size_t Dim,
+                  const DimExpr &Want, const char *Why) {
+    const DimList *D = C.dims(Operand);
+    if (!D || D->size() != Rank ||
+        C.holdsAlways(DimCondition::Equal, (*D)[Dim], Want))
+      return;
+    C.require(DimCondition::Equal, (*D)[Dim], Want, Why);
+  };
+  const char *WhyDirs = "one set of parameters per direction";
+  for (unsigned I : {1u, 2u}) {
+    Need(I, 3, 0, Dirs, WhyDirs);
+    Need(I, 3, 1, GatesH, "the weights have gates * hidden_size rows");
+  }
+  Need(2, 3, 2, H, "the recurrence weights' columns are hidden_size");
+  Need(3, 2, 0, Dirs, WhyDirs);
+  Need(3, 2, 1, DimExpr::constant(2 * Gates * Hidden),
+       "the bias has 2 * gates * hidden_size entries per direction");
+  unsigned LastState = Op == "LSTM" ? 6 : 5;
+  for (unsigned I = 5; I <= LastState; ++I) {
+    Need(I, 3, BatchFirst ? 1 : 0, Dirs, WhyDirs);
+    Need(I, 3, 2, H, "initial states have hidden_size entries");
+  }
+  if (Op == "LSTM") {
+    Need(7, 2, 0, Dirs, WhyDirs);
+    Need(7, 2, 1, DimExpr::constant(3 * Hidden),
+         "the peepholes have 3 * hidden_size entries per direction");
+  }
 }
 
 /// LSTM, GRU, RNN: Y is [seq, dirs, batch, hidden] ([batch, seq, dirs,
@@ -649,6 +761,7 @@ void transferRecurrent(DimContext &C, const DimList *X) {
     if (const DimList *S = C.dims(I); S && S->size() == 3)
       C.require(DimCondition::Equal, (*S)[BatchFirst ? 0 : 1], Batch,
                 "initial states have the input's batch");
+  requireRecurrentParameters(C, Hidden, Dirs, BatchFirst);
   C.setDims(0, BatchFirst ? PartialDimList{Batch, Seq, Dirs, H}
                           : PartialDimList{Seq, Dirs, Batch, H});
   for (unsigned I = 1; I < C.getNumResults(); ++I)

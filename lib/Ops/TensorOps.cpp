@@ -462,6 +462,32 @@ void transferTranspose(DimContext &C, const DimList *X) {
   C.setDims(0, std::move(R));
 }
 
+/// Reshape's -1 run-time precondition: the element count \p Count divides
+/// by \p Others, the product of the other target dims. Stated where Others
+/// is a constant, or c * M for a product of dims M that divides the count
+/// as expressions (a copied N beside a 4: [0, -1, 4]); then Count / M must
+/// be a multiple of c. Other forms (a dim the input does not have) state
+/// nothing.
+void requireReshapeDivides(DimContext &C, const DimExpr &Count,
+                           const DimExpr &Others) {
+  const char *Why = "the element count must divide by the given dims";
+  if (Others.isConstant()) {
+    if (Others.getConstant() > 1)
+      C.require(DimCondition::Divisible, Count, Others, Why);
+    return;
+  }
+  auto [Factor, Constant] = Others.coefficientGcd();
+  if (Constant != 0 || Factor <= 1)
+    return;
+  std::optional<DimExpr> M = Others.divExact(DimExpr::constant(Factor));
+  if (!M || *M * DimExpr::constant(Factor) != Others)
+    return;
+  std::optional<DimExpr> Rest = Count.divExact(*M);
+  if (!Rest || *Rest * *M != Count)
+    return; // M does not divide the count as expressions
+  C.require(DimCondition::Divisible, *Rest, DimExpr::constant(Factor), Why);
+}
+
 std::optional<PartialDimList> reshape(DimContext &C, const DimList &X,
                                       const DimList &Target) {
   bool AllowZero = C.getNode().getAttrInt("allowzero", 0);
@@ -488,9 +514,7 @@ std::optional<PartialDimList> reshape(DimContext &C, const DimList &X,
       if (I != *Infer)
         Others = Others * *R[I];
     R[*Infer] = product(X).divExact(Others);
-    if (Others.isConstant() && Others.getConstant() > 1)
-      C.require(DimCondition::Divisible, product(X), Others,
-                "the element count must divide by the given dims");
+    requireReshapeDivides(C, product(X), Others);
   } else {
     DimExpr Count = DimExpr::constant(1);
     for (const std::optional<DimExpr> &D : R)
@@ -882,10 +906,20 @@ void transferRange(DimContext &C, const DimList *X) {
   C.setDims(0, PartialDimList{Count});
 }
 
+/// Tile's run-time precondition: repeats computed from dims (a Shape
+/// minus a constant) must not be negative.
+void requireTileRepeats(DimContext &C, const DimList &Repeats) {
+  for (const DimExpr &K : Repeats)
+    if (!C.holdsAlways(DimCondition::AtLeast, K, DimExpr::constant(0)))
+      C.require(DimCondition::AtLeast, K, DimExpr::constant(0),
+                "Tile's repeats must not be negative");
+}
+
 void transferTile(DimContext &C, const DimList *X) {
   const DimList *R = C.data(1);
   if (!R || R->size() != X->size())
     return;
+  requireTileRepeats(C, *R);
   PartialDimList Res;
   for (size_t K = 0; K < X->size(); ++K)
     Res.push_back((*X)[K] * (*R)[K]);
@@ -970,6 +1004,18 @@ void transferPad(DimContext &C, const DimList *X) {
   C.setDims(0, std::move(R));
 }
 
+/// Split-18's num_outputs run-time precondition: ONNX Runtime makes chunks
+/// of ceil(dim / n) and a last one of what is left, and runs only where
+/// they add up to the dim with that last chunk non-empty (it refuses n >
+/// dim, and 9 split in 4 as [3, 3, 3, 0]). With \p Last = dim - (n - 1) *
+/// ceil(dim / n) that is exactly Last >= 1, where ONNX's formula and ONNX
+/// Runtime's sizes agree.
+void requireSplitChunks(DimContext &C, const DimExpr &Last) {
+  C.require(DimCondition::AtLeast, Last, DimExpr::constant(1),
+            "num_outputs chunks of ceil(dim / num_outputs) must leave a "
+            "non-empty last chunk");
+}
+
 void transferSplit(DimContext &C, const DimList *X) {
   const Node &N = C.getNode();
   unsigned NumResults = C.getNumResults();
@@ -983,17 +1029,16 @@ void transferSplit(DimContext &C, const DimList *X) {
   // Split-18 num_outputs: chunks of ceil(dim / n), the last one smaller;
   // the dim need not divide evenly.
   if (!Sizes && !SizeData && N.hasAttr("num_outputs")) {
+    if (NumResults == 0)
+      return;
     const DimExpr &D = (*X)[*Axis];
     int64_t Num = static_cast<int64_t>(NumResults);
+    DimExpr Chunk = D.ceilDiv(Num);
+    DimExpr Last = D - Chunk * DimExpr::constant(Num - 1);
+    requireSplitChunks(C, Last);
     for (unsigned I = 0; I < NumResults; ++I) {
       PartialDimList R = full(*X);
-      if (D.isConstant() && Num > 0) {
-        int64_t Chunk = (D.getConstant() + Num - 1) / Num;
-        R[*Axis] = DimExpr::constant(
-            I + 1 < NumResults ? Chunk : D.getConstant() - Chunk * (Num - 1));
-      } else {
-        R[*Axis] = std::nullopt;
-      }
+      R[*Axis] = I + 1 < NumResults ? Chunk : Last;
       C.setDims(I, std::move(R));
     }
     return;

@@ -4,7 +4,11 @@
 //   run_case.js pipeline --onnx-opt BIN --work-dir DIR MODEL CASE
 //       runs `BIN test/models/MODEL ARGS -o DIR/...onnx` with the case's
 //       onnx-opt arguments from cases.txt, then the oracle on the original
-//       and the result at the manifest's shape sets
+//       and the result at the manifest's shape sets; with --range-sweep in
+//       the case's oracle arguments, at the ends and middle of the ranges the
+//       output stores instead (range_sweep.js)
+//   run_case.js sweep MODEL [ORACLE-ARGS...]
+//       the range sweep of one model alone, at its stored ranges
 //   run_case.js sensitivity MODEL
 //       the oracle's --check-sensitivity on MODEL at its shape sets
 //   run_case.js expect-mismatch ORACLE-ARGS...
@@ -178,9 +182,68 @@ function cmdPipeline(argv) {
     process.stdout.write(`FAIL: onnx-opt succeeded but wrote no ${output}\n`);
     return 1;
   }
+  if (c.oracleArgs.includes('--range-sweep'))
+    return rangeSweep(input, output, entry,
+                      c.oracleArgs.filter((a) => a !== '--range-sweep'));
   const status = runOracle([input, output, ...oracleOptions(entry, c.oracleArgs)]);
   process.stdout.write(status === 0 ? 'PASS\n' : `FAIL: oracle exited with ${status}\n`);
   return status === 0 ? 0 : 1;
+}
+
+/// The oracle at the shapes of the output's stored ranges (range_sweep.js):
+/// compared with the original where its declared inputs admit the shape,
+/// run alone (with the declared-shape check) where only the output does.
+/// Without an original (\p input null) every set runs the output alone,
+/// and \p entry may be null (a symbol without a range then has no value).
+async function rangeSweep(input, output, entry, extra) {
+  const {modelInfo, readMetadata} =
+      require(path.join(ROOT, 'utils', 'sweep', 'run_model.js'));
+  const sweep = require('./range_sweep.js');
+  const meta = readMetadata(output);
+  const text = meta['onnx_opt.dim_ranges'];
+  if (!text) {
+    process.stdout.write('FAIL: the output stores no onnx_opt.dim_ranges to sweep\n');
+    return 1;
+  }
+  const outInfo = await modelInfo(output);
+  const inInfo = input ? await modelInfo(input) : {load: 'no original'};
+  if (outInfo.load) {
+    process.stdout.write(`FAIL: ONNX Runtime cannot load the output: ${outInfo.load}\n`);
+    return 1;
+  }
+  const fallback = {};
+  for (const [name, dims] of Object.entries((entry && entry.shape_sets[0]) || {}))
+    fallback[name] = dims.split('x').map(Number);
+  const sets = sweep.shapeSets(outInfo.inputs,
+                               sweep.pickPoints(sweep.parseRanges(text)), fallback);
+  if (meta['onnx_opt.dim_gears'])
+    for (const set of sweep.parseGears(meta['onnx_opt.dim_gears']))
+      sets.push({label: 'gear', set});
+  const format = (set) => Object.entries(set).map(([n, d]) => `${n}=${d.join('x')}`).join(',');
+  const compared = [], alone = [];
+  for (const {label, set} of sets) {
+    const both = !inInfo.load && sweep.admits(inInfo, set);
+    process.stdout.write(`sweep ${label}: ${format(set)}${both ? '' : ' (output only)'}\n`);
+    (both ? compared : alone).push('--shapes', format(set));
+  }
+  let status = 0;
+  if (compared.length)
+    status = runOracle([input, output, ...oracleOptions(entry, [...compared, ...extra])]);
+  if (alone.length && status === 0)
+    status = runOracle([output, ...(entry ? oracleOptions(entry, [...alone, ...extra]) :
+                                              [...alone, ...extra])]);
+  process.stdout.write(status === 0 ? `PASS: ${sets.length} shape set(s) in the stored ranges\n` :
+                                      `FAIL: oracle exited with ${status}\n`);
+  return status === 0 ? 0 : 1;
+}
+
+/// run_case.js sweep MODEL [ORACLE-ARGS...]: the range sweep of one model
+/// file on its own (the lit tests check that it fails where a stored range
+/// holds a shape ONNX Runtime cannot run).
+function cmdSweep(argv) {
+  if (argv.length < 1)
+    die('usage: run_case.js sweep MODEL [ORACLE-ARGS...]');
+  return rangeSweep(null, argv[0], null, argv.slice(1));
 }
 
 function cmdSensitivity(argv) {
@@ -213,11 +276,18 @@ function main() {
     return cmdPipeline(argv);
   case 'sensitivity':
     return cmdSensitivity(argv);
+  case 'sweep':
+    return cmdSweep(argv);
   case 'expect-mismatch':
     return cmdExpectMismatch(argv);
   default:
-    die('usage: run_case.js pipeline|sensitivity|expect-mismatch ...');
+    die('usage: run_case.js pipeline|sensitivity|sweep|expect-mismatch ...');
   }
 }
 
-process.exit(main());
+// A pipeline with --range-sweep answers with a promise (ONNX Runtime loads
+// the models to read their inputs).
+Promise.resolve(main()).then((code) => process.exit(code), (e) => {
+  process.stderr.write(`run_case: error: ${e.message}\n`);
+  process.exit(2);
+});

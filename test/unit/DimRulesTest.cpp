@@ -223,4 +223,74 @@ g (float[N, 10] X, int64[1] K) => (float[N, ?] V, int64[N, ?] I) {
             1u);
 }
 
+TEST(DimRulesTest, CeilModePoolsGiveOnnxFormulaWhereOrtAgrees) {
+  // k=3, s=2, no end pad: ceil((H - 3) / 2) + 1, which is floor(H/2), and
+  // the output must be at least 1.
+  auto M = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N, C, H, W] X) => (Y, Z) {
+  Y = MaxPool <kernel_shape = [3, 3], strides = [2, 2], ceil_mode = 1> (X)
+  Z = AveragePool <kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 1, 1], ceil_mode = 1> (X)
+}
+)");
+  ASSERT_TRUE(M);
+  auto It = M->getGraph().getNodes().begin();
+  FakeContext C(*It);
+  C.OperandDims[0] = symbols({"N", "C", "H", "W"});
+  ASSERT_TRUE(C.run());
+  EXPECT_EQ(C.result(0), "[N,C,floor(H/2),floor(W/2)]");
+  ASSERT_EQ(C.Said.size(), 2u);
+  EXPECT_EQ(C.Said[0],
+            "floor(H/2) ? 1: the input must cover the kernel (output size "
+            ">= 1)");
+  // An end pad of 1 with stride 2 past a kernel of 2: ONNX Runtime may drop
+  // the last window, so the dims are left to the recorded type.
+  FakeContext D(*++It);
+  D.OperandDims[0] = symbols({"N", "C", "H", "W"});
+  ASSERT_TRUE(D.run());
+  EXPECT_EQ(D.result(0), "[N,C,?,?]");
+}
+
+TEST(DimRulesTest, SplitNumOutputsNeedsANonEmptyLastChunk) {
+  auto M = parse(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[N, C] X) => (A, B, Z) {
+  A, B, Z = Split <axis = 1, num_outputs = 3> (X)
+}
+)");
+  ASSERT_TRUE(M);
+  FakeContext C(M->getGraph().getNodes().front());
+  C.OperandDims[0] = symbols({"N", "C"});
+  ASSERT_TRUE(C.run());
+  EXPECT_EQ(C.result(0), "[N,ceil(C/3)]");
+  EXPECT_EQ(C.result(2), "[N,-2*ceil(C/3)+C]");
+  ASSERT_EQ(C.Said.size(), 1u);
+  EXPECT_EQ(C.Said[0], "-2*ceil(C/3)+C ? 1: num_outputs chunks of ceil(dim / "
+                       "num_outputs) must leave a non-empty last chunk");
+  // A known dim: 10 in 3 is [4, 4, 2].
+  FakeContext K(M->getGraph().getNodes().front());
+  K.OperandDims[0] = DimList{DimExpr::symbol("N"), DimExpr::constant(10)};
+  ASSERT_TRUE(K.run());
+  EXPECT_EQ(K.result(1), "[N,4]");
+  EXPECT_EQ(K.result(2), "[N,2]");
+}
+
+TEST(DimRulesTest, UpsampleScalesBelowOneNeedLargeEnoughDims) {
+  // Upsample-7's scales attribute: 0.5 needs H >= 2, 0.3 needs W >= 4
+  // (3 * 0.3 < 1 in float), 2 and 1 nothing.
+  auto M = parse(R"(<ir_version: 8, opset_import: ["" : 7]>
+g (float[N, C, H, W] X) => (Y) {
+  Y = Upsample <scales = [2.0, 1.0, 0.5, 0.3]> (X)
+}
+)");
+  ASSERT_TRUE(M);
+  FakeContext C(M->getGraph().getNodes().front());
+  C.OperandDims[0] = symbols({"N", "C", "H", "W"});
+  ASSERT_TRUE(C.run());
+  EXPECT_EQ(C.result(0), "[2*N,C,floor(H/2),?]");
+  ASSERT_EQ(C.Said.size(), 2u);
+  EXPECT_EQ(C.Said[0], "H ? 2: a scale below 1 must not empty the dim: "
+                       "floor(dim * scale) >= 1");
+  EXPECT_EQ(C.Said[1], "W ? 4: a scale below 1 must not empty the dim: "
+                       "floor(dim * scale) >= 1");
+}
+
 } // namespace
