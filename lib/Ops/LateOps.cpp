@@ -580,6 +580,9 @@ void transferAttention(DimContext &C, const DimList *) {
   C.unite(Q->HeadSize, K->HeadSize);
   C.unite(K->Seq, V->Seq);
   C.unite(K->Heads, V->Heads);
+  // Attention-24's nonpad_kv_seqlen: one length per batch entry.
+  if (const DimList *L = C.dims(6); L && L->size() == 1)
+    C.unite((*L)[0], Q->Batch);
   if (K->Heads.isConstant() && K->Heads.getConstant() > 0)
     C.require(DimCondition::Divisible, Q->Heads, K->Heads,
               "q heads are groups of kv heads");
@@ -597,7 +600,8 @@ void transferAttention(DimContext &C, const DimList *) {
   setResultDims(C, 3, {Q->Batch, Q->Heads, Q->Seq, KeyTotal});
 }
 
-/// RotaryEmbedding-23: X's shape. Without position_ids the caches
+/// RotaryEmbedding-23: X's shape, of whole heads. Without position_ids the
+/// caches
 /// ([B, seq, rotary / 2]) broadcast to X's batch and sequence; with them,
 /// position_ids ([B, seq]) do, and which rows of the caches they read
 /// depends on their values: those conditions are not stated, so make-dynamic
@@ -607,6 +611,15 @@ void transferRotaryEmbedding(DimContext &C, const DimList *X) {
   if (!X || (X->size() != 3 && X->size() != 4))
     return;
   const Node &N = C.getNode();
+  // The 3-D form holds whole heads; a head rotated in full is split in
+  // halves, so its size is even.
+  int64_t Heads = X->size() == 3 ? N.getAttrInt("num_heads", 0) : 1;
+  if (Heads > 0 && N.getAttrInt("rotary_embedding_dim", 0) == 0)
+    C.require(DimCondition::Divisible, X->back(), DimExpr::constant(2 * Heads),
+              "each head splits into halves");
+  else if (Heads > 1)
+    C.require(DimCondition::Divisible, X->back(), DimExpr::constant(Heads),
+              "the hidden size splits into heads");
   DimExpr Batch = (*X)[0], Seq = X->size() == 4 ? (*X)[2] : (*X)[1];
   const DimList *Cos = C.dims(1), *Sin = C.dims(2);
   // The two caches are read at the same positions: they have one shape.
