@@ -561,11 +561,27 @@ void setResultDims(DimContext &C, unsigned I,
     C.setDims(I, PartialDimList(Dims));
 }
 
+/// attn_mask is added to the scores [B, q heads, q seq, total kv seq]: its
+/// leading dims broadcast to theirs. Its last dim is at most the total:
+/// Attention-23 broadcasts it (1 or the total) and Attention-24 also pads a
+/// shorter one; both semantics need this much.
+void requireMaskFits(DimContext &C, const DimList &Scores) {
+  const DimList *M = C.dims(3);
+  if (!M || M->empty() || M->size() > Scores.size())
+    return;
+  size_t Offset = Scores.size() - M->size();
+  for (size_t K = 0; K + 1 < M->size(); ++K)
+    C.require(DimCondition::Broadcast, (*M)[K], Scores[Offset + K],
+              "attn_mask broadcasts to the scores");
+  C.require(DimCondition::AtMost, M->back(), Scores.back(),
+            "attn_mask spans at most the kv sequence");
+}
+
 /// Attention-23/24: Y, present_key, present_value and qk_matmul_output
 /// (see inferAttention), with the sequence extended by the past as an
 /// expression. Q, K and V share the batch; Q and K the head size; K and V
-/// the sequence and heads; q heads are a multiple of kv heads. What
-/// attn_mask and nonpad_kv_seqlen must satisfy is not stated.
+/// the sequence and heads; q heads are a multiple of kv heads (stated when
+/// the kv heads are a number); attn_mask fits the scores.
 void transferAttention(DimContext &C, const DimList *) {
   const Node &N = C.getNode();
   int64_t QHeads = N.getAttrInt("q_num_heads", 0);
@@ -598,6 +614,8 @@ void transferAttention(DimContext &C, const DimList *) {
   setResultDims(C, 1, {K->Batch, K->Heads, KeyTotal, K->HeadSize});
   setResultDims(C, 2, {V->Batch, V->Heads, ValueTotal, V->HeadSize});
   setResultDims(C, 3, {Q->Batch, Q->Heads, Q->Seq, KeyTotal});
+  if (KeyTotal)
+    requireMaskFits(C, {Q->Batch, Q->Heads, Q->Seq, *KeyTotal});
 }
 
 /// RotaryEmbedding-23: X's shape, of whole heads. Without position_ids the
