@@ -1,4 +1,4 @@
-//===- OpTable.cpp - Op versions of ai.onnx 18-23 and ai.onnx.ml 4-5 ------===//
+//===- OpTable.cpp - Op versions of ai.onnx 18-24 and ai.onnx.ml 4-5 ------===//
 //
 // The data is written from ONNX's operator changelog, one block per opset,
 // in the changelog's order, so that a reviewer can hold the two side by
@@ -30,6 +30,10 @@ constexpr uint32_t F8 =
     bit(ElementType::Float8E5M2) | bit(ElementType::Float8E5M2FNUZ);
 constexpr uint32_t I4 = bit(ElementType::UInt4) | bit(ElementType::Int4);
 constexpr uint32_t F4 = bit(ElementType::Float4E2M1);
+/// float8e8m0 (IR 12, code 24): the IR does not name it yet (its elements
+/// round-trip as a code), so the bit is written by its number.
+constexpr int32_t Float8E8M0Code = 24;
+constexpr uint32_t F8E8M0 = uint32_t(1) << Float8E8M0Code;
 constexpr uint32_t STR = bit(ElementType::String);
 constexpr uint32_t BOOL = bit(ElementType::Bool);
 
@@ -204,6 +208,32 @@ const OpVersionEntry Entries[] = {
     {"", "Transpose", 23, Types, F4, "float4e2m1 type"},
     {"", "Unsqueeze", 23, Types, F4, "float4e2m1 type"},
 
+    // ai.onnx opset 24 (ONNX 1.19): float8e8m0 types; KV caches updated in
+    // place.
+    {"", "Attention", 24, Sem, 0, "input nonpad_kv_seqlen"},
+    {"", "Cast", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "CastLike", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "Constant", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "ConstantOfShape", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "DequantizeLinear", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "Flatten", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "Identity", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "If", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "Loop", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "Pad", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "QuantizeLinear", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "Reshape", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "Scan", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "Shape", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "Size", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "SplitToSequence", 24, Types, BF16, "bfloat16 type"},
+    {"", "Squeeze", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "Swish", 24, New, 0, "x * sigmoid(alpha * x)"},
+    {"", "TensorScatter", 24, New, 0, "writes an update into a KV cache"},
+    {"", "TopK", 24, Types, BF16, "bfloat16 type"},
+    {"", "Transpose", 24, Types, F8E8M0, "float8e8m0 type"},
+    {"", "Unsqueeze", 24, Types, F8E8M0, "float8e8m0 type"},
+
     // ai.onnx.ml opset 4 (ONNX 1.13).
     {ML, "LabelEncoder", 4, Sem, 0,
      "tensor attributes keys_tensor, values_tensor, default_tensor"},
@@ -249,7 +279,7 @@ int onnxopt::getOnnx112MaxOpset(llvm::StringRef Domain) {
 
 int onnxopt::getOpTableMaxOpset(llvm::StringRef Domain) {
   if (isDefaultDomain(Domain))
-    return 23;
+    return 24;
   if (Domain == "ai.onnx.ml")
     return 5;
   return 0;
@@ -330,7 +360,8 @@ std::string onnxopt::describeTypeMask(uint32_t Mask) {
     if (Mask & (uint32_t(1) << K)) {
       if (!S.empty())
         S += ", ";
-      S += getElementTypeName(static_cast<ElementType>(K)).str();
+      llvm::StringRef Name = getElementTypeName(static_cast<ElementType>(K));
+      S += K == Float8E8M0Code && Name.empty() ? "float8e8m0" : Name.str();
     }
   return S;
 }

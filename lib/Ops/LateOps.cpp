@@ -27,7 +27,12 @@ namespace {
 // Traits, shape operands, axes
 //===----------------------------------------------------------------------===//
 
-llvm::ArrayRef<TraitRow> traitRows() { return {}; }
+constexpr TraitRow Traits[] = {
+    // x * sigmoid(alpha * x), elementwise.
+    {"", "Swish", 24, ShapePreserving, {}, {}, -1},
+};
+
+llvm::ArrayRef<TraitRow> traitRows() { return Traits; }
 
 } // namespace
 
@@ -109,12 +114,93 @@ void inferCol2Im(InferenceContext &Ctx) {
   }
 }
 
-/// Attention-23: Q, K, V of rank 4 ([B, heads, seq, head size]) or rank 3
-/// ([B, seq, heads * head size]); past key/value extend the kv sequence.
-void inferAttention23(InferenceContext &Ctx) {
+//===--- Opset 23 and 24: attention, rotary embedding, normalization ----===//
+
+using Dim = TensorShapeProto::Dimension;
+
+/// A dim nothing is known about.
+Dim unknownDim() { return Dim(); }
+
+/// Fails when two dims the op needs equal are numbers that differ. Symbols
+/// are not compared: two names may take the same value at run time.
+void requireSameDim(const Dim &A, const Dim &B, const char *What) {
+  std::optional<int64_t> X = known(A), Y = known(B);
+  if (X && Y && *X != *Y)
+    fail_shape_inference(What, " differ (", *X, " and ", *Y, ")");
+}
+
+/// Q, K or V of Attention seen per head: the 4-D form is
+/// [batch, heads, sequence, head size]; the 3-D form is
+/// [batch, sequence, heads * head size] with the heads from an attribute.
+struct HeadView {
+  Dim Batch, Heads, Seq, HeadSize;
+};
+
+HeadView viewPerHead(const TensorShapeProto &S, int64_t Heads,
+                     const char *What) {
+  HeadView V;
+  V.Batch = S.dim(0);
+  if (S.dim_size() == 4) {
+    V.Heads = S.dim(1);
+    V.Seq = S.dim(2);
+    V.HeadSize = S.dim(3);
+    return V;
+  }
+  V.Heads.set_dim_value(Heads);
+  V.Seq = S.dim(1);
+  if (std::optional<int64_t> Hidden = known(S.dim(2))) {
+    if (*Hidden % Heads != 0)
+      fail_shape_inference(What, "'s hidden size ", *Hidden,
+                           " is not a multiple of ", Heads, " heads");
+    V.HeadSize.set_dim_value(*Hidden / Heads);
+  }
+  return V;
+}
+
+/// The kv sequence after past_key (or past_value) is prepended: a number
+/// when both parts are; the dim analysis carries the symbolic sum.
+Dim totalSequence(const Dim &Past, const Dim &Current) {
+  Dim Total;
+  if (known(Past) && known(Current))
+    Total.set_dim_value(*known(Past) + *known(Current));
+  return Total;
+}
+
+void setShape(InferenceContext &Ctx, size_t Out,
+              std::initializer_list<Dim> Dims) {
+  if (Out >= Ctx.getNumOutputs())
+    return;
+  TensorShapeProto &S = *outputShape(Ctx, Out);
+  S.clear_dim();
+  for (const Dim &D : Dims)
+    addDim(S, D);
+}
+
+/// Checks a cache input of Attention (past_key, past_value: rank 4,
+/// [batch, kv heads, past sequence, head size]) against the current K or V.
+void checkPast(InferenceContext &Ctx, size_t I, const HeadView &KV,
+               const char *What) {
+  if (!hasInput(Ctx, I) || !onnx::hasInputShape(Ctx, I))
+    return;
+  const TensorShapeProto &P = onnx::getInputShape(Ctx, I);
+  if (P.dim_size() != 4)
+    fail_shape_inference(What, " must have rank 4, has ", P.dim_size());
+  requireSameDim(P.dim(0), KV.Batch, "the batch sizes of the past cache");
+  requireSameDim(P.dim(1), KV.Heads, "the kv heads of the past cache");
+  requireSameDim(P.dim(3), KV.HeadSize, "the head sizes of the past cache");
+}
+
+/// Attention-23 and -24: Q, K and V all of rank 4 ([B, heads, seq, head
+/// size]) or all of rank 3 ([B, seq, heads * head size], q_num_heads and
+/// kv_num_heads required). Y has Q's form with V's head size; present_key
+/// and present_value are the 4-D caches with the kv sequence extended by
+/// the past; qk_matmul_output is [B, q heads, q seq, total kv seq].
+void inferAttention(InferenceContext &Ctx) {
   onnx::propagateElemTypeFromInputToOutput(Ctx, 0, 0);
-  for (size_t Out = 1; Out < 3 && Out < Ctx.getNumOutputs(); ++Out)
-    onnx::propagateElemTypeFromInputToOutput(Ctx, Out, Out);
+  if (Ctx.getNumOutputs() > 1)
+    onnx::propagateElemTypeFromInputToOutput(Ctx, 1, 1);
+  if (Ctx.getNumOutputs() > 2)
+    onnx::propagateElemTypeFromInputToOutput(Ctx, 2, 2);
   if (Ctx.getNumOutputs() > 3)
     onnx::propagateElemTypeFromInputToOutput(Ctx, 0, 3);
   if (!onnx::hasNInputShapes(Ctx, 3))
@@ -124,67 +210,183 @@ void inferAttention23(InferenceContext &Ctx) {
   const TensorShapeProto &V = onnx::getInputShape(Ctx, 2);
   int64_t Rank = Q.dim_size();
   if ((Rank != 3 && Rank != 4) || K.dim_size() != Rank || V.dim_size() != Rank)
-    fail_shape_inference("Q, K and V must all have rank 3 or all rank 4");
+    fail_shape_inference("Q, K and V must all have rank 3 or all rank 4 "
+                         "(have ",
+                         Q.dim_size(), ", ", K.dim_size(), ", ", V.dim_size(),
+                         ")");
   int64_t QHeads = onnx::getAttribute(Ctx, "q_num_heads", 0);
   int64_t KVHeads = onnx::getAttribute(Ctx, "kv_num_heads", 0);
   if (Rank == 3 && (QHeads <= 0 || KVHeads <= 0))
     fail_shape_inference(
         "q_num_heads and kv_num_heads are required for rank-3 inputs");
-  using Dim = TensorShapeProto::Dimension;
-  auto Unknown = Dim();
-  auto Div = [&](const Dim &D, int64_t By) {
-    Dim R;
-    if (D.has_dim_value()) {
-      if (D.dim_value() % By != 0)
-        fail_shape_inference("hidden size ", D.dim_value(),
-                             " is not a multiple of ", By, " heads");
-      R.set_dim_value(D.dim_value() / By);
-    }
-    return R;
-  };
-  // Per-head views: batch, heads, sequence, head size.
-  Dim B = Q.dim(0), KVSeq = Rank == 4 ? K.dim(2) : K.dim(1);
-  Dim QSeq = Rank == 4 ? Q.dim(2) : Q.dim(1);
-  Dim QH = Rank == 4 ? Q.dim(1) : Dim();
-  if (Rank == 3)
-    QH.set_dim_value(QHeads);
-  Dim KVH = Rank == 4 ? K.dim(1) : Dim();
-  if (Rank == 3)
-    KVH.set_dim_value(KVHeads);
-  Dim KHead = Rank == 4 ? K.dim(3) : Div(K.dim(2), KVHeads);
-  Dim VHead = Rank == 4 ? V.dim(3) : Div(V.dim(2), KVHeads);
-  // The total kv length: past + current, when both are known.
-  Dim Total = KVSeq;
-  if (hasInput(Ctx, 4)) {
-    Total = Unknown;
-    if (onnx::hasInputShape(Ctx, 4) &&
-        onnx::getInputShape(Ctx, 4).dim_size() == 4) {
-      const Dim &Past = onnx::getInputShape(Ctx, 4).dim(2);
-      if (Past.has_dim_value() && KVSeq.has_dim_value())
-        Total.set_dim_value(Past.dim_value() + KVSeq.dim_value());
-    }
+  HeadView QV = viewPerHead(Q, QHeads, "Q");
+  HeadView KV = viewPerHead(K, KVHeads, "K");
+  HeadView VV = viewPerHead(V, KVHeads, "V");
+  requireSameDim(QV.Batch, KV.Batch, "the batch sizes of Q and K");
+  requireSameDim(KV.Batch, VV.Batch, "the batch sizes of K and V");
+  requireSameDim(QV.HeadSize, KV.HeadSize, "the head sizes of Q and K");
+  requireSameDim(KV.Seq, VV.Seq, "the sequence lengths of K and V");
+  requireSameDim(KV.Heads, VV.Heads, "the heads of K and V");
+  // Grouped-query attention repeats each kv head over a group of q heads.
+  if (known(QV.Heads) && known(KV.Heads) &&
+      (*known(KV.Heads) <= 0 || *known(QV.Heads) % *known(KV.Heads) != 0))
+    fail_shape_inference("q heads (", *known(QV.Heads),
+                         ") are not a multiple of kv heads (", *known(KV.Heads),
+                         ")");
+  checkPast(Ctx, 4, KV, "past_key");
+  checkPast(Ctx, 5, VV, "past_value");
+  if (hasInput(Ctx, 3) && onnx::hasInputShape(Ctx, 3) &&
+      onnx::getInputShape(Ctx, 3).dim_size() > 4)
+    fail_shape_inference("attn_mask has rank ",
+                         onnx::getInputShape(Ctx, 3).dim_size(),
+                         ", more than 4");
+  // Attention-24's nonpad_kv_seqlen: one length per batch entry.
+  if (hasInput(Ctx, 6) && onnx::hasInputShape(Ctx, 6)) {
+    const TensorShapeProto &L = onnx::getInputShape(Ctx, 6);
+    if (L.dim_size() != 1)
+      fail_shape_inference("nonpad_kv_seqlen must have rank 1, has ",
+                           L.dim_size());
+    requireSameDim(L.dim(0), QV.Batch, "nonpad_kv_seqlen and the batch size");
   }
-  TensorShapeProto &Y = *outputShape(Ctx, 0);
+
+  Dim KeyTotal = KV.Seq, ValueTotal = VV.Seq;
+  if (hasInput(Ctx, 4))
+    KeyTotal = onnx::hasInputShape(Ctx, 4)
+                   ? totalSequence(onnx::getInputShape(Ctx, 4).dim(2), KV.Seq)
+                   : unknownDim();
+  if (hasInput(Ctx, 5))
+    ValueTotal = onnx::hasInputShape(Ctx, 5)
+                     ? totalSequence(onnx::getInputShape(Ctx, 5).dim(2), VV.Seq)
+                     : unknownDim();
+
   if (Rank == 4) {
-    for (const Dim &D : {B, QH, QSeq, VHead})
-      addDim(Y, D);
+    setShape(Ctx, 0, {QV.Batch, QV.Heads, QV.Seq, VV.HeadSize});
   } else {
-    addDim(Y, B);
-    addDim(Y, QSeq);
     Dim Hidden;
-    if (VHead.has_dim_value())
-      Hidden.set_dim_value(QHeads * VHead.dim_value());
-    addDim(Y, Hidden);
+    if (known(VV.HeadSize))
+      Hidden.set_dim_value(QHeads * *known(VV.HeadSize));
+    setShape(Ctx, 0, {QV.Batch, QV.Seq, Hidden});
   }
-  if (Ctx.getNumOutputs() > 1)
-    for (const Dim &D : {B, KVH, Total, KHead})
-      addDim(*outputShape(Ctx, 1), D);
-  if (Ctx.getNumOutputs() > 2)
-    for (const Dim &D : {B, KVH, Total, VHead})
-      addDim(*outputShape(Ctx, 2), D);
-  if (Ctx.getNumOutputs() > 3)
-    for (const Dim &D : {B, QH, QSeq, Total})
-      addDim(*outputShape(Ctx, 3), D);
+  setShape(Ctx, 1, {KV.Batch, KV.Heads, KeyTotal, KV.HeadSize});
+  setShape(Ctx, 2, {VV.Batch, VV.Heads, ValueTotal, VV.HeadSize});
+  setShape(Ctx, 3, {QV.Batch, QV.Heads, QV.Seq, KeyTotal});
+}
+
+/// RotaryEmbedding-23: Y has X's type and shape. X is [B, heads, seq, head
+/// size] or [B, seq, hidden] with num_heads required; the rotated part of
+/// each head (rotary_embedding_dim, else all of it) is an even number of
+/// values; the caches are [B, seq, rotary / 2], or [max position + 1,
+/// rotary / 2] indexed by position_ids [B, seq].
+void inferRotaryEmbedding(InferenceContext &Ctx) {
+  sameAsInput(Ctx, 0, 0);
+  if (!onnx::hasInputShape(Ctx, 0))
+    return;
+  const TensorShapeProto &X = onnx::getInputShape(Ctx, 0);
+  int64_t Rank = X.dim_size();
+  if (Rank != 3 && Rank != 4)
+    fail_shape_inference("input must have rank 3 or 4, has ", Rank);
+  int64_t Heads = onnx::getAttribute(Ctx, "num_heads", 0);
+  if (Rank == 3 && Heads <= 0)
+    fail_shape_inference("num_heads is required for a rank-3 input");
+  std::optional<int64_t> HeadSize = known(X.dim(Rank - 1));
+  if (HeadSize && Rank == 3) {
+    if (*HeadSize % Heads != 0)
+      fail_shape_inference("hidden size ", *HeadSize, " is not a multiple of ",
+                           Heads, " heads");
+    *HeadSize /= Heads;
+  }
+  int64_t Rotary = onnx::getAttribute(Ctx, "rotary_embedding_dim", 0);
+  if (Rotary < 0 || Rotary % 2 != 0)
+    fail_shape_inference("rotary_embedding_dim ", Rotary,
+                         " is not a non-negative even number");
+  if (Rotary && HeadSize && Rotary > *HeadSize)
+    fail_shape_inference("rotary_embedding_dim ", Rotary,
+                         " exceeds the head size ", *HeadSize);
+  if (!Rotary && HeadSize && *HeadSize % 2 != 0)
+    fail_shape_inference("the head size ", *HeadSize,
+                         " is odd: its halves cannot be rotated");
+  bool HasPositions = hasInput(Ctx, 3);
+  int64_t CacheRank = HasPositions ? 2 : 3;
+  for (size_t I : {size_t(1), size_t(2)}) {
+    if (!onnx::hasInputShape(Ctx, I))
+      continue;
+    const TensorShapeProto &Cache = onnx::getInputShape(Ctx, I);
+    if (Cache.dim_size() != CacheRank)
+      fail_shape_inference(
+          I == 1 ? "cos_cache" : "sin_cache", " must have rank ", CacheRank,
+          HasPositions ? " with position_ids" : " without position_ids",
+          ", has ", Cache.dim_size());
+    std::optional<int64_t> Half = known(Cache.dim(CacheRank - 1));
+    std::optional<int64_t> Rotated = Rotary ? Rotary : HeadSize;
+    if (Half && Rotated && *Half * 2 < *Rotated)
+      fail_shape_inference(I == 1 ? "cos_cache" : "sin_cache", " has ", *Half,
+                           " values per position, fewer than half of ",
+                           *Rotated);
+  }
+  if (HasPositions && onnx::hasInputShape(Ctx, 3) &&
+      onnx::getInputShape(Ctx, 3).dim_size() != 2)
+    fail_shape_inference("position_ids must have rank 2, has ",
+                         onnx::getInputShape(Ctx, 3).dim_size());
+}
+
+/// RMSNormalization-23: Y has X's type and shape; axis is within X's rank
+/// and the scale broadcasts to X[axis:]; stash_type is a float type.
+void inferRMSNormalization(InferenceContext &Ctx) {
+  sameAsInput(Ctx, 0, 0);
+  int64_t Stash = onnx::getAttribute(Ctx, "stash_type", TensorProto::FLOAT);
+  if (Stash != TensorProto::FLOAT && Stash != TensorProto::FLOAT16 &&
+      Stash != TensorProto::BFLOAT16 && Stash != TensorProto::DOUBLE)
+    fail_type_inference("stash_type ", Stash, " is not a float type");
+  if (!onnx::hasInputShape(Ctx, 0))
+    return;
+  int64_t Rank = onnx::getInputShape(Ctx, 0).dim_size();
+  int64_t Axis =
+      normalizeAxis(onnx::getAttribute(Ctx, "axis", -1), Rank, "axis");
+  if (onnx::hasInputShape(Ctx, 1) &&
+      onnx::getInputShape(Ctx, 1).dim_size() > Rank - Axis)
+    fail_shape_inference("scale has rank ",
+                         onnx::getInputShape(Ctx, 1).dim_size(),
+                         ", more than the ", Rank - Axis, " normalized axes");
+}
+
+/// TensorScatter-24: present_cache has past_cache's type and shape; update
+/// differs from it only on the sequence axis (not the batch axis 0);
+/// write_indices holds one index per batch entry.
+void inferTensorScatter(InferenceContext &Ctx) {
+  sameAsInput(Ctx, 0, 0);
+  std::string Mode = stringAttr(Ctx, "mode", "linear");
+  if (Mode != "linear" && Mode != "circular")
+    fail_shape_inference("mode '", Mode, "' is neither linear nor circular");
+  if (!onnx::hasInputShape(Ctx, 0))
+    return;
+  const TensorShapeProto &Past = onnx::getInputShape(Ctx, 0);
+  int64_t Rank = Past.dim_size();
+  int64_t Axis =
+      normalizeAxis(onnx::getAttribute(Ctx, "axis", -2), Rank, "axis");
+  if (Axis == 0)
+    fail_shape_inference("axis is the batch axis 0");
+  if (onnx::hasInputShape(Ctx, 1)) {
+    const TensorShapeProto &Update = onnx::getInputShape(Ctx, 1);
+    if (Update.dim_size() != Rank)
+      fail_shape_inference("update has rank ", Update.dim_size(),
+                           ", past_cache ", Rank);
+    for (int64_t K = 0; K < Rank; ++K)
+      if (K != Axis)
+        requireSameDim(Past.dim(K), Update.dim(K),
+                       "dims of past_cache and update off the axis");
+    std::optional<int64_t> Max = known(Past.dim(Axis));
+    std::optional<int64_t> Len = known(Update.dim(Axis));
+    if (Max && Len && *Len > *Max)
+      fail_shape_inference("update's sequence (", *Len,
+                           ") is longer than the cache (", *Max, ")");
+  }
+  if (hasInput(Ctx, 2) && onnx::hasInputShape(Ctx, 2)) {
+    const TensorShapeProto &W = onnx::getInputShape(Ctx, 2);
+    if (W.dim_size() != 1)
+      fail_shape_inference("write_indices must have rank 1, has ",
+                           W.dim_size());
+    requireSameDim(W.dim(0), Past.dim(0), "write_indices and the batch size");
+  }
 }
 
 /// RegexFullMatch-20: a bool per string.
@@ -252,8 +454,14 @@ void inferTreeEnsemble5(InferenceContext &Ctx) {
 constexpr InferRule InferRows[] = {
     newVersion("", "AffineGrid", 20, inferAffineGrid,
                {false, 2, 2, 1, 1, "align_corners:i"}),
-    newVersion("", "Attention", 23, inferAttention23,
+    newVersion("", "Attention", 23, inferAttention,
                {false, 3, 6, 1, 4,
+                "is_causal:i kv_num_heads:i q_num_heads:i "
+                "qk_matmul_output_mode:i scale:f softcap:f "
+                "softmax_precision:i"}),
+    // Attention-24 adds the input nonpad_kv_seqlen.
+    newVersion("", "Attention", 24, inferAttention,
+               {false, 3, 7, 1, 4,
                 "is_causal:i kv_num_heads:i q_num_heads:i "
                 "qk_matmul_output_mode:i scale:f softcap:f "
                 "softmax_precision:i"}),
@@ -261,16 +469,20 @@ constexpr InferRule InferRows[] = {
                {false, 3, 3, 1, 1, "dilations:is pads:is strides:is"}),
     newVersion("", "ImageDecoder", 20, inferImageDecoder,
                {false, 1, 1, 1, 1, "pixel_format:s"}),
-    newVersion("", "RMSNormalization", 23, inferSameAsFirstInput,
+    newVersion("", "RMSNormalization", 23, inferRMSNormalization,
                {false, 2, 2, 1, 1, "axis:i epsilon:f stash_type:i"}),
     newVersion("", "RegexFullMatch", 20, inferRegexFullMatch,
                {false, 1, 1, 1, 1, "pattern:s"}),
-    newVersion("", "RotaryEmbedding", 23, inferSameAsFirstInput,
+    newVersion("", "RotaryEmbedding", 23, inferRotaryEmbedding,
                {false, 3, 4, 1, 1,
                 "interleaved:i num_heads:i rotary_embedding_dim:i"}),
     newVersion("", "StringConcat", 20, inferBroadcast, {false, 2, 2, 1, 1, ""}),
     newVersion("", "StringSplit", 20, inferStringSplit,
                {false, 1, 1, 2, 2, "delimiter:s maxsplit:i"}),
+    newVersion("", "Swish", 24, inferSameAsFirstInput,
+               {false, 1, 1, 1, 1, "alpha:f"}),
+    newVersion("", "TensorScatter", 24, inferTensorScatter,
+               {false, 2, 3, 1, 1, "axis:i mode:s"}),
     newVersion(ML, "LabelEncoder", 4, inferLabelEncoder4,
                {false, 1, 1, 1, 1,
                 "default_float:f default_int64:i default_string:s "
@@ -297,14 +509,182 @@ llvm::ArrayRef<InferRule> inferRules() { return InferRows; }
 
 namespace {
 
-/// RotaryEmbedding-23: X's shape. Its caches must match X's sequence and
-/// head size (or be indexed by position_ids within their length): those
-/// conditions are not stated, so make-dynamic does not rely on this rule.
+using namespace onnxopt::dims;
+
+/// Attention's Q, K or V per head, as dims: [batch, heads, sequence, head
+/// size]; for the 3-D form the hidden size split over \p Heads (it must
+/// divide).
+struct HeadDims {
+  DimExpr Batch, Heads, Seq, HeadSize;
+};
+
+std::optional<HeadDims> headDims(DimContext &C, unsigned I, int64_t Heads) {
+  const DimList *D = C.dims(I);
+  if (!D)
+    return std::nullopt;
+  if (D->size() == 4)
+    return HeadDims{(*D)[0], (*D)[1], (*D)[2], (*D)[3]};
+  if (D->size() != 3 || Heads <= 0)
+    return std::nullopt;
+  DimExpr H = DimExpr::constant(Heads);
+  C.require(DimCondition::Divisible, (*D)[2], H,
+            "the hidden size splits into heads");
+  std::optional<DimExpr> HeadSize = (*D)[2].divExact(H);
+  if (!HeadSize)
+    return std::nullopt;
+  return HeadDims{(*D)[0], H, (*D)[1], *HeadSize};
+}
+
+bool hasOperand(const Node &N, unsigned I) {
+  return I < N.getNumOperands() && N.getOperand(I);
+}
+
+/// The kv sequence after a past cache (operand \p PastIndex, 4-D) is
+/// prepended to \p Current's; std::nullopt when the cache's dims are
+/// unknown. The cache's other dims are the current K's or V's.
+std::optional<DimExpr> extendByPast(DimContext &C, unsigned PastIndex,
+                                    const HeadDims &Current) {
+  if (!hasOperand(C.getNode(), PastIndex))
+    return Current.Seq;
+  const DimList *P = C.dims(PastIndex);
+  if (!P || P->size() != 4)
+    return std::nullopt;
+  C.unite((*P)[0], Current.Batch);
+  C.unite((*P)[1], Current.Heads);
+  C.unite((*P)[3], Current.HeadSize);
+  return (*P)[2] + Current.Seq;
+}
+
+void setResultDims(DimContext &C, unsigned I,
+                   std::initializer_list<std::optional<DimExpr>> Dims) {
+  if (I < C.getNumResults() && C.getNode().getResult(I))
+    C.setDims(I, PartialDimList(Dims));
+}
+
+/// attn_mask is added to the scores [B, q heads, q seq, total kv seq]: its
+/// leading dims broadcast to theirs. Its last dim is at most the total:
+/// Attention-23 broadcasts it (1 or the total) and Attention-24 also pads a
+/// shorter one; both semantics need this much.
+void requireMaskFits(DimContext &C, const DimList &Scores) {
+  const DimList *M = C.dims(3);
+  if (!M || M->empty() || M->size() > Scores.size())
+    return;
+  size_t Offset = Scores.size() - M->size();
+  for (size_t K = 0; K + 1 < M->size(); ++K)
+    C.require(DimCondition::Broadcast, (*M)[K], Scores[Offset + K],
+              "attn_mask broadcasts to the scores");
+  C.require(DimCondition::AtMost, M->back(), Scores.back(),
+            "attn_mask spans at most the kv sequence");
+}
+
+/// Attention-23/24: Y, present_key, present_value and qk_matmul_output
+/// (see inferAttention), with the sequence extended by the past as an
+/// expression. Q, K and V share the batch; Q and K the head size; K and V
+/// the sequence and heads; q heads are a multiple of kv heads (stated when
+/// the kv heads are a number); attn_mask fits the scores.
+void transferAttention(DimContext &C, const DimList *) {
+  const Node &N = C.getNode();
+  int64_t QHeads = N.getAttrInt("q_num_heads", 0);
+  int64_t KVHeads = N.getAttrInt("kv_num_heads", 0);
+  std::optional<HeadDims> Q = headDims(C, 0, QHeads);
+  std::optional<HeadDims> K = headDims(C, 1, KVHeads);
+  std::optional<HeadDims> V = headDims(C, 2, KVHeads);
+  if (!Q || !K || !V)
+    return;
+  C.unite(Q->Batch, K->Batch);
+  C.unite(K->Batch, V->Batch);
+  C.unite(Q->HeadSize, K->HeadSize);
+  C.unite(K->Seq, V->Seq);
+  C.unite(K->Heads, V->Heads);
+  // Attention-24's nonpad_kv_seqlen: one length per batch entry.
+  if (const DimList *L = C.dims(6); L && L->size() == 1)
+    C.unite((*L)[0], Q->Batch);
+  if (K->Heads.isConstant() && K->Heads.getConstant() > 0)
+    C.require(DimCondition::Divisible, Q->Heads, K->Heads,
+              "q heads are groups of kv heads");
+  std::optional<DimExpr> KeyTotal = extendByPast(C, 4, *K);
+  std::optional<DimExpr> ValueTotal = extendByPast(C, 5, *V);
+  // Scores of every key reach every value: both caches are as long.
+  if (KeyTotal && ValueTotal)
+    C.unite(*KeyTotal, *ValueTotal);
+  if (C.dims(0)->size() == 4)
+    setResultDims(C, 0, {Q->Batch, Q->Heads, Q->Seq, V->HeadSize});
+  else
+    setResultDims(C, 0, {Q->Batch, Q->Seq, Q->Heads * V->HeadSize});
+  setResultDims(C, 1, {K->Batch, K->Heads, KeyTotal, K->HeadSize});
+  setResultDims(C, 2, {V->Batch, V->Heads, ValueTotal, V->HeadSize});
+  setResultDims(C, 3, {Q->Batch, Q->Heads, Q->Seq, KeyTotal});
+  if (KeyTotal)
+    requireMaskFits(C, {Q->Batch, Q->Heads, Q->Seq, *KeyTotal});
+}
+
+/// RotaryEmbedding-23: X's shape, of whole heads. Without position_ids the
+/// caches
+/// ([B, seq, rotary / 2]) broadcast to X's batch and sequence; with them,
+/// position_ids ([B, seq]) do, and which rows of the caches they read
+/// depends on their values: those conditions are not stated, so make-dynamic
+/// does not rely on this rule.
+void transferRotaryEmbedding(DimContext &C, const DimList *X) {
+  transferShapePreserving(C, X);
+  if (!X || (X->size() != 3 && X->size() != 4))
+    return;
+  const Node &N = C.getNode();
+  // The 3-D form holds whole heads; a head rotated in full is split in
+  // halves, so its size is even.
+  int64_t Heads = X->size() == 3 ? N.getAttrInt("num_heads", 0) : 1;
+  if (Heads > 0 && N.getAttrInt("rotary_embedding_dim", 0) == 0)
+    C.require(DimCondition::Divisible, X->back(), DimExpr::constant(2 * Heads),
+              "each head splits into halves");
+  else if (Heads > 1)
+    C.require(DimCondition::Divisible, X->back(), DimExpr::constant(Heads),
+              "the hidden size splits into heads");
+  DimExpr Batch = (*X)[0], Seq = X->size() == 4 ? (*X)[2] : (*X)[1];
+  const DimList *Cos = C.dims(1), *Sin = C.dims(2);
+  // The two caches are read at the same positions: they have one shape.
+  if (Cos && Sin && Cos->size() == Sin->size())
+    for (size_t K = 0; K < Cos->size(); ++K)
+      C.unite((*Cos)[K], (*Sin)[K]);
+  const DimList *Rows = hasOperand(N, 3) ? C.dims(3) : Cos;
+  if (!Rows || Rows->size() < 2)
+    return;
+  C.require(DimCondition::Broadcast, (*Rows)[0], Batch,
+            "the rotation angles broadcast to the batch");
+  C.require(DimCondition::Broadcast, (*Rows)[1], Seq,
+            "the rotation angles broadcast to the sequence");
+}
+
+/// TensorScatter-24: past_cache's shape; update has it off the axis and is
+/// at most as long on it; write_indices has one entry per batch entry.
+void transferTensorScatter(DimContext &C, const DimList *Past) {
+  transferShapePreserving(C, Past);
+  const Node &N = C.getNode();
+  std::optional<size_t> Axis = normAxis(N.getAttrInt("axis", -2), Past->size());
+  if (!Axis || *Axis == 0)
+    return;
+  if (const DimList *Update = C.dims(1);
+      Update && Update->size() == Past->size())
+    for (size_t K = 0; K < Past->size(); ++K) {
+      if (K != *Axis)
+        C.unite((*Update)[K], (*Past)[K]);
+      else
+        C.require(DimCondition::AtMost, (*Update)[K], (*Past)[K],
+                  "the update fits in the cache");
+    }
+  if (const DimList *W = C.dims(2); W && W->size() == 1)
+    C.unite((*W)[0], (*Past)[0]);
+}
+
 constexpr DimRule DimRules[] = {
+    // The 3-D form needs its rank; the rule reads every operand itself.
+    {"", "Attention", 23, transferAttention, /*NeedsFirstOperandDims=*/true,
+     /*StatesAllConditions=*/false},
     // As LayerNormalization: X's shape, the scale broadcast to X[axis:].
     {"", "RMSNormalization", 23, dims::transferNormalizedTail},
-    {"", "RotaryEmbedding", 23, dims::transferShapePreserving,
+    {"", "RotaryEmbedding", 23, transferRotaryEmbedding,
      /*NeedsFirstOperandDims=*/false, /*StatesAllConditions=*/false},
+    // Where write_indices put the update is data: not stated.
+    {"", "TensorScatter", 24, transferTensorScatter,
+     /*NeedsFirstOperandDims=*/true, /*StatesAllConditions=*/false},
 };
 
 llvm::ArrayRef<DimRule> dimRules() { return DimRules; }

@@ -101,7 +101,20 @@ TEST(OpTable, Resolution) {
   EXPECT_EQ(R.K, K::Onnx112Schema);
   EXPECT_EQ(R.SchemaOpset, 17);
 
-  EXPECT_EQ(resolveOpVersion("", "Relu", 24).K, K::TooNew);
+  EXPECT_EQ(resolveOpVersion("", "Relu", 25).K, K::TooNew);
+  // Opset 24: a type the IR does not name yet is still described, and a
+  // type-only bump keeps the semantics of the version below it.
+  R = resolveOpVersion("", "Reshape", 24);
+  EXPECT_EQ(R.K, K::Onnx112Schema);
+  EXPECT_EQ(R.Since, 24);
+  EXPECT_NE(describeTypeMask(R.AddedTypes).find("float8e8m0"),
+            std::string::npos);
+  R = resolveOpVersion("", "DequantizeLinear", 24);
+  EXPECT_EQ(R.K, K::Modern);
+  EXPECT_EQ(R.SemanticSince, 23);
+  R = resolveOpVersion("", "Attention", 24);
+  EXPECT_EQ(R.K, K::Modern);
+  EXPECT_EQ(R.SemanticSince, 24);
   EXPECT_EQ(resolveOpVersion("ai.onnx.ml", "TreeEnsembleRegressor", 5).K,
             K::Removed);
   EXPECT_EQ(resolveOpVersion("ai.onnx.ml", "TreeEnsembleRegressor", 3).K,

@@ -271,7 +271,7 @@ TEST(ShapeInference, OpsWithoutSchemaKeepTheirTypes) {
 
 TEST(ShapeInference, OpsetsNewerThanTheOpTableAreNotInferred) {
   auto M = parse(R"(
-    <ir_version: 10, opset_import: ["" : 24]>
+    <ir_version: 10, opset_import: ["" : 25]>
     g (float[N,3] X) => (float[N,3] Y) {
       A = Relu(X)
       Y = Relu(A)
@@ -283,7 +283,7 @@ TEST(ShapeInference, OpsetsNewerThanTheOpTableAreNotInferred) {
   EXPECT_EQ(SI.getStats().NodesWithoutSchema, 2u);
   ASSERT_EQ(C.All.size(), 1u) << C.text();
   EXPECT_EQ(C.All[0].Message,
-            "2 node(s) of 'Relu' (opset 24 is newer than the op table (23)) "
+            "2 node(s) of 'Relu' (opset 25 is newer than the op table (24)) "
             "keep their declared types");
 }
 

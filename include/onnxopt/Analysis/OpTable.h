@@ -4,7 +4,7 @@
 // ONNX 1.12's schemas stop at ai.onnx opset 17 and ai.onnx.ml opset 3. The
 // table here, written from ONNX's operator changelog (docs/Changelog.md and
 // docs/Changelog-ml.md), lists every op version introduced after that:
-// ai.onnx opsets 18-23 and ai.onnx.ml opsets 4-5, each with what it changed
+// ai.onnx opsets 18-24 and ai.onnx.ml opsets 4-5, each with what it changed
 // compared with the op's previous version. Versions up to 17 (3 for
 // ai.onnx.ml) are ONNX 1.12's own registry.
 //
@@ -58,7 +58,7 @@ struct OpVersionEntry {
 /// ai.onnx, 3 for ai.onnx.ml), or 0 for other domains.
 int getOnnx112MaxOpset(llvm::StringRef Domain);
 
-/// The last opset of \p Domain that the table covers (23 for ai.onnx, 5 for
+/// The last opset of \p Domain that the table covers (24 for ai.onnx, 5 for
 /// ai.onnx.ml), or 0 for other domains.
 int getOpTableMaxOpset(llvm::StringRef Domain);
 
