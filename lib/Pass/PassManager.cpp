@@ -95,6 +95,10 @@ LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags,
   for (const std::unique_ptr<Pass> &P : Passes) {
     llvm::StringRef Arg = P->getArgument();
     PassContext Ctx(Diags, AM);
+    Ctx.setPassManager(this);
+    // A pass that reports its inner passes' rows (simplify) gets no row of
+    // its own: the total would count its time twice.
+    size_t RowsBefore = Timings.size();
     auto Start = std::chrono::steady_clock::now();
     unsigned ErrorsBefore = Diags.getNumErrors();
     LogicalResult R = failure();
@@ -102,7 +106,7 @@ LogicalResult PassManager::run(Model &M, DiagnosticEngine &Diags,
       ScopedPrefix Prefix(Diags, Arg);
       R = P->run(M, Ctx);
     }
-    if (Opts.Timing)
+    if (Opts.Timing && Timings.size() == RowsBefore)
       Timings.emplace_back(Arg.str(), millisecondsSince(Start));
     // An error is a failure even when the pass carried on and returned
     // success: its result is not trusted.
@@ -208,35 +212,56 @@ void PassManager::printGraphSizes(llvm::raw_ostream &OS) const {
   OS.flush();
 }
 
-void PassManager::printStatistics(llvm::raw_ostream &OS) const {
-  bool Any = llvm::any_of(Passes, [](const std::unique_ptr<Pass> &P) {
-    return !P->getStatistics().empty();
+void PassManager::recordGraphSizes(const PassManager &Nested,
+                                   llvm::StringRef Prefix) {
+  for (const SizeRow &Row : Nested.Sizes)
+    Sizes.push_back({(Prefix + Row.Pass).str(), Row.Before, Row.After});
+}
+
+/// Whether \p PM or a pipeline nested in one of its passes declares a
+/// statistic.
+static bool hasStatistics(const PassManager &PM) {
+  return llvm::any_of(PM.getPasses(), [](const std::unique_ptr<Pass> &P) {
+    const PassManager *Nested = P->getNestedPipeline();
+    return !P->getStatistics().empty() || (Nested && hasStatistics(*Nested));
   });
-  if (!Any)
+}
+
+void PassManager::printStatistics(llvm::raw_ostream &OS) const {
+  if (!hasStatistics(*this))
     return;
   const char *Rule = "===---------------------------------------------------"
                      "----------------------===\n";
   OS << Rule;
   OS << "                       ... Pass statistics report ...\n";
   OS << Rule;
+  printStatisticRows(OS, "");
+  OS.flush();
+}
+
+void PassManager::printStatisticRows(llvm::raw_ostream &OS,
+                                     llvm::StringRef Prefix) const {
   for (const std::unique_ptr<Pass> &P : Passes) {
     llvm::ArrayRef<Statistic *> Stats = P->getStatistics();
-    if (Stats.empty())
-      continue;
-    // Values and names in columns, as MLIR aligns them.
-    size_t ValueWidth = 0, NameWidth = 0;
-    for (const Statistic *S : Stats) {
-      ValueWidth = std::max(ValueWidth, std::to_string(S->getValue()).size());
-      NameWidth = std::max(NameWidth, S->getName().size());
+    if (!Stats.empty()) {
+      // Values and names in columns, as MLIR aligns them.
+      size_t ValueWidth = 0, NameWidth = 0;
+      for (const Statistic *S : Stats) {
+        ValueWidth =
+            std::max(ValueWidth, std::to_string(S->getValue()).size());
+        NameWidth = std::max(NameWidth, S->getName().size());
+      }
+      OS << Prefix << P->getArgument() << "\n";
+      for (const Statistic *S : Stats)
+        OS << "  (S) "
+           << llvm::right_justify(std::to_string(S->getValue()), ValueWidth)
+           << " " << llvm::left_justify(S->getName(), NameWidth) << " - "
+           << S->getDescription() << "\n";
     }
-    OS << P->getArgument() << "\n";
-    for (const Statistic *S : Stats)
-      OS << "  (S) "
-         << llvm::right_justify(std::to_string(S->getValue()), ValueWidth)
-         << " " << llvm::left_justify(S->getName(), NameWidth) << " - "
-         << S->getDescription() << "\n";
+    if (const PassManager *Nested = P->getNestedPipeline())
+      Nested->printStatisticRows(OS,
+                                 (Prefix + P->getArgument() + ": ").str());
   }
-  OS.flush();
 }
 
 void PassManager::printAsTextualPipeline(llvm::raw_ostream &OS) const {

@@ -70,10 +70,9 @@ struct PipelinePiece {
 /// --elide-weights without a value, and the default on a terminal.
 constexpr uint64_t DefaultElideAbove = 16;
 
-/// The passes --simplify stands for (docs/cli.md lists them).
-const char *const SimplifyPipeline =
-    "infer-shapes,fold-shapes,constant-fold,canonicalize,eliminate-identity,"
-    "cse,dce,unify-dims";
+/// The pipeline --simplify stands for: the simplify pass runs its passes
+/// (docs/cli.md lists them) in rounds until nothing changes.
+const char *const SimplifyPipeline = "simplify";
 
 struct CommandLine {
   std::string Input;
@@ -153,8 +152,9 @@ static void printHelp(llvm::raw_ostream &OS) {
         "fold-shapes,\n"
      << "                           constant-fold, canonicalize, "
         "eliminate-identity, cse,\n"
-     << "                           dce, unify-dims\n"
-     << "                           (implies --summary)\n"
+     << "                           dce, unify-dims, in rounds until "
+        "nothing changes\n"
+     << "                           (the simplify pass; implies --summary)\n"
      << "  --list-passes            list every pass with its options\n"
      << "  --verify-each            verify the IR after every pass "
         "(default)\n"

@@ -148,8 +148,9 @@ def run(model, pipeline="", *, output=None, base_dir=None, verify=True, verify_e
 
 def simplify(model, **kwargs):
     """onnxopt.run(model, SIMPLIFY_PIPELINE, ...): the command's --simplify
-    (infer-shapes, fold-shapes, constant-fold, eliminate-identity, cse, dce,
-    unify-dims). Takes run's keyword arguments."""
+    (the simplify pass: infer-shapes, fold-shapes, constant-fold,
+    canonicalize, eliminate-identity, cse, dce and unify-dims in rounds until
+    nothing changes). Takes run's keyword arguments."""
     return run(model, SIMPLIFY_PIPELINE, **kwargs)
 
 

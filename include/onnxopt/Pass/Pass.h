@@ -33,6 +33,7 @@ namespace onnxopt {
 class Graph;
 class Model;
 class Pass;
+class PassManager;
 
 /// A counter a pass declares as a member, as MLIR's Pass::Statistic:
 ///
@@ -83,6 +84,12 @@ public:
   /// The cached analysis \p T of the model, built if needed.
   template <typename T> T &getAnalysis() { return AM.getAnalysis<T>(); }
 
+  /// The pass manager running the pass (null when a pass is run by hand).
+  /// A pass with a pipeline of its own (simplify) takes the outer run's
+  /// options from it and reports its inner passes' time rows to it.
+  PassManager *getPassManager() const { return Owner; }
+  void setPassManager(PassManager *PM) { Owner = PM; }
+
   /// Set by a pass that changed the model (for --timing/--summary output).
   /// A pass that sets nothing here and preserves nothing keeps every
   /// analysis only if it leaves Changed false.
@@ -97,6 +104,7 @@ public:
 private:
   DiagnosticEngine &Diags;
   AnalysisManager &AM;
+  PassManager *Owner = nullptr;
 };
 
 class Pass {
@@ -116,6 +124,10 @@ public:
 
   /// The statistics the pass declares, in declaration order.
   llvm::ArrayRef<Statistic *> getStatistics() const { return Statistics; }
+
+  /// The pipeline the pass runs inside itself, if it keeps one across runs
+  /// (simplify): its passes' statistics are reported under the pass.
+  virtual const PassManager *getNestedPipeline() const { return nullptr; }
 
 private:
   friend class OptionBase;

@@ -75,14 +75,24 @@ public:
   void recordTiming(llvm::StringRef Name, double Ms) {
     Timings.emplace_back(Name.str(), Ms);
   }
+  /// The rows of the timing table so far (pass argument, milliseconds).
+  llvm::ArrayRef<std::pair<std::string, double>> getTimings() const {
+    return Timings;
+  }
   /// Prints the per-pass wall-time table of the last run.
   void printTiming(llvm::raw_ostream &OS) const;
   /// Prints each pass's graph size before and after it (with Measure or
   /// FailOnGrowth), in pipeline order; nothing when nothing was measured.
   void printGraphSizes(llvm::raw_ostream &OS) const;
+  /// Appends \p Nested's graph size rows, each pass named with \p Prefix
+  /// (a pass running a pipeline of its own reports its passes' rows).
+  void recordGraphSizes(const PassManager &Nested, llvm::StringRef Prefix);
   /// Prints the statistics of every pass that declares some, in pipeline
   /// order (MLIR's pass statistics report); nothing when none does.
   void printStatistics(llvm::raw_ostream &OS) const;
+  /// The same, each pass under \p Prefix (a nested pipeline's passes are
+  /// shown as `simplify: cse`).
+  void printStatisticRows(llvm::raw_ostream &OS, llvm::StringRef Prefix) const;
   /// Prints the pipeline back in textual form.
   void printAsTextualPipeline(llvm::raw_ostream &OS) const;
 
