@@ -60,9 +60,12 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   const std::vector<DimExpr> *In = &Best;
   bool Dynamic = false;
   for (const DimExpr &E : *In) {
-    if (E.hasUnknown()) {
-      Report("a dim of the data input is not a function of the input "
-             "symbols");
+    // A symbol that inference made up (unk__4: the dim algebra did not
+    // follow a conv stack) is as unknown as an unknown dim: no count
+    // over it proves anything.
+    if (E.hasUnknown() || !DA.isInputExpressible(E)) {
+      Report("a dim of the data input (" + E.str() +
+             ") is not a function of the input symbols");
       return;
     }
     Dynamic |= !E.isConstant();
