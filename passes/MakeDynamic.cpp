@@ -649,6 +649,11 @@ void DynamicRewrite::repairResize(
     const llvm::DenseMap<const Node *, size_t> &Order) {
   if (N.getNumOperands() < 4 || !N.getOperand(0) || !N.getOperand(3))
     return;
+  // Sizes read from a Shape (this repair's own) follow the new sizes,
+  // whatever the dims of a round that has not seen a repair upstream say.
+  const Node *SizesDef = N.getOperand(3)->getDefiningNode();
+  if (SizesDef && hasTrait(*SizesDef, ReadsTypeOnly))
+    return;
   const std::vector<DimExpr> *InDims = DA.getDims(*N.getOperand(0));
   const std::vector<DimExpr> *Sizes = DA.getData(*N.getOperand(3));
   if (!InDims || !Sizes || InDims->size() != Sizes->size())
