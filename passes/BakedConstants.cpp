@@ -12,13 +12,17 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BakedConstants.h"
+#include "MakeDynamic.h"
 #include "onnx/onnx_pb.h"
 #include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/Analysis/ConstantPatterns.h"
+#include "onnxopt/Ops/OpDef.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace onnxopt;
+using namespace onnxopt::makedynamic;
 
 namespace {
 
@@ -312,4 +316,192 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
       "in the index, a function of i - j, nor a table indexed by an input "
       "symbol: nothing rebuilds it at other sizes";
   return Result;
+}
+
+//===----------------------------------------------------------------------===//
+// Baked index tuples and masks that meet their partner downstream
+//===----------------------------------------------------------------------===//
+
+/// The axis \p A of the index tuples \p Idx (dims \p TD, the tuple last)
+/// such that component \p K of every tuple is the tuple's own position
+/// along A, and A has \p Size elements: `T[p..., K] == p[A]`, checked on
+/// every element.
+static std::optional<unsigned> positionAxis(llvm::ArrayRef<int64_t> Idx,
+                                            llvm::ArrayRef<int64_t> TD,
+                                            unsigned K, int64_t Size) {
+  unsigned Rank = TD.size() - 1;
+  int64_t Tuples = 1;
+  for (unsigned A = 0; A < Rank; ++A)
+    Tuples *= TD[A];
+  for (unsigned A = 0; A < Rank; ++A) {
+    if (TD[A] != Size)
+      continue;
+    // The stride of axis A in tuples: the position along A of tuple T is
+    // (T / Stride) % TD[A].
+    int64_t Stride = 1;
+    for (unsigned B = A + 1; B < Rank; ++B)
+      Stride *= TD[B];
+    bool Matches = true;
+    for (int64_t T = 0; T < Tuples && Matches; ++T)
+      Matches = Idx[T * TD.back() + K] == (T / Stride) % TD[A];
+    if (Matches)
+      return A;
+  }
+  return std::nullopt;
+}
+
+/// Before:  G = GatherND(D, C)   D: bool[B,S], C: int64[3,1,1,10,2] with
+///            C[b,0,0,s] = (b, s)  (torch's mask[:, None, None, :])
+/// After:   G = Unsqueeze(D, [1, 2])
+///
+/// Index tuples baked at the old sizes that are each position's own
+/// coordinates along axes of the old sizes of the data's dims, in the
+/// data's order, with every other axis of size 1, read the data as it is:
+/// the gather is an Unsqueeze, equal to it at the old sizes (checked on
+/// every tuple) and at every other size. Other baked tuples are refused
+/// naming the node and the constant.
+void DynamicRewrite::repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW) {
+  if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
+    return;
+  Value *Data = N.getOperand(0);
+  const std::vector<DimExpr> *DD = DA.getDims(*Data);
+  if (!DD)
+    return;
+  std::vector<DimExpr> In = expressInInputs(DA, *Data, *DD, Old);
+  ConstantConeOptions Opts;
+  Opts.Eval.MaxResultBytes = 16 << 20;
+  Opts.MaxNodes = 256;
+  Tensor T = evaluateFromConstants(
+      *N.getOperand(1), RW.getModel().getOpsetVersion(""), Opts, BakedValues);
+  std::optional<std::vector<int64_t>> Idx = T ? T.toInt64s() : std::nullopt;
+  std::vector<int64_t> TD = T ? T.getDims() : std::vector<int64_t>();
+  if (!Idx || TD.empty() || TD.back() < 1 ||
+      TD.back() > static_cast<int64_t>(In.size()))
+    return; // computed in the graph, or not valid indices
+  unsigned K = TD.back(), Rank = TD.size() - 1;
+  std::set<std::string> New;
+  for (unsigned D = 0; D < K; ++D)
+    In[D].forEachSymbol([&](llvm::StringRef S) {
+      if (Old.count(S.str()))
+        New.insert(S.str());
+    });
+  if (New.empty())
+    return;
+  std::string What = "constant indices '" + N.getOperand(1)->getName().str() +
+                     "' " + printInts(TD);
+  auto Refuse = [&](const std::string &Why) {
+    Problems.push_back({&N,
+                        What + " " + Why +
+                            ": nothing rebuilds them at other sizes; "
+                            "re-export with dynamic axes, or keep " +
+                            llvm::join(New, ", ") +
+                            " static with allow-partial=true",
+                        New});
+  };
+  if (N.getAttrInt("batch_dims", 0) != 0) {
+    Refuse("index data with batch_dims != 0");
+    return;
+  }
+  std::vector<unsigned> Axes;
+  for (unsigned D = 0; D < K; ++D) {
+    std::optional<int64_t> Size = oldValue(In[D]);
+    std::optional<unsigned> A =
+        Size ? positionAxis(*Idx, TD, D, *Size) : std::nullopt;
+    if (!A || (!Axes.empty() && *A <= Axes.back())) {
+      Refuse("are not, in component " + std::to_string(D) +
+             ", each tuple's position along an axis of the old size of "
+             "dim " +
+             std::to_string(D) + " of '" + Data->getName().str() +
+             "' (after the axes of the components before it)");
+      return;
+    }
+    Axes.push_back(*A);
+  }
+  std::vector<int64_t> NewAxes;
+  for (unsigned A = 0; A < Rank; ++A) {
+    if (llvm::is_contained(Axes, A))
+      continue;
+    if (TD[A] != 1) {
+      Refuse("repeat the data along axis " + std::to_string(A) + " (size " +
+             std::to_string(TD[A]) + ")");
+      return;
+    }
+    NewAxes.push_back(A);
+  }
+  RW.setInsertionPointBefore(&N);
+  Value *R = Data;
+  if (!NewAxes.empty()) {
+    Graph &G = *N.getParentGraph();
+    Node *U;
+    if (RW.getModel().getOpsetVersion("") >= 13) {
+      U = RW.createNode(
+          "Unsqueeze",
+          {Data, RW.createConstant(G, Tensor::fromInt64s(
+                                          "gather_axes",
+                                          {int64_t(NewAxes.size())}, NewAxes))},
+          1, "", "gathered");
+    } else {
+      U = RW.createNode("Unsqueeze", {Data}, 1, "", "gathered");
+      U->setAttr(Attribute::getInts("axes", NewAxes));
+    }
+    R = U->getResult(0);
+    Stale.insert(R);
+  }
+  if (failed(RW.replaceAllUsesWith(N.getResult(0), R))) {
+    Refuse("gather the data as it is, but the result cannot replace the "
+           "graph output");
+    return;
+  }
+  emitRemark(RW.getDiags(), N)
+      << What << " are the positions of '" << Data->getName()
+      << "' in order: the gather is an Unsqueeze of it";
+  ++RepairCounts["gather of baked positions"];
+  Repaired = true;
+}
+
+/// The size an axis of a baked constant must have where its user's result
+/// meets other operands further on: `And(mask[1,1,10,10], pad[B,1,1,S])`
+/// says nothing about axis 2, the `Add(scores[B,H,S,S], ...)` after a Where
+/// does. Follows the result through elementwise and shape-preserving nodes
+/// (axes aligned from the right, as broadcasting aligns them) to the first
+/// operand whose dim there is a new input symbol with the axis's size at
+/// the old sizes; that input dim is read from the graph input, which every
+/// node can see.
+std::optional<BakedAxis>
+DynamicRewrite::downstreamAxis(const Node &User, unsigned Axis, unsigned Rank,
+                               int64_t Size, const DimAnalysis &DA) {
+  unsigned FromRight = Rank - Axis;
+  std::vector<const Value *> Work{User.getResult(0)};
+  llvm::DenseSet<const Value *> Seen{User.getResult(0)};
+  for (size_t I = 0; I < Work.size() && I < 64; ++I) {
+    for (const Use &U : Work[I]->getUses()) {
+      const Node *M = U.User;
+      if (!M || !M->isOnnxDomain() || M->getNumResults() != 1 ||
+          !(hasTrait(*M, ElementwiseBroadcasting) ||
+            hasTrait(*M, ShapePreserving)))
+        continue;
+      for (const Value *P : M->getOperands()) {
+        const std::vector<DimExpr> *PD = P ? DA.getDims(*P) : nullptr;
+        if (!PD || P == Work[I] || PD->size() < FromRight)
+          continue;
+        DimExpr E = computedDim(DA, *P, *PD, PD->size() - FromRight);
+        if (!E.isSymbol() || oldValue(E) != Size)
+          continue;
+        auto [Input, Dim] = inputDimOf(E.getSymbol());
+        if (!Input)
+          continue;
+        BakedAxis BA;
+        BA.Axis = Axis;
+        BA.Partner = Input;
+        BA.PartnerAxis = Dim;
+        BA.IsInputSymbol = true;
+        BA.DimText = E.getSymbol().str();
+        return BA;
+      }
+      const Value *R = M->getResult(0);
+      if (R && Seen.insert(R).second)
+        Work.push_back(R);
+    }
+  }
+  return std::nullopt;
 }

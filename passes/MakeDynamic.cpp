@@ -847,6 +847,11 @@ void DynamicRewrite::repairResize(
     const llvm::DenseMap<const Node *, size_t> &Order) {
   if (N.getNumOperands() < 4 || !N.getOperand(0) || !N.getOperand(3))
     return;
+  // Sizes read from a Shape (this repair's own) follow the new sizes,
+  // whatever the dims of a round that has not seen a repair upstream say.
+  const Node *SizesDef = N.getOperand(3)->getDefiningNode();
+  if (SizesDef && hasTrait(*SizesDef, ReadsTypeOnly))
+    return;
   const std::vector<DimExpr> *InDims = DA.getDims(*N.getOperand(0));
   const std::vector<DimExpr> *Sizes = DA.getData(*N.getOperand(3));
   if (!InDims || !Sizes || InDims->size() != Sizes->size())
@@ -1043,9 +1048,32 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
         });
         break;
       }
+      if (!IsConcat && Dims[A] > 1 &&
+          (B.Axes.empty() || B.Axes.back().Axis != A))
+        if (std::optional<BakedAxis> BA =
+                downstreamAxis(N, A, Dims.size(), Dims[A], DA)) {
+          B.Axes.push_back(*BA);
+          New.insert(BA->DimText);
+        }
     }
     if (B.Axes.empty())
       continue;
+    // An axis of an old size of a new symbol that nothing sizes yet may
+    // meet its partner behind a Reshape that is still baked (a causal
+    // mask's rows): the rebuild waits until no other repair is left.
+    if (!IsConcat && !Settled &&
+        llvm::any_of(llvm::enumerate(Dims), [&](const auto &D) {
+          return D.value() > 1 &&
+                 llvm::any_of(
+                     Old,
+                     [&](const auto &O) { return O.second == D.value(); }) &&
+                 llvm::none_of(B.Axes, [&](const BakedAxis &A) {
+                   return A.Axis == D.index();
+                 });
+        })) {
+      HeldBack = true;
+      continue;
+    }
     if (IsConcat) {
       if (Problem P = repairConcatOperand(B, RW); !P.Message.empty())
         Problems.push_back(
@@ -1165,6 +1193,10 @@ void DynamicRewrite::repair(Node &N, DimAnalysis &DA, Rewriter &RW,
          }},
         {"Expand", [](DynamicRewrite &D, Node &N,
                       const RepairScope &S) { D.repairExpand(N, S.DA, S.RW); }},
+        {"GatherND",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairGatherND(N, S.DA, S.RW);
+         }},
         {"Slice",
          [](DynamicRewrite &D, Node &N, const RepairScope &S) {
            D.repairSliceEnds(N, S.DA, S.RW);
@@ -1196,14 +1228,30 @@ void DynamicRewrite::repair(Node &N, DimAnalysis &DA, Rewriter &RW,
       Map[R.RootOp] = R.Repair;
     return Map;
   }();
+  // The dims after a repair are known only once the model is inferred
+  // again: a node downstream of this round's repairs waits for the next
+  // round (a chain of baked targets, one link per round), as one that read
+  // the stale dims would keep a size that the repair upstream freed.
+  auto MarkStale = [&] {
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      Stale.insert(N.getResult(I));
+  };
+  if (llvm::any_of(N.getOperands(),
+                   [&](const Value *V) { return V && Stale.count(V); }))
+    return MarkStale();
   if (!N.isOnnxDomain())
     return;
-  if (RepairFn Repair = ByRootOp.lookup(N.getOpType())) {
+  int Before = 0, After = 0;
+  for (const auto &KV : RepairCounts)
+    Before += KV.second;
+  if (RepairFn Repair = ByRootOp.lookup(N.getOpType()))
     Repair(*this, N, RepairScope{DA, RW, Order});
-    return;
-  }
-  if (hasTrait(N, ElementwiseBroadcasting))
+  else if (hasTrait(N, ElementwiseBroadcasting))
     repairBakedConstants(N, DA, RW, /*IsConcat=*/false);
+  for (const auto &KV : RepairCounts)
+    After += KV.second;
+  if (After != Before)
+    MarkStale();
 }
 
 bool DynamicRewrite::alreadyReported(const Node *N,
@@ -1242,10 +1290,13 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
 
   // A repair can make the dims after it dynamic and so reveal the next
   // baked constant (RetinaFace's second FPN Resize reads the first one's
-  // result): repeat until nothing changes.
-  for (int Round = 0; Round < 8; ++Round) {
+  // result): repeat until nothing changes. A node downstream of a repair
+  // waits a round (repair), so a deep model takes a round per link of its
+  // longest chain of baked constants.
+  for (int Round = 0; Round < 64; ++Round) {
     Problems.clear();
     BakedValues.clear();
+    Stale.clear();
     Repaired = false;
     {
       DimAnalysis DA(M);
@@ -1262,6 +1313,17 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
       });
       for (Node *N : Nodes)
         repair(*N, DA, RW, Order);
+      // A baked constant with an axis nothing sizes yet waited for the
+      // other repairs (downstreamAxis); once none is left, it is repaired
+      // with the axes it has, or reported.
+      if (!Repaired && HeldBack) {
+        Settled = true;
+        Problems.clear();
+        for (Node *N : Nodes)
+          repair(*N, DA, RW, Order);
+        Settled = false;
+      }
+      HeldBack = false;
     }
     if (!Repaired)
       break;

@@ -19,6 +19,7 @@
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Pass/PassOptions.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include <map>
 #include <optional>
@@ -86,6 +87,14 @@ public:
                             unsigned NumStates);
   void repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// A GatherND whose constant index tuples enumerate the data's dims
+  /// (BakedConstants.cpp).
+  void repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// Where a baked constant's axis that no other operand of its user sizes
+  /// meets a new input symbol further on (BakedConstants.cpp).
+  std::optional<BakedAxis> downstreamAxis(const Node &User, unsigned Axis,
+                                          unsigned Rank, int64_t Size,
+                                          const DimAnalysis &DA);
   bool tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
                        llvm::ArrayRef<int64_t> Target, Rewriter &RW);
   bool alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
@@ -138,6 +147,12 @@ public:
   std::map<std::string, int> RepairCounts;
   /// Values of constant subgraphs seen this round (evaluateBaked).
   llvm::DenseMap<const Value *, Tensor> BakedValues;
+  /// Results downstream of this round's repairs, whose dims are stale until
+  /// the model is inferred again (repair).
+  llvm::DenseSet<const Value *> Stale;
+  /// A baked constant waited for the other repairs this round; Settled:
+  /// none is left, it is repaired with the axes it has (repairBakedConstants).
+  bool HeldBack = false, Settled = false;
   DimExpr computedDim(const DimAnalysis &DA, const Value &V,
                       llvm::ArrayRef<DimExpr> Dims, unsigned K);
   /// Bounds the model implies on new symbols (stored as dim ranges when

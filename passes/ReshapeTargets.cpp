@@ -51,14 +51,21 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
     Report("the rank of the data input is unknown");
     return;
   }
-  std::vector<DimExpr> Best =
-      expressInInputs(DA, *N.getOperand(0), *InDims, Old);
+  // Each dim as computed upstream: a baked target further on (the [.., 10]
+  // of an attention's transposed keys) may have merged the sequence with
+  // its old length, and reading the merged 10 here would keep it baked.
+  std::vector<DimExpr> Best;
+  for (unsigned K = 0; K < InDims->size(); ++K)
+    Best.push_back(computedDim(DA, *N.getOperand(0), *InDims, K));
   const std::vector<DimExpr> *In = &Best;
   bool Dynamic = false;
   for (const DimExpr &E : *In) {
-    if (E.hasUnknown()) {
-      Report("a dim of the data input is not a function of the input "
-             "symbols");
+    // A symbol that inference made up (unk__4: the dim algebra did not
+    // follow a conv stack) is as unknown as an unknown dim: no count
+    // over it proves anything.
+    if (E.hasUnknown() || !DA.isInputExpressible(E)) {
+      Report("a dim of the data input (" + E.str() +
+             ") is not a function of the input symbols");
       return;
     }
     Dynamic |= !E.isConstant();
@@ -354,6 +361,12 @@ bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
       }
       TargetPiece P;
       if (!Found) {
+        // A literal part of the split (the heads of `view(b, heads, t, d)`
+        // over [b*heads, t, d]) takes its share of the dim as well.
+        std::optional<DimExpr> Q = Rest.divExact(DimExpr::constant(Target[I]));
+        if (!Q || Q->hasUnknown() || !isIntegralAtSamples(*Q))
+          return false;
+        Rest = *Q;
         P.Number = Target[I];
         P.Expr = DimExpr::constant(Target[I]);
       } else {

@@ -4,7 +4,8 @@
 //   run_case.js pipeline --onnx-opt BIN --work-dir DIR MODEL CASE
 //       runs `BIN test/models/MODEL ARGS -o DIR/...onnx` with the case's
 //       onnx-opt arguments from cases.txt, then the oracle on the original
-//       and the result at the manifest's shape sets; with --range-sweep in
+//       and the result at the manifest's shape sets (on the case's `--twin`
+//       model and the result instead, where it names one); with --range-sweep in
 //       the case's oracle arguments, at the ends and middle of the ranges the
 //       output stores instead (range_sweep.js)
 //   run_case.js sweep MODEL [ORACLE-ARGS...]
@@ -182,10 +183,23 @@ function cmdPipeline(argv) {
     process.stdout.write(`FAIL: onnx-opt succeeded but wrote no ${output}\n`);
     return 1;
   }
-  if (c.oracleArgs.includes('--range-sweep'))
+  // `--twin M` (a model in test/models): the result is compared with M
+  // instead of the input, at the case's shapes: a static export made
+  // dynamic against the exporter's dynamic twin, at shapes the static one
+  // cannot run.
+  const oracleArgs = c.oracleArgs.slice();
+  const twinAt = oracleArgs.indexOf('--twin');
+  let reference = input;
+  if (twinAt >= 0) {
+    if (twinAt + 1 >= oracleArgs.length)
+      die(`cases.txt:${c.line}: --twin needs a model`);
+    reference = path.join(MODELS, oracleArgs[twinAt + 1]);
+    oracleArgs.splice(twinAt, 2);
+  }
+  if (oracleArgs.includes('--range-sweep'))
     return rangeSweep(input, output, entry,
-                      c.oracleArgs.filter((a) => a !== '--range-sweep'));
-  const status = runOracle([input, output, ...oracleOptions(entry, c.oracleArgs)]);
+                      oracleArgs.filter((a) => a !== '--range-sweep'));
+  const status = runOracle([reference, output, ...oracleOptions(entry, oracleArgs)]);
   process.stdout.write(status === 0 ? 'PASS\n' : `FAIL: oracle exited with ${status}\n`);
   return status === 0 ? 0 : 1;
 }
