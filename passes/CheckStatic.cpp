@@ -332,8 +332,8 @@ LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
 
   // Judge values by their inferred types, then leave the model as it was.
   // A model-level pass: the inference and the restore span every graph.
-  TypeSnapshot Saved(M);
-  LogicalResult Inferred = inferShapes(M, Diags);
+  TypeChangeLog Saved;
+  LogicalResult Inferred = inferShapes(M, Diags, {}, &Saved);
   // Every graph, the main graph before its bodies (the framework's walk).
   for (Graph *G : collectGraphs(M, GraphPass::Order::ParentFirst))
     C.checkGraph(*G);

@@ -107,82 +107,6 @@ struct TargetEntry {
   std::vector<unsigned> Of;
 };
 
-/// The types the pass changes, each saved before its first change, so that
-/// the model is left with the types it had. Inference is what changes them
-/// (a rewrite re-infers its node and the users), so saving a node's types
-/// before inferring it is enough; after infer-shapes that is a few values
-/// per rewrite instead of a copy of every type of the model. Values that
-/// the pass makes keep the types inference gives them: the rewriter tells
-/// which nodes are new.
-class TypeUndo : public RewriteListener {
-public:
-  /// Saves the results of \p N and, as inferring a holder infers its bodies
-  /// in place, the inputs and results of every graph nested in it.
-  void saveNode(Node &N) {
-    if (Created.count(&N))
-      return;
-    for (unsigned I = 0; I < N.getNumResults(); ++I)
-      if (Value *V = N.getResult(I))
-        save(V);
-    for (Graph *Sub : N.getSubgraphs()) {
-      for (const std::unique_ptr<Value> &In : Sub->getInputs())
-        save(In.get());
-      for (Node &Inner : Sub->getNodes())
-        saveNode(Inner);
-    }
-  }
-  /// \p New took the place of \p Old (a graph output keeps its declared
-  /// type under its new producer): \p New gets \p Old's original type.
-  void transfer(Value *New, const Value *Old) {
-    if (!isTracked(Old))
-      return;
-    auto It = Index.find(Old);
-    Type T = It != Index.end() ? Saved[It->second].second : Old->getType();
-    auto NewIt = Index.find(New);
-    if (NewIt != Index.end()) {
-      Saved[NewIt->second] = {New, std::move(T)};
-      return;
-    }
-    Index[New] = Saved.size();
-    Saved.emplace_back(New, std::move(T));
-  }
-  /// \p V was erased: nothing is restored for it.
-  void forget(const Value *V) {
-    auto It = Index.find(V);
-    if (It == Index.end())
-      return;
-    Saved[It->second].first = nullptr;
-    Index.erase(It);
-  }
-  void restore() {
-    for (auto &[V, T] : Saved)
-      if (V)
-        V->setType(std::move(T));
-    Saved.clear();
-    Index.clear();
-  }
-
-  void notifyNodeInserted(Node *N) override { Created.insert(N); }
-
-private:
-  /// Values the model had before the pass (what TypeSnapshot would save).
-  bool isTracked(const Value *V) const {
-    if (const Node *Def = V->getDefiningNode())
-      return !Created.count(Def);
-    return V->isGraphInput();
-  }
-  void save(Value *V) {
-    if (Index.count(V) || !isTracked(V))
-      return;
-    Index[V] = Saved.size();
-    Saved.emplace_back(V, V->getType());
-  }
-
-  std::vector<std::pair<Value *, Type>> Saved;
-  llvm::DenseMap<const Value *, size_t> Index;
-  llvm::DenseSet<const Node *> Created;
-};
-
 /// A Reshape target as fold-shapes would write it.
 struct TargetPlan {
   std::vector<TargetEntry> Entries;
@@ -255,9 +179,11 @@ struct SharedAnalyses {
 /// One sweep of inference, analysis and rewriting over the whole model.
 class ShapeFolder {
 public:
-  /// \p Undo, if given, saves the types the sweep changes.
+  /// \p Undo, if given, is \p SI's change log (it saves the types the
+  /// sweep changes) and listens to the rewrites.
   ShapeFolder(Model &M, DiagnosticEngine &Diags, ShapeInference &SI,
-              FoldShapesOptions Opts, TypeUndo *Undo, SharedAnalyses Shared)
+              FoldShapesOptions Opts, TypeChangeLog *Undo,
+              SharedAnalyses Shared)
       : M(M), R(M, Diags, Undo), SI(SI), Opts(Opts), Undo(Undo),
         Shared(Shared) {}
 
@@ -359,7 +285,7 @@ private:
   Rewriter R;
   ShapeInference &SI;
   FoldShapesOptions Opts;
-  TypeUndo *Undo;
+  TypeChangeLog *Undo;
   SharedAnalyses Shared;
   bool Changed = false;
   bool InferenceFailed = false;
@@ -1078,8 +1004,7 @@ bool ShapeFolder::shapeOfConstantOfShape(Node &N, const OpDef *) {
 }
 
 void ShapeFolder::infer(Node &N) {
-  if (Undo)
-    Undo->saveNode(N);
+  // The engine saves what it changes into Undo (its change log).
   if (failed(SI.inferNode(N)))
     InferenceFailed = true;
 }
@@ -1246,9 +1171,10 @@ public:
     Opts.Flatten = UseFlatten;
     DeduplicatingDiagnostics Quiet(Ctx.getDiags());
 
-    // Types are inferred for the analysis and restored afterwards.
-    TypeUndo Undo;
-    TypeUndo *Saved = KeepInferredTypes ? nullptr : &Undo;
+    // Types are inferred for the analysis and restored afterwards: every
+    // engine of the pass saves the types it changes into one log.
+    TypeChangeLog Undo;
+    TypeChangeLog *Saved = KeepInferredTypes ? nullptr : &Undo;
 
     // One sweep reaches the fixed point; further sweeps (max-rounds > 1)
     // only check that, and a change there is reported as a bug.
@@ -1269,7 +1195,10 @@ public:
       if (Cached)
         Shared.Dims = findReusableDims(Ctx);
       ShapeFolder Folder(M, Ctx.getDiags(), SI, Opts, Saved, Shared);
+      SI.setTypeChangeLog(Saved);
       bool Changed = Folder.run();
+      // The cached engine outlives the pass and its log.
+      SI.setTypeChangeLog(nullptr);
       NumRewrites += Folder.getNumRewrites();
       // Remarks about nodes without a schema would repeat infer-shapes'
       // (Quiet drops them; the shared engine's are not asked for).

@@ -443,10 +443,10 @@ LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
   for (const auto &[Name, R] : Given)
     Result[Name] = R;
   // The conditions need the inferred types; the model keeps its own.
-  TypeSnapshot Saved(M);
+  TypeChangeLog Saved;
   DiagnosticEngine Quiet;
   Quiet.setHandler([](const Diagnostic &) {});
-  (void)inferShapes(M, Quiet);
+  (void)inferShapes(M, Quiet, {}, &Saved);
   DimAnalysis DA(M);
   DA.run();
   Saved.restore();

@@ -393,6 +393,15 @@ public:
   LogicalResult inferNode(Node &N);
   void emitUnsupportedRemarks();
 
+  /// Every type the engine writes goes through here: the change log (if
+  /// any) saves the old type first.
+  void setType(Value &V, Type T) {
+    if (ChangeLog)
+      ChangeLog->save(V);
+    V.setType(std::move(T));
+  }
+  TypeChangeLog *ChangeLog = nullptr;
+
   const onnx::TensorShapeProto *getData(const Value *V) const {
     auto It = Data.find(V);
     return It == Data.end() ? nullptr : It->second;
@@ -532,7 +541,7 @@ public:
       if (!mergeInferredType(T, typeFromProto(*InputTypes[I]), Why))
         fail_type_inference("input '", In->getName().str(), "' of graph '",
                             G.getPath(), "': ", Why);
-      In->setType(std::move(T));
+      E.setType(*In, std::move(T));
     }
     // Problems inside the body are reported by the engine node by node; the
     // whole inference fails with them (ONNX's caller only wants types here).
@@ -1087,7 +1096,7 @@ LogicalResult ShapeInference::Impl::writeResults(
     }
     if (Merged != V->getType()) {
       ++Stats.ValuesRefined;
-      V->setType(std::move(Merged));
+      setType(*V, std::move(Merged));
     }
   }
   return success(Ok);
@@ -1497,35 +1506,26 @@ ShapeInference::getPropagatedData(const Value &V) const {
 
 void ShapeInference::forget(const Value &V) { P->Data.erase(&V); }
 
+void ShapeInference::setTypeChangeLog(TypeChangeLog *Log) {
+  P->ChangeLog = Log;
+}
+
 llvm::ArrayRef<DimFact> ShapeInference::getDimFacts() const { return P->Facts; }
 
 const ShapeInferenceStats &ShapeInference::getStats() const { return P->Stats; }
 
-TypeSnapshot::TypeSnapshot(Model &M) {
-  auto SaveGraph = [&](Graph &G) {
-    auto Save = [&](Value *V) {
-      Index[V] = Saved.size();
-      Saved.emplace_back(V, V->getType());
-    };
-    for (const std::unique_ptr<Value> &V : G.getInputs())
-      Save(V.get());
-    for (Node &N : G.getNodes())
-      for (unsigned I = 0; I < N.getNumResults(); ++I)
-        if (Value *V = N.getResult(I))
-          Save(V);
-  };
-  SaveGraph(M.getGraph());
-  M.getGraph().walk([&](Node &N) {
-    for (Graph *Sub : N.getSubgraphs())
-      SaveGraph(*Sub);
-  });
+void TypeChangeLog::save(Value &V) {
+  if (Index.count(&V) || !isTracked(&V))
+    return;
+  Index[&V] = Saved.size();
+  Saved.emplace_back(&V, V.getType());
 }
 
-void TypeSnapshot::transfer(Value *New, const Value *Old) {
-  auto It = Index.find(Old);
-  if (It == Index.end() || !Saved[It->second].first)
+void TypeChangeLog::transfer(Value *New, const Value *Old) {
+  if (!isTracked(Old))
     return;
-  Type T = Saved[It->second].second;
+  auto It = Index.find(Old);
+  Type T = It != Index.end() ? Saved[It->second].second : Old->getType();
   auto NewIt = Index.find(New);
   if (NewIt != Index.end()) {
     Saved[NewIt->second] = {New, std::move(T)};
@@ -1535,7 +1535,7 @@ void TypeSnapshot::transfer(Value *New, const Value *Old) {
   Saved.emplace_back(New, std::move(T));
 }
 
-void TypeSnapshot::forget(const Value *V) {
+void TypeChangeLog::forget(const Value *V) {
   auto It = Index.find(V);
   if (It == Index.end())
     return;
@@ -1543,7 +1543,7 @@ void TypeSnapshot::forget(const Value *V) {
   Index.erase(It);
 }
 
-void TypeSnapshot::restore() {
+void TypeChangeLog::restore() {
   for (auto &[V, T] : Saved)
     if (V)
       V->setType(std::move(T));
@@ -1551,9 +1551,19 @@ void TypeSnapshot::restore() {
   Index.clear();
 }
 
+void TypeChangeLog::notifyNodeInserted(Node *N) { Created.insert(N); }
+
+bool TypeChangeLog::isTracked(const Value *V) const {
+  if (const Node *Def = V->getDefiningNode())
+    return !Created.count(Def);
+  return V->isGraphInput();
+}
+
 LogicalResult onnxopt::inferShapes(Model &M, DiagnosticEngine &Diags,
-                                   ShapeInferenceOptions Opts) {
+                                   ShapeInferenceOptions Opts,
+                                   TypeChangeLog *Log) {
   ShapeInference SI(M, Diags, Opts);
+  SI.setTypeChangeLog(Log);
   return SI.inferModel();
 }
 

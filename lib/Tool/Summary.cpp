@@ -62,10 +62,11 @@ ModelSummary onnxopt::summarizeModel(const Model &M) {
 }
 
 void onnxopt::addConstraints(Model &M, ModelSummary &S) {
-  TypeSnapshot Saved(M);
+  // The conditions need the inferred types; the model keeps its own.
+  TypeChangeLog Saved;
   DiagnosticEngine Quiet;
   Quiet.setHandler([](const Diagnostic &) {});
-  (void)inferShapes(M, Quiet);
+  (void)inferShapes(M, Quiet, {}, &Saved);
   DimAnalysis DA(M);
   DA.run();
   for (const DimConstraint &C : getInputConstraints(DA))

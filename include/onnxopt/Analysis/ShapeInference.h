@@ -13,10 +13,12 @@
 #ifndef ONNXOPT_ANALYSIS_SHAPEINFERENCE_H
 #define ONNXOPT_ANALYSIS_SHAPEINFERENCE_H
 
+#include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/IR/Type.h"
 #include "onnxopt/Support/Diagnostics.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -28,6 +30,7 @@ namespace onnxopt {
 class Graph;
 class Model;
 class Node;
+class TypeChangeLog;
 class Value;
 
 struct ShapeInferenceOptions {
@@ -115,6 +118,9 @@ public:
   /// Drops what the engine remembers about \p V (call before erasing a
   /// value that the engine has seen, if the engine is used afterwards).
   void forget(const Value &V);
+  /// From now on, saves each type into \p Log before changing it (null:
+  /// stop). The log must outlive the calls that infer while it is set.
+  void setTypeChangeLog(TypeChangeLog *Log);
 
   llvm::ArrayRef<DimFact> getDimFacts() const;
   const ShapeInferenceStats &getStats() const;
@@ -141,26 +147,44 @@ private:
   LogicalResult Result = success();
 };
 
-/// Infers the whole model with a temporary engine.
+/// Infers the whole model with a temporary engine; with \p Log, each type
+/// it changes is saved there first.
 LogicalResult inferShapes(Model &M, DiagnosticEngine &Diags,
-                          ShapeInferenceOptions Opts = {});
+                          ShapeInferenceOptions Opts = {},
+                          TypeChangeLog *Log = nullptr);
 
-/// The types of every graph input and node result (main graph and
-/// subgraphs), taken before an analysis infers over the model, so that the
-/// model can be left with the types it had.
-class TypeSnapshot {
+/// The types that inference changed in the model, each saved by the engine
+/// just before its first change (ShapeInference::setTypeChangeLog), so
+/// that a pass which infers only to read types (check-static,
+/// set-dim-range, fold-shapes, the summary's constraints) leaves the model
+/// with the types it had. The engine is the one place that knows which
+/// values an inference writes (a node's results, the inputs and results of
+/// the bodies it infers in place): the passes do not repeat that, and the
+/// cost is linear in what inference changes, not a copy of every type.
+/// As the listener of a pass's Rewriter it leaves the values of the nodes
+/// the pass creates with their inferred types.
+class TypeChangeLog : public RewriteListener {
 public:
-  explicit TypeSnapshot(Model &M);
-  /// A rewrite replaced \p Old by \p New: \p New gets \p Old's saved type.
+  /// Saves \p V's type unless it is saved already or \p V belongs to a
+  /// node made since (the engine calls it before changing the type).
+  void save(Value &V);
+  /// \p New took \p Old's place as a graph output, whose declared type it
+  /// keeps: \p New gets \p Old's saved (else current) type back.
   void transfer(Value *New, const Value *Old);
   /// \p V was erased: nothing is restored for it.
   void forget(const Value *V);
   /// Puts every saved type back (once).
   void restore();
 
+  void notifyNodeInserted(Node *N) override;
+
 private:
+  /// Values the model had before the log started.
+  bool isTracked(const Value *V) const;
+
   std::vector<std::pair<Value *, Type>> Saved;
   llvm::DenseMap<const Value *, size_t> Index;
+  llvm::DenseSet<const Node *> Created;
 };
 
 /// Merges \p Inferred into \p Declared following onnx::shape_inference's
