@@ -434,12 +434,10 @@ void DynamicRewrite::repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW) {
     Graph &G = *N.getParentGraph();
     Node *U;
     if (RW.getModel().getOpsetVersion("") >= 13) {
-      U = RW.createNode(
-          "Unsqueeze",
-          {Data, RW.createConstant(G, Tensor::fromInt64s(
-                                          "gather_axes",
-                                          {int64_t(NewAxes.size())}, NewAxes))},
-          1, "", "gathered");
+      Value *AxesV = RW.createConstant(
+          G, Tensor::fromInt64s("gather_axes", {int64_t(NewAxes.size())},
+                                NewAxes));
+      U = RW.createNode("Unsqueeze", {Data, AxesV}, 1, "", "gathered");
     } else {
       U = RW.createNode("Unsqueeze", {Data}, 1, "", "gathered");
       U->setAttr(Attribute::getInts("axes", NewAxes));
