@@ -130,6 +130,11 @@ public:
   std::vector<DimConstraint> Required;
   /// The greatest element of integer tensors made by Range (index tables).
   llvm::DenseMap<const Value *, DimExpr> ValueMax;
+  /// Inside an If branch: the suffix of its recorded symbols
+  /// (`@if0.then`, nested branches append theirs); empty in the main graph.
+  std::string Scope;
+  /// If nodes in walk order, for stable scope names across sweeps.
+  llvm::DenseMap<const Node *, unsigned> IfIndex;
 
   unsigned find(unsigned X) const {
     while (Parent[X] != X)
@@ -185,6 +190,9 @@ private:
   void sweepGraph(Graph &G);
   void visitNode(Node &N);
   DimExpr fromRecorded(const Value &V, unsigned I, bool Observe = true);
+  void sweepSubgraphs(Node &N);
+  void joinBranches(Node &If);
+  bool isBranchLocal(unsigned Root) const;
   const DimExpr &stableUnknown(const Value &V, unsigned I);
   const Dims *dims(const Node &N, unsigned I);
   const Dims *data(const Node &N, unsigned I);
@@ -347,6 +355,14 @@ bool DimAnalysis::Impl::unite(const DimExpr &A, const DimExpr &B,
   unsigned RA = find(idOf(A)), RB = find(idOf(B));
   if (RA == RB)
     return false;
+  // In an If branch, an equality between two classes the rest of the model
+  // reads holds only when the branch runs: it is the node's condition
+  // (filtered by the branch taken in getConstraints), not a union.
+  if (!Scope.empty() && Because && !isBranchLocal(RA) && !isBranchLocal(RB)) {
+    require(DimConstraint::Equal, A, B, *Because,
+            "the node needs these dims equal");
+    return false;
+  }
   // Two different numbers: the model (a declared type) or an op model here
   // is wrong; never merge them.
   const DimExpr &CA = Best[RA], &CB = Best[RB];
@@ -451,9 +467,13 @@ DimExpr DimAnalysis::Impl::fromRecorded(const Value &V, unsigned I,
   if (D.isKnown())
     return DimExpr::constant(D.getValue());
   if (D.isSymbol()) {
-    auto [It, New] = SymbolExprs.try_emplace(D.getSymbol());
+    // A name recorded in a branch is that branch's claim only: exporters
+    // give both branches' results one name (torch 1.13), and the dims the
+    // branches compute for it may differ.
+    std::string Name = D.getSymbol().str() + Scope;
+    auto [It, New] = SymbolExprs.try_emplace(Name);
     if (New)
-      It->second = DimExpr::symbol(D.getSymbol());
+      It->second = DimExpr::symbol(Name);
     return Observe ? observe(It->second) : best(It->second);
   }
   const DimExpr &E = stableUnknown(V, I);
@@ -486,9 +506,104 @@ void DimAnalysis::Impl::sweepGraph(Graph &G) {
     Seed(*V);
   for (Node &N : G.getNodes()) {
     visitNode(N);
-    for (Graph *Sub : N.getSubgraphs())
-      sweepGraph(*Sub);
+    sweepSubgraphs(N);
   }
+}
+
+/// The graph of \p N's attribute \p Name (an If's branch), or null.
+static const Graph *getBranch(const Node &N, llvm::StringRef Name) {
+  const Attribute *A = N.getAttr(Name);
+  return A && A->isGraph() && !A->Graphs.empty() ? A->Graphs[0].get() : nullptr;
+}
+
+static bool isIf(const Node &N) {
+  return N.getOpType() == "If" && N.getDomain().empty();
+}
+
+void DimAnalysis::Impl::sweepSubgraphs(Node &N) {
+  std::string Outer = Scope;
+  for (Graph *Sub : N.getSubgraphs()) {
+    if (isIf(N)) {
+      unsigned I = IfIndex.try_emplace(&N, IfIndex.size()).first->second;
+      Scope = Outer + "@if" + std::to_string(I) +
+              (Sub == getBranch(N, "then_branch") ? ".then" : ".else");
+    }
+    sweepGraph(*Sub);
+    Scope = Outer;
+  }
+  if (isIf(N))
+    joinBranches(N);
+}
+
+/// The value of an If's condition where known: a constant, or a comparison
+/// of dims decided at the model's sizes.
+static std::optional<bool> getConstantCondition(const Dims *D, const Node &If) {
+  if (D && D->size() == 1 && (*D)[0].isConstant())
+    return (*D)[0].getConstant() != 0;
+  if (If.getNumOperands() == 0 || !If.getOperand(0))
+    return std::nullopt;
+  Tensor T = getConstantValue(*If.getOperand(0));
+  if (T.isNull() || T.getNumElements() != 1)
+    return std::nullopt;
+  std::optional<std::vector<double>> V = T.toDoubles();
+  if (!V || V->size() != 1)
+    return std::nullopt;
+  return (*V)[0] != 0;
+}
+
+/// The If's result dims from its branches, now that they are known: those
+/// of the taken branch when the condition is known, else a dim both
+/// branches compute alike. Branch names are the branch's own (fromRecorded),
+/// so without this the result would only be its recorded name.
+void DimAnalysis::Impl::joinBranches(Node &If) {
+  const Graph *Then = getBranch(If, "then_branch");
+  const Graph *Else = getBranch(If, "else_branch");
+  if (!Then || !Else)
+    return;
+  std::optional<bool> Cond = getConstantCondition(data(If, 0), If);
+  auto BranchDims = [&](const Graph *G, unsigned I) -> const Dims * {
+    if (I >= G->getOutputs().size() || !G->getOutput(I))
+      return nullptr;
+    auto It = ValueDims.find(G->getOutput(I));
+    return It == ValueDims.end() ? nullptr : &It->second;
+  };
+  for (unsigned I = 0; I < If.getNumResults(); ++I) {
+    Value *V = If.getResult(I);
+    auto Res = V ? ValueDims.find(V) : ValueDims.end();
+    if (Res == ValueDims.end())
+      continue;
+    const Dims *T = BranchDims(Then, I), *E = BranchDims(Else, I);
+    if (Cond)
+      T = E = *Cond ? T : E;
+    if (!T || !E || T->size() != Res->second.size() ||
+        E->size() != Res->second.size())
+      continue;
+    for (unsigned K = 0; K < T->size(); ++K) {
+      // Only what holds whichever branch runs (or the one that runs), and
+      // only in terms the rest of the model can read: a branch's own name
+      // means nothing outside it.
+      DimExpr A = best((*T)[K]), B = best((*E)[K]);
+      if (A != B || !(A.isConstant() || isInputExpressible(A)))
+        continue;
+      if (V->getType().isTensor() && V->getType().hasShape())
+        unite(A, fromRecorded(*V, K, /*Observe=*/false), &If);
+      Res->second[K] = observe(A);
+    }
+  }
+}
+
+/// A class only the current branch reads: its best form is a symbol
+/// recorded in the branch (no number, no input symbol: those rank better),
+/// or an unknown.
+bool DimAnalysis::Impl::isBranchLocal(unsigned Root) const {
+  const DimExpr &E = Best[Root];
+  if (E.isConstant() || isInputExpressible(E))
+    return false;
+  if (E.hasUnknown())
+    return true;
+  bool Local = false;
+  E.forEachSymbol([&](llvm::StringRef S) { Local |= S.endswith(Scope); });
+  return Local;
 }
 
 const Dims *DimAnalysis::Impl::dims(const Node &N, unsigned I) {
@@ -711,10 +826,39 @@ bool onnxopt::dimRulesCover(const Node &N) {
   return Rule && Rule->StatesAllConditions;
 }
 
+/// Whether a condition needed by \p N binds the model: a node inside an If
+/// branch runs only when the branch is taken. A branch the condition rules
+/// out never runs, so its conditions are dropped. A branch whose condition
+/// the analysis does not know (it depends on the symbols' values) may or
+/// may not run: its conditions are dropped too, since a pass that checks
+/// them would refuse shapes at which the other branch runs (the 8 kHz
+/// encoder of a VAD checked at 16 kHz sizes). This loses no top-level
+/// condition: nodes outside branches, and the If's own, always count.
+/// Where the shape is fixed (freeze-dims' check after freezing, check-static)
+/// the condition is decided and the taken branch's conditions are checked.
+static bool bindsModel(const DimAnalysis &DA, const Node *N) {
+  for (; N; N = N->getParentGraph()->getParentNode()) {
+    const Node *Owner = N->getParentGraph()->getParentNode();
+    if (!Owner || Owner->getOpType() != "If" || !Owner->getDomain().empty())
+      continue;
+    const Value *C = Owner->getNumOperands() ? Owner->getOperand(0) : nullptr;
+    std::optional<bool> Cond =
+        getConstantCondition(C ? DA.getData(*C) : nullptr, *Owner);
+    if (!Cond)
+      return false;
+    if (getBranch(*Owner, *Cond ? "then_branch" : "else_branch") !=
+        N->getParentGraph())
+      return false;
+  }
+  return true;
+}
+
 std::vector<DimConstraint> DimAnalysis::getConstraints() const {
   std::vector<DimConstraint> Result;
   std::set<std::string> Seen;
   auto Add = [&](DimConstraint C) {
+    if (C.N && !bindsModel(*this, C.N))
+      return;
     if (C.K != DimConstraint::DataDependent &&
         decide(C, SymbolDomain()) == Verdict::Holds)
       return;

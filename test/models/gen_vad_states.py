@@ -16,7 +16,11 @@ travel through If nodes whose branches read outer-scope values:
 
     /usr/bin/python3 test/models/gen_vad_states.py [--out-dir test/models]
 
-Writes vad_states.onnx (opset 12, fixed seed, about 60 KB).
+Writes vad_states.onnx (opset 12, fixed seed, about 60 KB). With
+--enc8-stride16, writes vad_states_enc8.onnx instead (about 95 KB): the 8 kHz
+encoder has kernel 32, stride 16, so its frame count differs from the 16 kHz
+one's, and torch 1.13 still gives both branches' results one dim name (the
+If-branch conditions of docs/constraints.md).
 """
 
 import argparse
@@ -29,10 +33,13 @@ SEED = 20261205
 
 
 class VadStates(nn.Module):
-    def __init__(self):
+    def __init__(self, enc8_stride16=False):
         super().__init__()
         self.enc16 = nn.Conv1d(1, 16, 64, stride=32)
-        self.enc8 = nn.Conv1d(1, 16, 64, stride=32)
+        if enc8_stride16:
+            self.enc8 = nn.Conv1d(1, 16, 32, stride=16)
+        else:
+            self.enc8 = nn.Conv1d(1, 16, 64, stride=32)
         self.lstm = nn.LSTM(16, 32, num_layers=2)
         self.dec = nn.Conv1d(32, 1, 1)
 
@@ -53,14 +60,18 @@ class VadStates(nn.Module):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out-dir", default=os.path.dirname(os.path.abspath(__file__)))
-    out = p.parse_args().out_dir
+    p.add_argument("--enc8-stride16", action="store_true",
+                   help="8 kHz encoder with kernel 32, stride 16")
+    args = p.parse_args()
+    out = args.out_dir
 
     torch.manual_seed(SEED)
-    model = torch.jit.script(VadStates().eval())
+    model = torch.jit.script(VadStates(args.enc8_stride16).eval())
     x = torch.randn(1, 512)
     h = torch.randn(2, 1, 32)
     c = torch.randn(2, 1, 32)
-    path = f"{out}/vad_states.onnx"
+    name = "vad_states_enc8" if args.enc8_stride16 else "vad_states"
+    path = f"{out}/{name}.onnx"
     torch.onnx.export(
         model, (x, h, c), path, input_names=["input", "h", "c"],
         output_names=["output", "hn", "cn"],
