@@ -379,7 +379,9 @@ void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
         if (E.isConstant() && E.getConstant() == OldSize && !Literal)
           Literal = K;
         bool Mentions = false;
-        E.forEachSymbol([&](llvm::StringRef T) { Mentions |= T == S; });
+        // A structured binding cannot be captured in C++17 (clang refuses).
+        const std::string &Name = S;
+        E.forEachSymbol([&](llvm::StringRef T) { Mentions |= T == Name; });
         if (E == Sym)
           Whole = true;
         else if (Mentions && !Merged)
@@ -1551,7 +1553,9 @@ LogicalResult DynamicRewrite::nameDynamicDims(Model &M,
     if (!Given)
       continue;
     auto Source =
-        llvm::find_if(Map, [&](const auto &R) { return R.second == Name; });
+        llvm::find_if(Map, [&Wanted = Name](const auto &R) {
+          return R.second == Wanted;
+        });
     if (Source != Map.end() && ProvenSame(Source->first, Name))
       continue; // rename-dims merges the two: they are one dim
     std::string New = Fresh(Name);
