@@ -516,8 +516,11 @@ static const Graph *getBranch(const Node &N, llvm::StringRef Name) {
   return A && A->isGraph() && !A->Graphs.empty() ? A->Graphs[0].get() : nullptr;
 }
 
+/// Whether \p N holds branches of which one runs (If), by the registry's
+/// Conditional trait.
 static bool isIf(const Node &N) {
-  return N.getOpType() == "If" && N.getDomain().empty();
+  const OpDef *Def = lookupOp(N);
+  return Def && Def->has(Conditional);
 }
 
 void DimAnalysis::Impl::sweepSubgraphs(Node &N) {
@@ -839,7 +842,7 @@ bool onnxopt::dimRulesCover(const Node &N) {
 static bool bindsModel(const DimAnalysis &DA, const Node *N) {
   for (; N; N = N->getParentGraph()->getParentNode()) {
     const Node *Owner = N->getParentGraph()->getParentNode();
-    if (!Owner || Owner->getOpType() != "If" || !Owner->getDomain().empty())
+    if (!Owner || !isIf(*Owner))
       continue;
     const Value *C = Owner->getNumOperands() ? Owner->getOperand(0) : nullptr;
     std::optional<bool> Cond =
