@@ -137,11 +137,16 @@ llvm::ArrayRef<EvalRule> evalRules() { return {}; }
 // made unique in the model. Each If result is then replaced by the copy of
 // the branch output, which keeps the If's declared type. Refused when a
 // branch output's type contradicts the If's declared one (another element
-// type or rank, or a dim that differs where both are known or named: the
-// model's declared types would change), when a branch node holds a
-// subgraph (not copied here), or when the graph interface forbids the
+// type or rank, or two known dims that differ: the model's declared types
+// would change; dims named differently are the same claim about one value
+// and do not refuse), when a branch node holds a subgraph (not copied
+// here; an If nested in the taken branch is inlined first, where its own
+// condition is constant), or when the graph interface forbids the
 // replacement (an If result that is a graph output cannot become a graph
-// input or a constant).
+// input or a constant). An If inside a branch or a Loop body is inlined
+// into that body the same way: the driver visits every graph, the copies
+// land in the If's own graph and read the values they read before, from
+// whichever scope defines them.
 
 namespace {
 
@@ -160,7 +165,12 @@ const Graph *takenBranch(const Node &N) {
 
 /// True when a value of type \p Branch may stand where \p Declared is
 /// declared: same kind and element type, and where both have shapes the
-/// same rank and no two known or named dims differ.
+/// same rank and no two known dims differ. Named dims may differ, as they
+/// may between an If's declared result and its branches (ifBranchesFit):
+/// exporters name a branch output's dims afresh (torch 1.13's
+/// `__Identity_..._dim_1` against the If's `batch`), and both names are
+/// claims about the one value the If returns. The copy keeps the If's
+/// declared type, so inlining adds no claim the model did not make.
 bool typeFits(const Type &Declared, const Type &Branch) {
   if (Declared.isNone() || Branch.isNone())
     return true;
@@ -177,7 +187,7 @@ bool typeFits(const Type &Declared, const Type &Branch) {
     return false;
   for (size_t I = 0; I < Declared.getRank(); ++I) {
     const Dim &A = Declared.getDims()[I], &B = Branch.getDims()[I];
-    if (!A.isUnknown() && !B.isUnknown() && A != B)
+    if (A.isKnown() && B.isKnown() && A.getValue() != B.getValue())
       return false;
   }
   return true;

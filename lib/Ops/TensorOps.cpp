@@ -26,6 +26,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <onnx/defs/tensor_proto_util.h>
 #include <tuple>
 
@@ -2165,6 +2166,80 @@ LogicalResult cancelUnsqueezeOfSqueeze(Node &N, Rewriter &R) {
   return cancelAxesPair(N, R, "Squeeze");
 }
 
+/// The permutation \p N applies, or nothing when it is unknown (no perm
+/// and an input of unknown rank) or not a permutation. \p KnownRank is the
+/// input's rank when the caller knows it better than the recorded type (the
+/// result of another Transpose). A Transpose without perm reverses the dims.
+std::optional<std::vector<int64_t>>
+transposePerm(const Node &N, std::optional<size_t> KnownRank = std::nullopt) {
+  if (N.getNumOperands() != 1 || !N.getOperand(0) || N.getNumResults() != 1 ||
+      !N.getResult(0))
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> Perm = N.getAttrInts("perm");
+  if (!Perm) {
+    int64_t Rank = knownRank(N.getOperand(0));
+    if (!KnownRank && Rank >= 0)
+      KnownRank = size_t(Rank);
+    if (!KnownRank)
+      return std::nullopt;
+    Perm.emplace(*KnownRank);
+    std::iota(Perm->rbegin(), Perm->rend(), 0);
+  }
+  std::vector<bool> Seen(Perm->size(), false);
+  for (int64_t P : *Perm) {
+    if (P < 0 || P >= int64_t(Perm->size()) || Seen[P])
+      return std::nullopt;
+    Seen[P] = true;
+  }
+  return Perm;
+}
+
+bool isIdentityPerm(llvm::ArrayRef<int64_t> Perm) {
+  for (size_t I = 0; I < Perm.size(); ++I)
+    if (Perm[I] != int64_t(I))
+      return false;
+  return true;
+}
+
+LogicalResult eraseIdentityTranspose(Node &N, Rewriter &R) {
+  std::optional<std::vector<int64_t>> Perm = transposePerm(N);
+  if (!Perm)
+    return R.notifyMatchFailure(N, "perm unknown or invalid");
+  if (!isIdentityPerm(*Perm))
+    return R.notifyMatchFailure(N, "perm moves dims");
+  return pattern::forwardOperand(N, N.getOperand(0), R);
+}
+
+/// B(A(X)) takes dim i of its result from dim pA[pB[i]] of X: one
+/// Transpose of X, or X itself when that is the identity.
+LogicalResult mergeTransposes(Node &N, Rewriter &R) {
+  Value *A = pattern::operandOrNull(N, 0);
+  Node *Inner = A ? A->getDefiningNode() : nullptr;
+  if (!Inner || !Inner->is("Transpose") || !Inner->isOnnxDomain())
+    return R.notifyMatchFailure(N, "input is not a Transpose");
+  std::optional<std::vector<int64_t>> First = transposePerm(*Inner);
+  if (!First)
+    return R.notifyMatchFailure(N, "perm of the input Transpose unknown");
+  std::optional<std::vector<int64_t>> Outer = transposePerm(N, First->size());
+  if (!Outer || Outer->size() != First->size())
+    return R.notifyMatchFailure(N, "perms unknown or of different ranks");
+  std::vector<int64_t> Composed(Outer->size());
+  for (size_t I = 0; I < Composed.size(); ++I)
+    Composed[I] = (*First)[(*Outer)[I]];
+  Value *X = Inner->getOperand(0);
+  // The inner Transpose goes with N's dead chain unless it has other users.
+  if (isIdentityPerm(Composed))
+    return pattern::forwardOperand(N, X, R);
+  Node *Fused = R.createNode("Transpose", {X}, 1, "", N.getName());
+  Fused->setAttr(Attribute::getInts("perm", Composed));
+  Fused->getResult(0)->setType(N.getResult(0)->getType());
+  // A new node result can always take over a graph output's name.
+  if (failed(R.replaceAllUsesWith(N.getResult(0), Fused->getResult(0))))
+    return failure();
+  R.eraseDeadChain(N);
+  return success();
+}
+
 const LocalPattern PadPatterns[] = {{"erase-zero-pad", eraseZeroPad}};
 const LocalPattern SlicePatterns[] = {{"erase-full-slice", eraseFullSlice},
                                       {"merge-slices", mergeSlices}};
@@ -2179,6 +2254,10 @@ const LocalPattern SqueezePatterns[] = {
 const LocalPattern UnsqueezePatterns[] = {
     {"cancel-unsqueeze-of-squeeze", cancelUnsqueezeOfSqueeze}};
 
+const LocalPattern TransposePatterns[] = {
+    {"erase-identity-transpose", eraseIdentityTranspose},
+    {"merge-transposes", mergeTransposes}};
+
 const PatternRule PatternRows[] = {
     {"", "Pad", 1, PadPatterns},
     {"", "Slice", 1, SlicePatterns},
@@ -2189,6 +2268,7 @@ const PatternRule PatternRows[] = {
     {"", "Tile", 6, TilePatterns},
     {"", "Squeeze", 1, SqueezePatterns},
     {"", "Unsqueeze", 1, UnsqueezePatterns},
+    {"", "Transpose", 1, TransposePatterns},
 };
 
 } // namespace
