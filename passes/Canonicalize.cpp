@@ -9,14 +9,15 @@
 // the op it rewrites in lib/Ops/<Family>Ops.cpp: per-channel affine maps
 // folded into Conv and ConvTranspose (BatchNormalization, Mul, Add),
 // arithmetic by its identity element, Pad/Slice/Split/Concat/Expand/Tile
-// that move nothing, consecutive Slices merged, Squeeze/Unsqueeze pairs
-// cancelled and If with a constant condition inlined. Like MLIR's
-// canonicalize: this pass knows no op; it hands one Pattern per op that
-// has patterns to the greedy driver, which descends into If/Loop/Scan
-// bodies and revisits what each rewrite touched. Each pattern looks only at
-// its node and the producers of its operands, so a round is linear in the
-// graph. Nodes and constants a rewrite leaves dead are erased with it;
-// dead code that was there before is dce's.
+// that move nothing, consecutive Slices and Transposes merged,
+// Squeeze/Unsqueeze pairs cancelled and If with a constant condition
+// inlined (in the main graph or in the branch or body that holds it).
+// Like MLIR's canonicalize: this pass knows no op; it hands one Pattern per
+// op that has patterns to the greedy driver, which descends into
+// If/Loop/Scan bodies and revisits what each rewrite touched. Each pattern
+// looks only at its node and the producers of its operands, so a round is
+// linear in the graph. Nodes and constants a rewrite leaves dead are erased
+// with it; dead code that was there before is dce's.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/IR/IR.h"
@@ -55,8 +56,9 @@ public:
   llvm::StringRef getDescription() const override {
     return "apply the op registry's local patterns (Conv with BatchNorm or a "
            "per-channel Mul/Add fused, identity arithmetic and no-op data "
-           "movement removed, Slices merged, Squeeze/Unsqueeze pairs "
-           "cancelled, If with a constant condition inlined), in every graph";
+           "movement removed, Slices and Transposes merged, Squeeze/Unsqueeze "
+           "pairs cancelled, If with a constant condition inlined), in every "
+           "graph";
   }
 
   LogicalResult run(Model &M, PassContext &Ctx) override {

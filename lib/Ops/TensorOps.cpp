@@ -1900,6 +1900,11 @@ llvm::ArrayRef<EvalRule> evalRules() { return EvalRows; }
 // Before:  A = Unsqueeze(X, [1])           B = Squeeze(A, [1])
 // After:   users of B read X               # and Squeeze then Unsqueeze
 //
+// Before:  T = Transpose<perm=[0,1,2]>(X)
+// After:   users of T read X
+// Before:  A = Transpose<perm=[1,0,2]>(X)  B = Transpose<perm=[0,2,1]>(A)
+// After:   B = Transpose<perm=[1,2,0]>(X)  # X itself when that is [0,1,2]
+//
 // A Slice is the identity only where each sliced axis starts at 0, steps 1
 // and ends at or past its dim (a known dim, or INT32_MAX and above, which
 // exporters write for "to the end"). Two Slices on one axis merge only with
@@ -1907,7 +1912,8 @@ llvm::ArrayRef<EvalRule> evalRules() { return EvalRows; }
 // [s1 + s2, min(e1, s1 + e2)), clamped to X's dim as both were. Unsqueeze
 // then Squeeze of the same axes is X; Squeeze then Unsqueeze of the same
 // axes is X too, since Squeeze fails unless those dims are 1. Reshape to
-// the same shape and Reshape chains are fold-shapes' (eraseNoOpReshape).
+// the same shape and Reshape chains are fold-shapes' (eraseNoOpReshape),
+// which proves them with the dim analysis.
 
 namespace {
 
