@@ -99,7 +99,7 @@ struct FreezeState {
 /// The stored gears sorted by the frozen values.
 struct GearCheck {
   DimGears Kept;
-  /// Each dropped gear with the dims that disagree (`N=4, frozen to 1`).
+  /// Each dropped gear with its values that disagree (`N=4, H=320`).
   std::vector<std::pair<std::string, std::string>> Dropped;
 };
 
