@@ -23,6 +23,14 @@
 // has). After freezing, an inferred type that contradicts a declared one is
 // an error naming the node. The stored ranges of frozen symbols are dropped.
 //
+// Stored gears (set-dim-range{gears=...}: the only shapes the model is used
+// at) are checked against the frozen values: a gear that gives a frozen dim
+// another value can no longer occur and is dropped, with a remark naming
+// it; when no gear agrees, freezing is refused (the model was declared to
+// run only at its gears), naming the gears and the frozen values. The kept
+// gears lose the inputs that became static; when no input has a non-static
+// dim left, the gears go, as the ranges of frozen symbols do.
+//
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/DimRanges.h"
@@ -31,6 +39,7 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Passes.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include <map>
@@ -87,6 +96,13 @@ struct FreezeState {
   std::set<std::string> Symbols;
 };
 
+/// The stored gears sorted by the frozen values.
+struct GearCheck {
+  DimGears Kept;
+  /// Each dropped gear with its values that disagree (`N=4, H=320`).
+  std::vector<std::pair<std::string, std::string>> Dropped;
+};
+
 class FreezeDimsPass : public Pass {
 public:
   llvm::StringRef getArgument() const override { return "freeze-dims"; }
@@ -112,6 +128,10 @@ private:
   /// Refuses values that break a condition some node needs to run.
   LogicalResult checkConstraints(FreezeState &S, Model &M,
                                  PassContext &Ctx) const;
+  /// Sorts the stored gears into those that agree with the frozen values
+  /// and those that do not; refuses when gears are stored and none agrees.
+  LogicalResult checkGears(FreezeState &S, Model &M, GearCheck &Out,
+                           DiagnosticEngine &Diags) const;
 
   ListOption<std::string> Dims{*this, "dims",
                                "symbols to fix, as name:value pairs",
@@ -287,8 +307,8 @@ LogicalResult FreezeDimsPass::checkConstraints(FreezeState &S, Model &M,
       Values += (Values.empty() ? "" : ", ") + Sym + "=" +
                 std::to_string(*Value(Sym));
     auto D = C.N ? emitError(Diags, *C.N) : emitError(Diags);
-    D << "the model cannot run at " << Values << ": it needs "
-      << C.condition() << " (" << C.Why << ")";
+    D << "the model cannot run at " << Values << ": it needs " << C.condition()
+      << " (" << C.Why << ")";
     ++Broken;
   }
   // The relations the user asserted (set-dim-range{relations=...}).
@@ -313,6 +333,99 @@ LogicalResult FreezeDimsPass::checkConstraints(FreezeState &S, Model &M,
   return success();
 }
 
+/// `N=4, dim 1 of 'X'=8`: the gear's values at the frozen dims where
+/// they differ from the frozen ones; empty when the gear agrees. \p Values
+/// are the gear's symbol values.
+static std::string
+gearDisagreement(const FreezeState &S, const DimGear &Gear,
+                 const std::map<std::string, int64_t> &Values) {
+  std::string Why;
+  auto Add = [&Why](const std::string &Part) {
+    Why += (Why.empty() ? "" : ", ") + Part;
+  };
+  for (const auto &[Sym, V] : Values) {
+    auto It = S.Bindings.find(Sym);
+    if (It != S.Bindings.end() && It->second.Value != V)
+      Add(Sym + "=" + std::to_string(V));
+  }
+  // Unknown dims set through shapes= have no symbol: compare in place.
+  for (const auto &[In, Index, Val] : S.Direct)
+    for (const GearShape &Shape : Gear)
+      if (Shape.Input == In->getName() && Index < Shape.Dims.size() &&
+          Shape.Dims[Index] != Val)
+        Add("dim " + std::to_string(Index) + " of '" + Shape.Input +
+            "'=" + std::to_string(Shape.Dims[Index]));
+  return Why;
+}
+
+/// `N=1, dim 0 of 'X'=2`: the frozen values, for the refusal.
+static std::string frozenValues(const FreezeState &S) {
+  std::string Text;
+  for (const auto &[Sym, B] : S.Bindings)
+    Text += (Text.empty() ? "" : ", ") + Sym + "=" + std::to_string(B.Value);
+  for (const auto &[In, Index, Val] : S.Direct)
+    Text += (Text.empty() ? "" : ", ") + std::string("dim ") +
+            std::to_string(Index) + " of '" + In->getName().str() +
+            "'=" + std::to_string(Val);
+  return Text;
+}
+
+LogicalResult FreezeDimsPass::checkGears(FreezeState &S, Model &M,
+                                         GearCheck &Out,
+                                         DiagnosticEngine &Diags) const {
+  DimGears Stored;
+  std::string Err;
+  if (!getDimGears(M, Stored, Err))
+    return emitError(Diags) << "cannot read the stored gears: " << Err;
+  std::string Refused;
+  for (const DimGear &Gear : Stored) {
+    DimGear Normalized;
+    std::map<std::string, int64_t> Values;
+    if (!resolveDimGear(M, Gear, Normalized, Values, Err))
+      return emitError(Diags)
+             << "the stored gears do not fit the model: " << Err
+             << " (set-dim-range{gears=...} replaces them)";
+    std::string Why = gearDisagreement(S, Normalized, Values);
+    if (Why.empty()) {
+      Out.Kept.push_back(std::move(Normalized));
+      continue;
+    }
+    Refused += (Refused.empty() ? "" : "; ") + std::string("gear '") +
+               printDimGear(Normalized) + "' has " + Why;
+    Out.Dropped.emplace_back(printDimGear(Normalized), Why);
+  }
+  if (Stored.empty() || !Out.Kept.empty())
+    return success();
+  return emitError(Diags)
+         << "no stored gear agrees with the frozen values " << frozenValues(S)
+         << ": " << Refused
+         << "; the model is declared to run only at its gears "
+            "(set-dim-range{gears=...}), so nothing was frozen";
+}
+
+/// After freezing: the kept gears without the inputs that became static
+/// (none left: no gears). \p Kept agree with the frozen values, so each
+/// resolves against the frozen model.
+static LogicalResult storeKeptGears(Model &M, const DimGears &Kept,
+                                    DiagnosticEngine &Diags) {
+  DimGears Result;
+  std::string Err;
+  for (const DimGear &Gear : Kept) {
+    DimGear Normalized;
+    std::map<std::string, int64_t> Values;
+    if (!resolveDimGear(M, Gear, Normalized, Values, Err))
+      return emitError(Diags) << "cannot store the kept gears: " << Err;
+    if (!Normalized.empty() && !llvm::is_contained(Result, Normalized))
+      Result.push_back(std::move(Normalized));
+  }
+  DimGears Stored;
+  if (!getDimGears(M, Stored, Err))
+    return emitError(Diags) << "cannot read the stored gears: " << Err;
+  if (Result != Stored && !setDimGears(M, Result, Err))
+    return emitError(Diags) << "cannot store the kept gears: " << Err;
+  return success();
+}
+
 using DimPlaces = std::set<std::pair<const Value *, unsigned>>;
 
 /// The dims that are not numbers before freezing.
@@ -334,13 +447,14 @@ static LogicalResult checkFrozenDims(Model &M, const DimPlaces &WasSymbolic,
                                      DiagnosticEngine &Diags) {
   unsigned Bad = 0;
   forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
-    bool Broken = D.isKnown() &&
-                  (D.getValue() < 0 ||
-                   (D.getValue() == 0 && WasSymbolic.count({V, Index})));
+    bool Broken =
+        D.isKnown() && (D.getValue() < 0 ||
+                        (D.getValue() == 0 && WasSymbolic.count({V, Index})));
     if (Broken && Bad++ < 5) {
       const Node *Def = V ? V->getDefiningNode() : nullptr;
       auto Diag = Def ? emitError(Diags, *Def)
-                      : V ? emitError(Diags, *V) : emitError(Diags);
+                  : V ? emitError(Diags, *V)
+                      : emitError(Diags);
       Diag << "the frozen model gives "
            << (V ? "'" + V->getName().str() + "'" : std::string("a value"))
            << " dim " << Index << " = " << D.getValue();
@@ -361,8 +475,8 @@ static LogicalResult checkFrozenDims(Model &M, const DimPlaces &WasSymbolic,
     if (decide(C, SymbolDomain()) != Verdict::Fails)
       continue;
     auto Diag = C.N ? emitError(Diags, *C.N) : emitError(Diags);
-    Diag << "the frozen model cannot run: " << C.condition() << " ("
-         << C.Why << ")";
+    Diag << "the frozen model cannot run: " << C.condition() << " (" << C.Why
+         << ")";
     ++Broken;
   }
   if (Broken)
@@ -424,13 +538,19 @@ LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
   for (const std::unique_ptr<Value> &V : M.getGraph().getInputs())
     Saved.emplace_back(V.get(), V->getType());
   DimRangeMap Ranges;
+  GearCheck Gears;
   if (failed(collectBindings(S, M, Diags)) ||
       failed(checkRanges(S, M, Ranges, Diags)) ||
+      failed(checkGears(S, M, Gears, Diags)) ||
       failed(checkConstraints(S, M, Ctx))) {
     for (auto &[V, T] : Saved)
       V->setType(T);
     return failure();
   }
+  // Said before anything changes, while the frozen values are at hand.
+  for (const auto &[Gear, Why] : Gears.Dropped)
+    emitRemark(Diags) << "stored gear '" << Gear << "' dropped: it has " << Why
+                      << ", the model is frozen at " << frozenValues(S);
   // Frozen symbols are gone: so are their ranges.
   bool DroppedRange = false;
   for (const auto &Entry : Bindings)
@@ -459,6 +579,8 @@ LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
   }
   if (!Bindings.empty() || !Direct.empty())
     Ctx.Changed = true;
+  if (failed(storeKeptGears(M, Gears.Kept, Diags)))
+    return failure();
   if (failed(foldUntilStable(M, Ctx)))
     return failure();
   return checkFrozenDims(M, WasSymbolic, Diags);

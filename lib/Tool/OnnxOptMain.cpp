@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Tool/OnnxOptMain.h"
 #include "Summary.h"
+#include "onnxopt/Analysis/DimRanges.h"
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/Export/TextPrintOptions.h"
@@ -100,7 +101,9 @@ struct CommandLine {
   /// --allow-external-data-outside: external data may lie outside the
   /// model's directory.
   bool AllowExternalOutside = false;
-  /// --freeze-shape-sets: one static model per ';'-separated shape set.
+  /// --freeze-shape-sets: one static model per ';'-separated shape set;
+  /// without sets, one per gear stored in the model.
+  bool FreezeFamily = false;
   std::vector<std::string> ShapeSets;
   /// --elide-weights[=N]: print tensors above N elements as a placeholder.
   std::optional<uint64_t> ElideAbove;
@@ -206,6 +209,9 @@ static void printHelp(llvm::raw_ostream &OS) {
         "weight file: -o dir/m.onnx\n"
         "                           gives dir/m_1x3x640x640.onnx, ..., and "
         "dir/m.weights.data\n"
+        "  --freeze-shape-sets      the same, one model per gear stored in "
+        "the model\n"
+        "                           (set-dim-range{gears=...})\n"
      << "  --version                print the version\n"
      << "  -h, --help               print this help\n\n"
      << "Shapes are written input[1,3,640,640] or, as trtexec does, "
@@ -235,6 +241,23 @@ static std::string unknownFlag(llvm::StringRef Arg, llvm::StringRef Name) {
   if (!Best.empty())
     return Msg + "; did you mean '--" + Best + "'?";
   return Msg + " (see --help)";
+}
+
+/// True when \p Arg, given after --freeze-shape-sets with a space, reads
+/// as shape sets rather than as the input file or another flag.
+static bool looksLikeShapeSets(llvm::StringRef Arg) {
+  if (Arg.startswith("-") || llvm::sys::fs::exists(Arg))
+    return false;
+  llvm::SmallVector<llvm::StringRef, 4> Sets;
+  Arg.split(Sets, ';', -1, false);
+  for (llvm::StringRef Set : Sets) {
+    std::vector<std::unique_ptr<Pass>> Passes;
+    PipelineError E;
+    if (failed(parsePassPipeline("freeze-dims{shapes=" + Set.trim().str() + "}",
+                                 Passes, E)))
+      return false;
+  }
+  return !Sets.empty();
 }
 
 /// True when \p Arg reads as options of pass \p PassName (`shapes=x[1]`),
@@ -387,16 +410,24 @@ static bool parseCommandLine(int Argc, char **Argv, CommandLine &CL,
       CL.NoElide = true;
       CL.ElideAbove.reset();
     } else if (Name == "freeze-shape-sets") {
+      CL.FreezeFamily = true;
+      // Without a value the sets are the model's stored gears; a value
+      // may also follow after a space.
       std::string V;
-      if (!NextValue(Name, Inline, V))
-        return false;
+      if (Inline)
+        V = Inline->str();
+      else if (I + 1 < Argc && looksLikeShapeSets(Argv[I + 1]))
+        V = Argv[++I];
+      else
+        continue;
       llvm::SmallVector<llvm::StringRef, 4> Sets;
       llvm::StringRef(V).split(Sets, ';', -1, false);
       for (llvm::StringRef Set : Sets)
         if (!Set.trim().empty())
           CL.ShapeSets.push_back(Set.trim().str());
       if (CL.ShapeSets.empty()) {
-        Error = "--freeze-shape-sets needs at least one shape set";
+        Error = "--freeze-shape-sets= needs at least one shape set (without "
+                "'=' it uses the gears stored in the model)";
         return false;
       }
       // Check every set now, before any model is read.
@@ -488,6 +519,42 @@ static std::string shapeSetTag(llvm::StringRef Set) {
   return Tag;
 }
 
+/// The shape sets of the family: the given ones, else the gears stored in
+/// \p M (set-dim-range{gears=...}). Says which it uses when the model
+/// stores gears.
+static LogicalResult chooseShapeSets(const CommandLine &CL, const Model &M,
+                                     std::vector<std::string> &Sets,
+                                     DiagnosticEngine &Diags) {
+  DimGears Gears;
+  std::string Err;
+  if (!getDimGears(M, Gears, Err))
+    return emitError(Diags) << "--freeze-shape-sets: cannot read the stored "
+                               "gears: "
+                            << Err;
+  if (!CL.ShapeSets.empty()) {
+    Sets = CL.ShapeSets;
+    if (!Gears.empty())
+      emitRemark(Diags) << "--freeze-shape-sets: the given shape sets win "
+                           "over the model's "
+                        << Gears.size() << " stored gear(s) "
+                        << printDimGears(Gears)
+                        << "; the frozen models do not keep the gears";
+    return success();
+  }
+  if (Gears.empty())
+    return emitError(Diags)
+           << "--freeze-shape-sets without sets freezes the model at its "
+              "stored gears, and the model stores none: give sets "
+              "(--freeze-shape-sets='x[1,3,640,640];x[2,3,320,480]') or "
+              "store gears first (set-dim-range{gears=...})";
+  for (const DimGear &Gear : Gears)
+    Sets.push_back(printDimGear(Gear));
+  emitRemark(Diags) << "--freeze-shape-sets: freezing at the model's "
+                    << Gears.size() << " stored gear(s) "
+                    << printDimGears(Gears);
+  return success();
+}
+
 /// Writes one frozen model per shape set beside -o, all referencing one
 /// weight file: the model (after the user's pipeline) is first saved with
 /// external data as a base, then each set reloads the base, runs
@@ -503,6 +570,9 @@ static int writeFrozenFamily(const CommandLine &CL, const Model &M,
     llvm::sys::path::append(P, Name);
     return std::string(P.str());
   };
+  std::vector<std::string> Sets;
+  if (failed(chooseShapeSets(CL, M, Sets, Diags)))
+    return 1;
   std::vector<std::string> Written;
   auto Cleanup = [&] {
     for (const std::string &F : Written)
@@ -518,7 +588,7 @@ static int writeFrozenFamily(const CommandLine &CL, const Model &M,
     return 1;
   Written.push_back(Base);
   Written.push_back(InDir(BaseOpts.ExternalDataName));
-  for (const std::string &Set : CL.ShapeSets) {
+  for (const std::string &Set : Sets) {
     std::string Error;
     PassManager Freeze;
     if (failed(parsePassPipeline("freeze-dims{shapes=" + Set + "}", Freeze,
@@ -534,6 +604,13 @@ static int writeFrozenFamily(const CommandLine &CL, const Model &M,
     EO.Verify = CL.Verify;
     EO.With = CL.With;
     EO.ExternalThreshold = CL.ExternalThreshold;
+    // The family stands for the gears: a member is one shape, and
+    // freeze-dims would otherwise drop every other gear with a remark (or
+    // refuse a given set that is no gear).
+    if (Member && !setDimGears(*Member, {}, Error)) {
+      emitError(Diags) << "--freeze-shape-sets: " << Error;
+      Member.reset();
+    }
     if (!Member || failed(Freeze.run(*Member, Diags)) ||
         failed(saveModel(*Member, Path, FileFormat::Binary, Diags, EO))) {
       emitNote(Diags) << "while freezing shape set '" << Set << "'";
@@ -743,8 +820,9 @@ LogicalResult saveResult(const Model &M, const CommandLine &CL,
 /// runs such models: sort them with one remark instead of one error per
 /// node. A cycle is still an error (topo-sort reports it).
 /// \p Order is what the input's verification found (VerifyOptions::Order).
-static LogicalResult sortInputIfNeeded(Model &M, DiagnosticEngine &Diags,
-                                       const VerifyOptions::OrderReport &Order) {
+static LogicalResult
+sortInputIfNeeded(Model &M, DiagnosticEngine &Diags,
+                  const VerifyOptions::OrderReport &Order) {
   size_t Late = Order.LateNodes;
   if (!Late)
     return success();
@@ -822,8 +900,8 @@ namespace {
 class SchemaWarmup {
 public:
   SchemaWarmup()
-      : Thread([] { (void)onnx::OpSchemaRegistry::Schema("Identity", 1, ""); }) {
-  }
+      : Thread(
+            [] { (void)onnx::OpSchemaRegistry::Schema("Identity", 1, ""); }) {}
   ~SchemaWarmup() { Thread.join(); }
 
 private:
@@ -841,8 +919,8 @@ static void printTimingReport(const PassManager &PM, llvm::raw_ostream &OS) {
 
 static int runTool(const CommandLine &CL) {
   llvm::raw_ostream &Err = llvm::errs();
-  if (!CL.ShapeSets.empty() && (!CL.HasOutput || CL.Output == "-" ||
-                                outputFormat(CL) != FileFormat::Binary)) {
+  if (CL.FreezeFamily && (!CL.HasOutput || CL.Output == "-" ||
+                          outputFormat(CL) != FileFormat::Binary)) {
     Err << "onnx-opt: error: --freeze-shape-sets needs a binary output file "
            "(-o dir/model.onnx) to name the family after\n";
     return 1;
@@ -902,7 +980,7 @@ static int runTool(const CommandLine &CL) {
   }
   // `onnx-opt m.onnx --summary` looks without writing: the table goes to
   // stdout and no model is written (the text dump needs `-o -`).
-  bool LookOnly = CL.Summary && !CL.HasOutput && CL.ShapeSets.empty();
+  bool LookOnly = CL.Summary && !CL.HasOutput && !CL.FreezeFamily;
 
   DiagnosticEngine Diags;
   Diags.setFileName(CL.Input == "-" ? "<stdin>" : CL.Input);
@@ -936,7 +1014,7 @@ static int runTool(const CommandLine &CL) {
   returnFreedMemory();
   LapMs();
 
-  if (!CL.ShapeSets.empty()) {
+  if (CL.FreezeFamily) {
     int RC = writeFrozenFamily(CL, *M, Diags);
     if (CL.Timing)
       printTimingReport(PM, Err);
