@@ -128,6 +128,9 @@ public:
   llvm::DenseMap<unsigned, const Node *> NumberFrom;
   /// What the nodes need to run (this sweep), in graph order.
   std::vector<DimConstraint> Required;
+  /// The symbols' least values that the main graph's requirements so far
+  /// imply (this sweep): the domain in which the rules' holdsAlways decides.
+  SymbolDomain Assumed;
   /// The greatest element of integer tensors made by Range (index tables).
   llvm::DenseMap<const Value *, DimExpr> ValueMax;
   /// Inside an If branch: the suffix of its recorded symbols
@@ -204,6 +207,7 @@ private:
   class NodeContext;
   void require(DimConstraint::Kind K, const DimExpr &L, const DimExpr &R,
                const Node &N, const char *Why);
+  void assumeRequired(const DimConstraint &C);
   void requireRunnable(const Node &N, const OpDef &Def);
   void propagateMax(const Node &N, const OpDef &Def);
 };
@@ -226,7 +230,27 @@ void DimAnalysis::Impl::require(DimConstraint::Kind K, const DimExpr &L,
       decide(C, SymbolDomain()) == Verdict::Holds)
     return;
   C.Why = Why;
+  assumeRequired(C);
   Required.push_back(std::move(C));
+}
+
+/// A rule may take for granted what the model needs to run at all: where a
+/// requirement fails the model fails, whatever its other dims would be
+/// there. So a bound on one input symbol that a main-graph node requires (a
+/// Conv needs `floor(L/5)-1 >= 3`, so L >= 20) narrows the domain in which
+/// later rules choose a result's form (holdsWhereRuns): a Slice that drops
+/// the last frame of floor(L/10) frames then has floor(L/10)-1 of them,
+/// not a dim of its own. Sound because every such requirement stays in
+/// Required, which the passes check over the input symbols: at any size
+/// where they all hold, each rule's assumption held. Only main-graph
+/// nodes: a branch, a loop body may never run.
+void DimAnalysis::Impl::assumeRequired(const DimConstraint &C) {
+  if (!C.N || C.N->getParentGraph()->getParentNode() ||
+      !isInputExpressible(C.Lhs) || !isInputExpressible(C.Rhs))
+    return;
+  if (std::optional<SymbolBound> B = impliedBound(C, Assumed))
+    if (B->Min > Assumed.min(B->Symbol))
+      Assumed.assumeAtLeast(B->Symbol, B->Min);
 }
 
 /// Conditions of ops whose results their rules do not model but whose
@@ -294,6 +318,14 @@ public:
     C.Lhs = Lhs;
     C.Rhs = Rhs;
     return decide(C, SymbolDomain()) == Verdict::Holds;
+  }
+  bool holdsWhereRuns(DimCondition K, const DimExpr &Lhs,
+                      const DimExpr &Rhs) override {
+    DimConstraint C;
+    C.K = getConstraintKind(K);
+    C.Lhs = Lhs;
+    C.Rhs = Rhs;
+    return decide(C, A.Assumed) == Verdict::Holds;
   }
   void unite(const DimExpr &X, const DimExpr &Y) override { A.unite(X, Y, &N); }
   void require(DimCondition K, const DimExpr &Lhs, const DimExpr &Rhs,
@@ -432,6 +464,7 @@ void DimAnalysis::Impl::run() {
     UnionsThisSweep = 0;
     Conflicts.clear();
     Required.clear();
+    Assumed = SymbolDomain();
     ValueMax.clear();
     ValueDims.clear();
     ValueData.clear();
