@@ -47,6 +47,9 @@ using Dims = DimList;
 using PartialDims = PartialDimList;
 
 constexpr unsigned kMaxSweeps = 4;
+/// The most values one assumed bound may raise a symbol's least value by
+/// (each is checked to fail the condition: Impl::assumeRequired).
+constexpr int64_t kMaxAssumedStep = 1 << 12;
 constexpr size_t kMaxDataLength = kMaxDimDataLength;
 /// Expressions longer than this (in key characters) are dropped: a guard
 /// against blow-ups such as products of long sums.
@@ -245,12 +248,27 @@ void DimAnalysis::Impl::require(DimConstraint::Kind K, const DimExpr &L,
 /// where they all hold, each rule's assumption held. Only main-graph
 /// nodes: a branch, a loop body may never run.
 void DimAnalysis::Impl::assumeRequired(const DimConstraint &C) {
-  if (!C.N || C.N->getParentGraph()->getParentNode() ||
-      !isInputExpressible(C.Lhs) || !isInputExpressible(C.Rhs))
+  if ((C.K != DimConstraint::AtLeast && C.K != DimConstraint::AtMost) || !C.N ||
+      C.N->getParentGraph()->getParentNode() || !isInputExpressible(C.Lhs) ||
+      !isInputExpressible(C.Rhs))
     return;
-  if (std::optional<SymbolBound> B = impliedBound(C, Assumed))
-    if (B->Min > Assumed.min(B->Symbol))
-      Assumed.assumeAtLeast(B->Symbol, B->Min);
+  std::optional<SymbolBound> B = impliedBound(C, Assumed);
+  if (!B)
+    return;
+  int64_t From = Assumed.min(B->Symbol);
+  if (B->Min <= From || B->Min - From > kMaxAssumedStep)
+    return;
+  // Only a bound below which the condition fails at every value: an exact
+  // division that does not divide has no value there (impliedBound's
+  // search reads it as failing), and proves nothing.
+  DimExpr E = C.K == DimConstraint::AtLeast ? C.Lhs - C.Rhs : C.Rhs - C.Lhs;
+  for (int64_t X = From; X < B->Min; ++X) {
+    std::optional<int64_t> V = E.evaluate(
+        [X](llvm::StringRef) -> std::optional<int64_t> { return X; });
+    if (!V || *V >= 0)
+      return;
+  }
+  Assumed.assumeAtLeast(B->Symbol, B->Min);
 }
 
 /// Conditions of ops whose results their rules do not model but whose
