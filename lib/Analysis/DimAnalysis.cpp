@@ -47,6 +47,9 @@ using Dims = DimList;
 using PartialDims = PartialDimList;
 
 constexpr unsigned kMaxSweeps = 4;
+/// The most values one assumed bound may raise a symbol's least value by
+/// (each is checked to fail the condition: Impl::assumeRequired).
+constexpr int64_t kMaxAssumedStep = 1 << 12;
 constexpr size_t kMaxDataLength = kMaxDimDataLength;
 /// Expressions longer than this (in key characters) are dropped: a guard
 /// against blow-ups such as products of long sums.
@@ -128,6 +131,9 @@ public:
   llvm::DenseMap<unsigned, const Node *> NumberFrom;
   /// What the nodes need to run (this sweep), in graph order.
   std::vector<DimConstraint> Required;
+  /// The symbols' least values that the main graph's requirements so far
+  /// imply (this sweep): the domain in which the rules' holdsAlways decides.
+  SymbolDomain Assumed;
   /// The greatest element of integer tensors made by Range (index tables).
   llvm::DenseMap<const Value *, DimExpr> ValueMax;
   /// Inside an If branch: the suffix of its recorded symbols
@@ -204,6 +210,7 @@ private:
   class NodeContext;
   void require(DimConstraint::Kind K, const DimExpr &L, const DimExpr &R,
                const Node &N, const char *Why);
+  void assumeRequired(const DimConstraint &C);
   void requireRunnable(const Node &N, const OpDef &Def);
   void propagateMax(const Node &N, const OpDef &Def);
 };
@@ -226,7 +233,42 @@ void DimAnalysis::Impl::require(DimConstraint::Kind K, const DimExpr &L,
       decide(C, SymbolDomain()) == Verdict::Holds)
     return;
   C.Why = Why;
+  assumeRequired(C);
   Required.push_back(std::move(C));
+}
+
+/// A rule may take for granted what the model needs to run at all: where a
+/// requirement fails the model fails, whatever its other dims would be
+/// there. So a bound on one input symbol that a main-graph node requires (a
+/// Conv needs `floor(L/5)-1 >= 3`, so L >= 20) narrows the domain in which
+/// later rules choose a result's form (holdsWhereRuns): a Slice that drops
+/// the last frame of floor(L/10) frames then has floor(L/10)-1 of them,
+/// not a dim of its own. Sound because every such requirement stays in
+/// Required, which the passes check over the input symbols: at any size
+/// where they all hold, each rule's assumption held. Only main-graph
+/// nodes: a branch, a loop body may never run.
+void DimAnalysis::Impl::assumeRequired(const DimConstraint &C) {
+  if ((C.K != DimConstraint::AtLeast && C.K != DimConstraint::AtMost) || !C.N ||
+      C.N->getParentGraph()->getParentNode() || !isInputExpressible(C.Lhs) ||
+      !isInputExpressible(C.Rhs))
+    return;
+  std::optional<SymbolBound> B = impliedBound(C, Assumed);
+  if (!B)
+    return;
+  int64_t From = Assumed.min(B->Symbol);
+  if (B->Min <= From || B->Min - From > kMaxAssumedStep)
+    return;
+  // Only a bound below which the condition fails at every value: an exact
+  // division that does not divide has no value there (impliedBound's
+  // search reads it as failing), and proves nothing.
+  DimExpr E = C.K == DimConstraint::AtLeast ? C.Lhs - C.Rhs : C.Rhs - C.Lhs;
+  for (int64_t X = From; X < B->Min; ++X) {
+    std::optional<int64_t> V = E.evaluate(
+        [X](llvm::StringRef) -> std::optional<int64_t> { return X; });
+    if (!V || *V >= 0)
+      return;
+  }
+  Assumed.assumeAtLeast(B->Symbol, B->Min);
 }
 
 /// Conditions of ops whose results their rules do not model but whose
@@ -294,6 +336,14 @@ public:
     C.Lhs = Lhs;
     C.Rhs = Rhs;
     return decide(C, SymbolDomain()) == Verdict::Holds;
+  }
+  bool holdsWhereRuns(DimCondition K, const DimExpr &Lhs,
+                      const DimExpr &Rhs) override {
+    DimConstraint C;
+    C.K = getConstraintKind(K);
+    C.Lhs = Lhs;
+    C.Rhs = Rhs;
+    return decide(C, A.Assumed) == Verdict::Holds;
   }
   void unite(const DimExpr &X, const DimExpr &Y) override { A.unite(X, Y, &N); }
   void require(DimCondition K, const DimExpr &Lhs, const DimExpr &Rhs,
@@ -432,6 +482,7 @@ void DimAnalysis::Impl::run() {
     UnionsThisSweep = 0;
     Conflicts.clear();
     Required.clear();
+    Assumed = SymbolDomain();
     ValueMax.clear();
     ValueDims.clear();
     ValueData.clear();

@@ -172,7 +172,14 @@ DimExpr SymbolDomain::normalize(const DimExpr &E) const {
 
 int64_t SymbolDomain::min(llvm::StringRef Symbol) const {
   auto It = Ranges.find(Symbol.str());
-  return It == Ranges.end() ? 1 : std::max<int64_t>(It->second.Min, 0);
+  int64_t Min = It == Ranges.end() ? 1 : std::max<int64_t>(It->second.Min, 0);
+  auto L = Least.find(Symbol.str());
+  return L == Least.end() ? Min : std::max(Min, L->second);
+}
+
+void SymbolDomain::assumeAtLeast(llvm::StringRef Symbol, int64_t Min) {
+  int64_t &L = Least.try_emplace(Symbol.str(), Min).first->second;
+  L = std::max(L, Min);
 }
 
 std::optional<int64_t> SymbolDomain::max(llvm::StringRef Symbol) const {

@@ -510,12 +510,24 @@ std::optional<PartialDimList> reshape(DimContext &C, const DimList &X,
     }
   }
   if (Infer) {
+    // A target dim that is one of the input's dims cancels before the
+    // division: [B,4,S,12] to [-1,S,12] is B*4 even where S is a sum
+    // (HuBERT's floor(L/10)-1 frames), which divExact cannot divide by.
+    DimList Count(X.begin(), X.end());
     DimExpr Others = DimExpr::constant(1);
-    for (size_t I = 0; I < R.size(); ++I)
-      if (I != *Infer)
+    for (size_t I = 0; I < R.size(); ++I) {
+      if (I == *Infer)
+        continue;
+      auto Same = R[I]->isConstant()
+                      ? Count.end()
+                      : std::find(Count.begin(), Count.end(), *R[I]);
+      if (Same != Count.end())
+        Count.erase(Same);
+      else
         Others = Others * *R[I];
-    R[*Infer] = product(X).divExact(Others);
-    requireReshapeDivides(C, product(X), Others);
+    }
+    R[*Infer] = product(Count).divExact(Others);
+    requireReshapeDivides(C, product(Count), Others);
   } else {
     DimExpr Count = DimExpr::constant(1);
     for (const std::optional<DimExpr> &D : R)
@@ -691,9 +703,11 @@ bool hasOperand(const Node &N, unsigned I) {
 /// ONNX's clamping: negative indices count from the back (D is added), then
 /// the index is clamped to [0, D] for a positive step, to [0, D-1] (start)
 /// or [-1, D-1] (end) for a negative one. std::nullopt unless one case of
-/// the clamp holds at every value of the symbols: the length must be one
-/// expression everywhere, or the dims after the Slice would be unrelated to
-/// D and a condition on them (a baked grid added later) would be lost.
+/// the clamp holds at every value of the symbols where the model runs
+/// (holdsWhereRuns: HuBERT's `[:, :, :-1]` over floor(L/10) frames, which
+/// its Conv stack makes at least 2): the length must be one expression
+/// there, or the dims after the Slice would be unrelated to D and a
+/// condition on them (a baked grid added later) would be lost.
 std::optional<DimExpr> clampSymbolicSliceIndex(DimContext &C,
                                                const DimExpr &D, int64_t Index,
                                                bool Forward, bool IsEnd) {
@@ -706,14 +720,14 @@ std::optional<DimExpr> clampSymbolicSliceIndex(DimContext &C,
   DimExpr At = Index <= -int64_t(INT32_MAX) ? Lo - DimExpr::constant(1)
                : Index < 0                  ? D + DimExpr::constant(Index)
                                             : DimExpr::constant(Index);
-  if (C.holdsAlways(DimCondition::AtLeast, At, Lo) &&
-      C.holdsAlways(DimCondition::AtMost, At, Hi))
+  if (C.holdsWhereRuns(DimCondition::AtLeast, At, Lo) &&
+      C.holdsWhereRuns(DimCondition::AtMost, At, Hi))
     return At;
   // ONNX clamps to Lo first, then to Hi: Hi wins on an empty dim.
-  if (C.holdsAlways(DimCondition::AtLeast, At, Hi))
+  if (C.holdsWhereRuns(DimCondition::AtLeast, At, Hi))
     return Hi;
-  if (C.holdsAlways(DimCondition::AtMost, At, Lo) &&
-      C.holdsAlways(DimCondition::AtMost, Lo, Hi))
+  if (C.holdsWhereRuns(DimCondition::AtMost, At, Lo) &&
+      C.holdsWhereRuns(DimCondition::AtMost, Lo, Hi))
     return Lo;
   return std::nullopt;
 }
@@ -723,7 +737,7 @@ std::optional<DimExpr> clampSymbolicSliceIndex(DimContext &C,
 /// indices (ceil((start - end) / -step) for a negative step), 0 when they
 /// cross. `x[..., ::2]` is ceil(D/2), `x[..., 1::2]` ceil((D-1)/2) =
 /// floor(D/2), `x[::-1]` is D. std::nullopt where a clamp or the sign of
-/// the distance depends on the symbols' values.
+/// the distance depends on the symbols' values (where the model runs).
 std::optional<DimExpr> symbolicSliceLength(DimContext &C, const DimExpr &D,
                                            int64_t Start, int64_t End,
                                            int64_t Step) {
@@ -739,9 +753,9 @@ std::optional<DimExpr> symbolicSliceLength(DimContext &C, const DimExpr &D,
   if (!S || !E)
     return std::nullopt;
   DimExpr Distance = Forward ? *E - *S : *S - *E;
-  if (C.holdsAlways(DimCondition::AtMost, Distance, DimExpr::constant(0)))
+  if (C.holdsWhereRuns(DimCondition::AtMost, Distance, DimExpr::constant(0)))
     return DimExpr::constant(0);
-  if (!C.holdsAlways(DimCondition::AtLeast, Distance, DimExpr::constant(0)))
+  if (!C.holdsWhereRuns(DimCondition::AtLeast, Distance, DimExpr::constant(0)))
     return std::nullopt;
   return Distance.ceilDiv(Forward ? Step : -Step);
 }
@@ -886,9 +900,11 @@ void transferExpand(DimContext &C, const DimList *X) {
 }
 
 /// Range(start, limit, delta) with a positive step: its length, when
-/// limit >= start is proven, and its greatest element. A start that is an
-/// expression (`arange(past, past + seq)`, the positions after a KV cache)
-/// needs limit - start >= 0 at every value of the symbols, 0 included.
+/// limit >= start is proven where the model runs (`arange(floor(L/10)-1)`
+/// after a Conv stack that needs L >= 20), and its greatest element. A
+/// start that is an expression (`arange(past, past + seq)`, the positions
+/// after a KV cache) needs limit - start >= 0 at every value of the
+/// symbols, 0 included.
 void transferRange(DimContext &C, const DimList *X) {
   const DimList *S = C.data(0), *L = C.data(1), *D = C.data(2);
   if (!S || !L || !D || S->size() != 1 || L->size() != 1 || D->size() != 1)
@@ -897,7 +913,7 @@ void transferRange(DimContext &C, const DimList *X) {
   if (!Delta.isConstant() || Delta.getConstant() <= 0)
     return;
   if (Start.isConstant()) {
-    if (!C.holdsAlways(DimCondition::AtLeast, Limit, Start))
+    if (!C.holdsWhereRuns(DimCondition::AtLeast, Limit, Start))
       return;
   } else if (Start.hasUnknown() || !nonNegativeEverywhere(Limit - Start)) {
     return;

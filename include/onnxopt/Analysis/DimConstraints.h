@@ -73,9 +73,14 @@ public:
   /// True if a relation asserts \p E <= \p Bound (E a sum of symbols it
   /// bounds by at most Bound).
   bool assertsAtMost(const DimExpr &E, int64_t Bound) const;
+  /// Raises the least value of \p Symbol to \p Min (a bound the model
+  /// implies: it runs at no smaller value). No upper bound comes with it.
+  void assumeAtLeast(llvm::StringRef Symbol, int64_t Min);
 
 private:
   DimRangeMap Ranges;
+  /// Least values assumed beyond Ranges (assumeAtLeast).
+  std::map<std::string, int64_t> Least;
   /// The AtMost relations: sum of terms, bound.
   std::vector<std::pair<DimExpr, int64_t>> SumBounds;
   /// Symbol -> what it is rewritten to.

@@ -84,6 +84,15 @@ public:
   /// True when `Lhs K Rhs` holds whatever values the symbols take.
   virtual bool holdsAlways(DimCondition K, const DimExpr &Lhs,
                            const DimExpr &Rhs) = 0;
+  /// True when `Lhs K Rhs` holds wherever the model can run: at every
+  /// value of the symbols that meets the bounds the main graph's nodes
+  /// before this one require (a Conv's input at least its kernel). For
+  /// choosing which form a result dim takes (a Slice's clamp), never for
+  /// leaving out a requirement: each node still states all of its own.
+  virtual bool holdsWhereRuns(DimCondition K, const DimExpr &Lhs,
+                              const DimExpr &Rhs) {
+    return holdsAlways(K, Lhs, Rhs);
+  }
 
   /// The node's axes at its opset, as its definition says (OpDef::Axes):
   /// the attribute, or the operand's constant data; std::nullopt when
