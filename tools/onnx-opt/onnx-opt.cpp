@@ -69,7 +69,14 @@ static void reexecWithHugePages(int Argc, char **Argv) {
   Tunables += kHugePageTunable;
   if (::setenv("GLIBC_TUNABLES", Tunables.c_str(), 1) != 0)
     return;
-  ::execv("/proc/self/exe", Argv);
+  // The binary's own path, not /proc/self/exe: the process keeps its name
+  // (ps, top and perf show onnx-opt, not exe).
+  char Self[4096];
+  ssize_t Len = ::readlink("/proc/self/exe", Self, sizeof(Self) - 1);
+  if (Len > 0) {
+    Self[Len] = '\0';
+    ::execv(Self, Argv);
+  }
   // No exec (no /proc): go on as we are, with the environment as it was.
   if (Old)
     ::setenv("GLIBC_TUNABLES", Old, 1);
