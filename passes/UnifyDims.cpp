@@ -290,36 +290,52 @@ private:
   DimAnalysis Computed;
   DimRangeMap Ranges;
   std::vector<DimConstraint> Conditions;
-  llvm::MapVector<std::string, std::vector<Place>,
-                  std::map<std::string, unsigned>>
-      BySymbol;
+  /// The places of each recorded symbol, symbols in order of first place.
+  std::vector<std::pair<std::string, std::vector<Place>>> BySymbol;
 
+  /// Collects the places in input/output/model order: inputs first, then
+  /// outputs, then the other values, each group in model order; a place
+  /// (value, index) counts once, where it comes first.
   void collectPlaces() {
     llvm::DenseSet<const Value *> Outputs;
     for (const Value *V : M.getGraph().getOutputs())
       Outputs.insert(V);
-    std::vector<std::pair<int, Place>> All;
+    // One list per group instead of a stable sort of every place by group.
+    std::vector<Place> ByRank[3];
+    // A value's dims are visited together, so a place seen twice (dims of
+    // nested element types share indices) is one of the current value's.
+    const Value *Current = nullptr;
+    llvm::SmallVector<unsigned, 4> SeenOfCurrent;
     forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
       if (!D.isSymbol() || !V)
         return false;
+      if (V != Current) {
+        Current = V;
+        SeenOfCurrent.clear();
+      }
+      if (llvm::is_contained(SeenOfCurrent, Index))
+        return false;
+      SeenOfCurrent.push_back(Index);
       Place P{&D, V, Index, std::nullopt};
       const std::vector<DimExpr> *Dims = Computed.getDims(*V);
       if (Dims && Index < Dims->size()) {
         DimExpr E = Computed.getBest((*Dims)[Index]);
         if (E.isConstant() || Computed.isInputExpressible(E))
-          P.Proved = E;
+          P.Proved = std::move(E);
       }
       int Rank = V->isGraphInput() ? 0 : Outputs.count(V) ? 1 : 2;
-      All.emplace_back(Rank, P);
+      ByRank[Rank].push_back(std::move(P));
       return false;
     });
-    std::stable_sort(All.begin(), All.end(), [](const auto &A, const auto &B) {
-      return A.first < B.first;
-    });
-    std::set<std::pair<const Value *, unsigned>> Seen;
-    for (auto &[Rank, P] : All)
-      if (Seen.emplace(P.V, P.Index).second)
-        BySymbol[P.D->getSymbol().str()].push_back(P);
+    llvm::StringMap<unsigned> SymbolIndex;
+    for (std::vector<Place> &Group : ByRank)
+      for (Place &P : Group) {
+        auto [It, New] =
+            SymbolIndex.try_emplace(P.D->getSymbol(), BySymbol.size());
+        if (New)
+          BySymbol.emplace_back(P.D->getSymbol().str(), std::vector<Place>());
+        BySymbol[It->second].second.push_back(std::move(P));
+      }
   }
 
   /// The expression a name spells, when it is one over input symbols.

@@ -26,6 +26,7 @@
 #include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/OpFacts.h"
+#include "onnxopt/IR/AllocationOrder.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/OpDef.h"
@@ -80,6 +81,11 @@ DimConstraint::Kind getConstraintKind(DimCondition K) {
   llvm_unreachable("unknown dim condition");
 }
 
+/// Tables over the values, read and written in graph order.
+template <typename V>
+using ValueMap =
+    llvm::DenseMap<const Value *, V, AllocationOrderInfo<const Value>>;
+
 } // namespace
 
 class DimAnalysis::Impl {
@@ -89,8 +95,8 @@ public:
   void run();
 
   Model &M;
-  llvm::DenseMap<const Value *, Dims> ValueDims;
-  llvm::DenseMap<const Value *, Dims> ValueData;
+  ValueMap<Dims> ValueDims;
+  ValueMap<Dims> ValueData;
   /// Contents of constants, made when first read. Node-based: a transfer
   /// function holds pointers from data() while it reads another operand,
   /// and an insertion here must not move them (ValueData is only written
@@ -102,7 +108,7 @@ public:
   bool UniteRecorded = true;
   /// One of those unions merged two classes or found a conflict.
   bool RecordedUnited = false;
-  llvm::DenseMap<const Value *, Dims> ForwardDims;
+  ValueMap<Dims> ForwardDims;
   std::vector<std::string> InputSymbols;
   llvm::StringSet<> InputSymbolSet;
 

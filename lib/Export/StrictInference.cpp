@@ -33,6 +33,7 @@
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
+#include "onnxopt/IR/AllocationOrder.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/Ops/OpDef.h"
@@ -267,7 +268,9 @@ private:
   /// Types that differ from the IR's: merged with what was inferred, or of
   /// initializers that carry none (every result, in a model without
   /// value_info). Kept in a deque: typeOf's pointers survive insertions.
-  llvm::DenseMap<const Value *, Type *> Overrides;
+  /// Read and written in graph order (AllocationOrder.h).
+  llvm::DenseMap<const Value *, Type *, AllocationOrderInfo<const Value>>
+      Overrides;
   std::deque<Type> TypeStore;
   /// What inference reads of a constant: the IR's proto, or a complete
   /// (or thinned) copy in Owned.

@@ -61,9 +61,23 @@ NameEntry &NameTable::intern(llvm::StringRef Name) {
   return *B.Entry;
 }
 
-void NameTable::grow() {
-  std::vector<Bucket> Old(Buckets.empty() ? 64 : Buckets.size() * 2,
-                          Bucket{0, nullptr});
+void NameTable::grow() { rehash(Buckets.empty() ? 64 : Buckets.size() * 2); }
+
+void NameTable::reserve(size_t N) {
+  size_t NumBuckets = Buckets.empty() ? 64 : Buckets.size();
+  while (N * 4 > NumBuckets * 3)
+    NumBuckets *= 2;
+  if (NumBuckets != Buckets.size())
+    rehash(NumBuckets);
+}
+
+void NameTable::prefetch(llvm::StringRef Name) const {
+  if (!Buckets.empty())
+    __builtin_prefetch(&Buckets[hash(Name) & (Buckets.size() - 1)]);
+}
+
+void NameTable::rehash(size_t NumBuckets) {
+  std::vector<Bucket> Old(NumBuckets, Bucket{0, nullptr});
   Old.swap(Buckets);
   size_t Mask = Buckets.size() - 1;
   // The full hash is kept: no name is hashed again.

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxopt/IR/Verifier.h"
+#include "onnxopt/IR/AllocationOrder.h"
 #include "onnxopt/IR/IR.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -25,8 +26,11 @@ public:
   /// a value's name is its model's interned entry (Model::internName), so
   /// equal names are the same storage, and no name is hashed or compared.
   /// The map is also the set of values defined so far: a value is visible
-  /// where its graph's map (or an ancestor's) has it under its name.
-  using NameMap = llvm::DenseMap<const char *, const Value *>;
+  /// where its graph's map (or an ancestor's) has it under its name. The
+  /// entries are allocated in the order the import met the names, so the
+  /// map is hashed in address order (AllocationOrder.h).
+  using NameMap = llvm::DenseMap<const char *, const Value *,
+                                 AllocationOrderInfo<const char>>;
   bool verifyGraph(const Graph &G, std::vector<const NameMap *> &Chain);
   bool checkUseLists(const Graph &Main);
 

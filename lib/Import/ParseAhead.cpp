@@ -101,3 +101,12 @@ onnx::NodeProto *ParseAhead::take(size_t I) {
   }
   return &Window[I % Window.size()];
 }
+
+const onnx::NodeProto *ParseAhead::peek(size_t J) const {
+  // Parsed > J: node J is in its slot (the seq_cst count orders the parse
+  // before this read), and stays there until the caller releases it, which
+  // it does only once it has taken it.
+  if (!Threaded || J >= Nodes.size() || Parsed.get() <= J)
+    return nullptr;
+  return &Window[J % Window.size()];
+}

@@ -60,6 +60,10 @@ public:
   /// Node \p I parsed, or null when its bytes are malformed. Taken in order
   /// (I = 0, 1, ...); the proto is the caller's until the next take.
   onnx::NodeProto *take(size_t I);
+  /// Node \p J, a node after the last one taken, when it is parsed already
+  /// (else null; always null when not threaded). Read-only, until that
+  /// node is taken: for looking ahead (the importer prefetches its names).
+  const onnx::NodeProto *peek(size_t J) const;
 
   /// Graphs below this many nodes are parsed on the caller's thread.
   static constexpr size_t MinThreaded = 4096;

@@ -55,6 +55,14 @@ public:
   /// The entry of \p Name, or null when no value has had it (see NameSlot;
   /// for importers).
   NameEntry *findName(llvm::StringRef Name) { return Names.find(Name); }
+  /// Starts loading what findName(\p Name) will read (for importers, a few
+  /// nodes ahead of their lookups).
+  void prefetchName(llvm::StringRef Name) const { Names.prefetch(Name); }
+  /// Makes room for \p N names in all (for importers, before defining
+  /// them).
+  void reserveNames(size_t N) { Names.reserve(N); }
+  /// How many names the model has had or reserved.
+  size_t getNumNames() const { return Names.size(); }
   /// The entry \p V, a value of this model, holds (see NameSlot; for
   /// importers). Only the value's view of it is const.
   NameEntry &getNameEntry(const Value &V);

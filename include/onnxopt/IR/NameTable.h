@@ -33,6 +33,13 @@ public:
   /// The entry of \p Name, added (not reserved) if new.
   NameEntry &intern(llvm::StringRef Name);
   size_t size() const { return Count; }
+  /// Makes room for \p N names in all, so that adding them rehashes
+  /// nothing.
+  void reserve(size_t N);
+  /// Starts loading the bucket that a lookup of \p Name reads, so that the
+  /// lookup, made a little later, does not wait for memory: the buckets of
+  /// a large model's table are read in no order, each one a cache miss.
+  void prefetch(llvm::StringRef Name) const;
 
   static uint64_t hash(llvm::StringRef Name);
 
@@ -45,6 +52,8 @@ private:
   /// where it would go.
   size_t probe(llvm::StringRef Name, uint64_t H) const;
   void grow();
+  /// Rehashes every entry into \p NumBuckets buckets (a power of two).
+  void rehash(size_t NumBuckets);
 
   /// A power of two, at most 3/4 full; empty until the first name.
   std::vector<Bucket> Buckets;
