@@ -100,6 +100,11 @@ public:
   bool alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
                     llvm::ArrayRef<int64_t> Target, Rewriter &RW,
                     const std::vector<int64_t> *Planned = nullptr);
+  /// The fallback for a baked target that the others cannot read: entries
+  /// grouped with input dims where their running products meet
+  /// (ReshapeTargets.cpp).
+  bool groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
+                    llvm::ArrayRef<int64_t> Target, Rewriter &RW);
   /// The graph input and dim that new symbol \p S is, if any.
   std::pair<Value *, unsigned> inputDimOf(llvm::StringRef S) const;
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
