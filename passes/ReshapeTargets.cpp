@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "MakeDynamic.h"
 #include "onnxopt/Analysis/OpFacts.h"
+#include <numeric>
 
 using namespace onnxopt;
 using namespace onnxopt::makedynamic;
@@ -141,14 +142,16 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
           Candidates = Whole;
       }
       if (Candidates.size() != 1) {
+        std::string Why;
         if (alignReshape(N, *In, *Target, RW) ||
-            tryShapeDerived(N, *In, *Target, RW) ||
-            groupReshape(N, *In, *Target, RW))
+            groupReshape(N, *In, *Target, RW, &Why) ||
+            tryShapeDerived(N, *In, *Target, RW))
           return;
-        Report(Candidates.empty()
-                   ? "no single position can become -1 (more than one dim "
-                     "depends on the input sizes)"
-                   : "more than one position could become -1");
+        Report((Candidates.empty()
+                    ? "no single position can become -1 (more than one dim "
+                      "depends on the input sizes)"
+                    : "more than one position could become -1") +
+               Why);
         return;
       }
       MinusOne = Candidates.front();
@@ -159,12 +162,14 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (MinusOne >= 0) {
     std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
     if (!Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest)) {
+      std::string Why;
       if (alignReshape(N, *In, *Target, RW) ||
-          tryShapeDerived(N, *In, *Target, RW) ||
-          groupReshape(N, *In, *Target, RW))
+          groupReshape(N, *In, *Target, RW, &Why) ||
+          tryShapeDerived(N, *In, *Target, RW))
         return;
       Report("the literal dims do not divide the input's size for every "
-             "input size");
+             "input size" +
+             Why);
       return;
     }
   }
@@ -183,6 +188,65 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   Repaired = true;
 }
 
+/// The span (running product before, after) of each input dim and each
+/// target entry at the old sizes; left empty where an old size is unknown
+/// or the counts differ.
+void DynamicRewrite::spansAtOldSizes(
+    llvm::ArrayRef<DimExpr> In, llvm::ArrayRef<int64_t> Target,
+    std::optional<std::vector<std::pair<int64_t, int64_t>>> &InSpans,
+    std::optional<std::vector<std::pair<int64_t, int64_t>>> &TSpans) const {
+  std::vector<int64_t> OldIn, OldT;
+  for (const DimExpr &E : In) {
+    std::optional<int64_t> V = oldValue(E);
+    if (!V || *V < 1)
+      return;
+    OldIn.push_back(*V);
+  }
+  for (size_t I = 0; I < Target.size(); ++I) {
+    if (Target[I] == 0 && I < OldIn.size())
+      OldT.push_back(OldIn[I]);
+    else if (Target[I] >= 1)
+      OldT.push_back(Target[I]);
+    else if (Target[I] == -1)
+      OldT.push_back(1); // resolved below
+    else
+      return;
+  }
+  auto Spans = [](llvm::ArrayRef<int64_t> V)
+      -> std::optional<std::vector<std::pair<int64_t, int64_t>>> {
+    std::vector<std::pair<int64_t, int64_t>> Out;
+    int64_t P = 1;
+    for (int64_t X : V) {
+      int64_t Next;
+      if (__builtin_mul_overflow(P, X, &Next))
+        return std::nullopt;
+      Out.push_back({P, Next});
+      P = Next;
+    }
+    return Out;
+  };
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> A = Spans(OldIn),
+                                                          B = Spans(OldT);
+  if (!A || !B)
+    return;
+  int64_t TotalIn = A->empty() ? 1 : A->back().second;
+  int64_t TotalT = B->empty() ? 1 : B->back().second;
+  auto Minus = llvm::find(Target, -1);
+  if (Minus != Target.end()) {
+    if (TotalT == 0 || TotalIn % TotalT != 0)
+      return;
+    OldT[Minus - Target.begin()] = TotalIn / TotalT;
+    B = Spans(OldT);
+    if (!B)
+      return;
+    TotalT = B->empty() ? 1 : B->back().second;
+  }
+  if (TotalIn != TotalT)
+    return;
+  InSpans = std::move(A);
+  TSpans = std::move(B);
+}
+
 /// The fallback for a Reshape target with several baked literals: each
 /// literal that is the old value of a dynamic input dim (taken in order, as
 /// reshapes keep the order of dims) becomes that dim, read from the input's
@@ -193,6 +257,18 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
                                      Rewriter &RW) {
   if (zeroIsLiteral(N, Target))
     return false;
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> InSpans, TSpans;
+  spansAtOldSizes(In, Target, InSpans, TSpans);
+  // A literal is read from an input dim only where their spans of the
+  // running product overlap at the old sizes, as a view keeps the order of
+  // elements: the nw = 3 of [12,2,3,2] over [B,2,H,W] is not B (old 3).
+  auto MayRead = [&](unsigned I, size_t J) {
+    if (!InSpans || !TSpans)
+      return true;
+    const auto &[A, B] = (*InSpans)[J];
+    const auto &[C, D] = (*TSpans)[I];
+    return A < D && C < B;
+  };
   std::vector<int> Src(Target.size(), -1);
   int MinusOne = -1;
   size_t NextJ = 0;
@@ -210,7 +286,8 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
       continue;
     }
     for (size_t J = NextJ; J < In.size(); ++J) {
-      if (!In[J].isConstant() && oldValue(In[J]) == Target[I]) {
+      if (!In[J].isConstant() && oldValue(In[J]) == Target[I] &&
+          MayRead(I, J)) {
         Src[I] = J;
         NextJ = J + 1;
         break;
@@ -590,8 +667,8 @@ runningProducts(llvm::ArrayRef<int64_t> V) {
 /// Accepted only when the dim algebra shows each group keeps its element
 /// count at every size the symbols allow.
 bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
-                                  llvm::ArrayRef<int64_t> Target,
-                                  Rewriter &RW) {
+                                  llvm::ArrayRef<int64_t> Target, Rewriter &RW,
+                                  std::string *Why) {
   if (zeroIsLiteral(N, Target) ||
       llvm::any_of(Target, [](int64_t T) { return T == 0 || T < -1; }))
     return false;
@@ -703,25 +780,82 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
           Others = Others * DimExpr::constant(OldTarget[L]);
       return Rest.divExact(Others);
     };
+    // A share whose old size fits but that is not an integer at every size
+    // the symbols may take (W/2 without W%2=0): named if the group fails.
+    std::optional<DimExpr> Fractional;
+    auto Takes = [&](const DimExpr &Rest, unsigned K) {
+      std::optional<DimExpr> R = Share(Rest, K, G.FirstEntry);
+      if (Fits(R, OldTarget[K]))
+        return true;
+      if (R && !R->hasUnknown() && !R->isConstant() &&
+          oldValue(*R) == OldTarget[K] && !Fractional)
+        Fractional = *R;
+      return false;
+    };
+    auto Refuse = [&](const std::string &Reason) {
+      if (Why && Why->empty()) {
+        std::string Dims;
+        for (unsigned I = G.FirstDim; I < G.EndDim; ++I)
+          Dims += (Dims.empty() ? "" : ",") + In[I].str();
+        std::vector<int64_t> Part(OldTarget.begin() + G.FirstEntry,
+                                  OldTarget.begin() + G.EndEntry);
+        *Why = "; the entries " + printInts(Part) + " (over the input's [" +
+               Dims + "]) " + Reason;
+      }
+      return false;
+    };
+    auto RefuseNoShare = [&]() {
+      // A dim of several symbols that entries share (MobileViT's fold of
+      // nh*nw patches, (H*W)/4, over [B*C*nh, nw]): its sizes do not say
+      // how it splits, and no relation changes that.
+      for (unsigned I : Dyn) {
+        std::set<std::string> Symbols;
+        In[I].forEachSymbol(
+            [&](llvm::StringRef S) { Symbols.insert(S.str()); });
+        unsigned Reached = 0;
+        for (unsigned K = G.FirstEntry; K < G.EndEntry; ++K)
+          Reached += Overlaps(I, K);
+        if (Symbols.size() > 1 && Reached > 1)
+          return Refuse("share the dim " + In[I].str() +
+                        ", and nothing says how it splits between them");
+      }
+      if (Fractional)
+        return Refuse("could be read with one of them " + Fractional->str() +
+                      ", which is not an integer at every size the symbols "
+                      "may take (relations= can say so, e.g. a divisibility "
+                      "like W%2=0)");
+      return Refuse("have no one entry that can take their dynamic size");
+    };
     std::vector<unsigned> Candidates;
     for (unsigned K = G.FirstEntry; K < G.EndEntry; ++K)
       if (llvm::all_of(Dyn, [&](unsigned I) { return Overlaps(I, K); }) &&
-          Fits(Share(P, K, G.FirstEntry), OldTarget[K]))
+          Takes(P, K))
         Candidates.push_back(K);
     DimExpr Rest = P;
     if (Candidates.size() != 1) {
-      // Entries that are a new symbol, in order; then one takes the rest.
+      // Entries that are a new symbol, in order; then one takes the rest. A
+      // symbol becomes an entry only where a dim that holds it overlaps the
+      // entry's span: the 3 of [12,3] over [B,2,(H*W)/4] is not B.
       Candidates.clear();
+      auto Holds = [&](unsigned I, llvm::StringRef Sym) {
+        std::optional<DimExpr> Q = In[I].divExact(DimExpr::symbol(Sym));
+        return Q && !Q->hasUnknown();
+      };
+      std::vector<std::string> Assigned;
       for (unsigned K = G.FirstEntry; K < G.EndEntry; ++K) {
         std::optional<std::string> Found;
         for (const auto &[Sym, OldV] : Old) {
-          if (OldV != OldTarget[K])
+          if (OldV != OldTarget[K] ||
+              llvm::none_of(Dyn, [&, &Sym = Sym](unsigned I) {
+                return Overlaps(I, K) && Holds(I, Sym);
+              }))
             continue;
           std::optional<DimExpr> Q = Rest.divExact(DimExpr::symbol(Sym));
           if (!Q || Q->hasUnknown() || !isIntegralAtSamples(*Q))
             continue;
           if (Found)
-            return false; // two new symbols could be this entry
+            return Refuse("have two new symbols of old size " +
+                          std::to_string(OldV) + " for one entry");
           Found = Sym;
         }
         if (!Found)
@@ -733,14 +867,28 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
         E.K = GroupedEntry::InputDim;
         E.Expr = DimExpr::symbol(*Found);
         Rest = *Rest.divExact(E.Expr);
+        Assigned.push_back(*Found);
       }
+      // The rest goes to an entry that every dim holding more than an
+      // assigned symbol reaches.
+      auto Reaches = [&](unsigned K) {
+        return llvm::all_of(Dyn, [&](unsigned I) {
+          return Overlaps(I, K) ||
+                 llvm::any_of(Assigned, [&](const std::string &S) {
+                   return In[I] == DimExpr::symbol(S);
+                 });
+        });
+      };
       if (!Rest.isConstant())
         for (unsigned K = G.FirstEntry; K < G.EndEntry; ++K)
-          if (Entries[K].K == GroupedEntry::Literal &&
-              Fits(Share(Rest, K, G.FirstEntry), OldTarget[K]))
+          if (Entries[K].K == GroupedEntry::Literal && Reaches(K) &&
+              Takes(Rest, K))
             Candidates.push_back(K);
       if (!Rest.isConstant() && Candidates.size() != 1)
-        return false;
+        return Candidates.empty()
+                   ? RefuseNoShare()
+                   : Refuse("have more than one entry that could take their "
+                            "dynamic size");
     }
     if (Candidates.size() == 1) {
       GroupedEntry &E = Entries[Candidates.front()];
@@ -761,23 +909,42 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
       Q = Q * Entries[K].Expr;
       Dynamic |= Entries[K].K != GroupedEntry::Literal;
     }
-    if (P != Q)
+    // Under the relations: (W/2)*2 is W where W%2=0.
+    if (P != Q && Domain.normalize(P) != Domain.normalize(Q))
       return false;
   }
   if (!Dynamic)
     return false;
 
   // The first entry that needs arithmetic becomes the -1, else the first
-  // that reads a dim: [1,8,-1] rather than a Concat for [1,8,W].
+  // that reads a dim: [1,8,-1] rather than a Concat for [1,8,W]. Only where
+  // the dim algebra computes the -1 back to the entry: beside a W/2 it
+  // would not divide 2*B*H*W by 4*(W/2), and the dims after it would be
+  // unknown.
+  DimExpr Total = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Total = Total * E;
+  auto Computable = [&](size_t K) {
+    DimExpr Others = DimExpr::constant(1);
+    for (size_t L = 0; L < Entries.size(); ++L)
+      if (L != K)
+        Others = Others * Entries[L].Expr;
+    std::optional<DimExpr> R = Total.divExact(Others);
+    return R && !R->hasUnknown() &&
+           (*R == Entries[K].Expr ||
+            Domain.normalize(*R) == Domain.normalize(Entries[K].Expr));
+  };
   size_t Minus = Entries.size();
   for (size_t K = 0; K < Entries.size() && Minus == Entries.size(); ++K) {
     const GroupedEntry &E = Entries[K];
-    if (E.K == GroupedEntry::Remainder ||
-        (E.K == GroupedEntry::Scaled && (E.Dims.size() > 1 || E.Number != 1)))
+    if ((E.K == GroupedEntry::Remainder ||
+         (E.K == GroupedEntry::Scaled &&
+          (E.Dims.size() > 1 || E.Number != 1))) &&
+        Computable(K))
       Minus = K;
   }
   for (size_t K = 0; K < Entries.size() && Minus == Entries.size(); ++K)
-    if (Entries[K].K != GroupedEntry::Literal)
+    if (Entries[K].K != GroupedEntry::Literal && Computable(K))
       Minus = K;
   ++RepairCounts["grouped Reshape target"];
   Repaired = true;
@@ -845,6 +1012,10 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
           Den = Den ? B.mul(Den, B.dimOf(O.Input, O.Dim))
                     : B.dimOf(O.Input, O.Dim);
       }
+      // 2*B*H / 2 is B*H: the common factor of the constants goes first.
+      int64_t Common = std::gcd(Constant, Literals);
+      Constant /= Common;
+      Literals /= Common;
       Value *Num = Product(Dyn, Constant);
       if (Literals != 1)
         Den = Den ? B.mul(Den, B.constant(Literals)) : B.constant(Literals);
