@@ -13,7 +13,8 @@
 set -eu
 OPT=$1
 DIR=$(dirname "$0")
-TMP=$(mktemp -d)
+TMP=${TMPDIR:-/tmp}/mobilevit_taps.$$
+mkdir "$TMP"
 trap 'rm -rf "$TMP"' EXIT
 for KIND in static dyn; do
   "$OPT" "$DIR/mobilevit_$KIND.onnx" -o "$TMP/m.onnxtxt" 2>/dev/null
