@@ -858,8 +858,12 @@ void DynamicRewrite::repairResize(
   const std::vector<DimExpr> *Sizes = DA.getData(*N.getOperand(3));
   if (!InDims || !Sizes || InDims->size() != Sizes->size())
     return;
-  std::vector<DimExpr> Best =
-      expressInInputs(DA, *N.getOperand(0), *InDims, Old);
+  // Each dim as computed upstream, as for a Reshape (computedDim): the
+  // Resize that folds MobileViT's last block back reads a batch that the
+  // not yet repaired sizes still merge with its old value.
+  std::vector<DimExpr> Best;
+  for (unsigned K = 0; K < InDims->size(); ++K)
+    Best.push_back(computedDim(DA, *N.getOperand(0), *InDims, K));
   const std::vector<DimExpr> *In = &Best;
   std::vector<int64_t> Baked(In->size(), -1);
   bool Any = false;
@@ -928,12 +932,22 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
     return false;
   // For each position: the value and dim it reads, or none (the literal).
   std::vector<std::pair<Value *, unsigned>> Source(In.size(), {nullptr, 0});
-  std::vector<std::string> Said;
+  std::vector<std::string> Said, Kept;
+  bool SizesAreConstant = static_cast<bool>(getConstantValue(*N.getOperand(3)));
+  bool Computed = false;
   for (size_t K = 0; K < In.size(); ++K) {
     if (Baked[K] < 0)
       continue;
     if (oldValue(In[K]) == Baked[K]) {
+      // Sizes computed in the graph (this repair's own Concat of the
+      // input's Shape) already follow the input: a round whose dim classes
+      // still merge B with its old size must not read them as baked.
+      if (!SizesAreConstant) {
+        Computed = true;
+        continue;
+      }
       Source[K] = {N.getOperand(0), unsigned(K)};
+      Kept.push_back(std::to_string(K));
       continue;
     }
     std::set<std::string> Same;
@@ -952,8 +966,10 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
       return false;
     Said.push_back(*Same.begin());
   }
-  if (Said.empty())
-    return false;
+  // Only the input's own dims (the batch of an upsampling to a fixed size,
+  // `F.interpolate(y, size=(2, 4))`): they keep following the input.
+  if (Said.empty() && Kept.empty())
+    return Computed;
   std::string OldName = N.getOperand(3)->getName().str();
   ShapeVectorBuilder B(RW, N, "size", "sizes_dynamic");
   for (size_t K = 0; K < In.size(); ++K) {
@@ -975,10 +991,16 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
   std::vector<std::string> Printed;
   for (const DimExpr &E : Sizes)
     Printed.push_back(E.str());
-  emitRemark(RW.getDiags(), N)
-      << "sizes '" << OldName << "' = [" << llvm::join(Printed, ",")
-      << "] held the old sizes of " << llvm::join(Said, ", ")
-      << ": an interpolation to the input size, now read from its Shape";
+  if (Said.empty())
+    emitRemark(RW.getDiags(), N)
+        << "sizes '" << OldName << "' = [" << llvm::join(Printed, ",")
+        << "] held the old sizes of the input's own dims "
+        << llvm::join(Kept, ", ") << ": now read from its Shape";
+  else
+    emitRemark(RW.getDiags(), N)
+        << "sizes '" << OldName << "' = [" << llvm::join(Printed, ",")
+        << "] held the old sizes of " << llvm::join(Said, ", ")
+        << ": an interpolation to the input size, now read from its Shape";
   ++RepairCounts["Resize to the input size"];
   Repaired = true;
   return true;

@@ -100,6 +100,19 @@ public:
   bool alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
                     llvm::ArrayRef<int64_t> Target, Rewriter &RW,
                     const std::vector<int64_t> *Planned = nullptr);
+  /// The fallback for a baked target that the others cannot read: entries
+  /// grouped with input dims where their running products meet
+  /// (ReshapeTargets.cpp). \p Why, if given and empty, is set to why the
+  /// first group that could not be read was refused.
+  bool groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
+                    llvm::ArrayRef<int64_t> Target, Rewriter &RW,
+                    std::string *Why = nullptr);
+  /// The spans of the running products at the old sizes
+  /// (ReshapeTargets.cpp).
+  void spansAtOldSizes(
+      llvm::ArrayRef<DimExpr> In, llvm::ArrayRef<int64_t> Target,
+      std::optional<std::vector<std::pair<int64_t, int64_t>>> &InSpans,
+      std::optional<std::vector<std::pair<int64_t, int64_t>>> &TSpans) const;
   /// The graph input and dim that new symbol \p S is, if any.
   std::pair<Value *, unsigned> inputDimOf(llvm::StringRef S) const;
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "MakeDynamic.h"
 #include "onnxopt/Analysis/OpFacts.h"
+#include <numeric>
 
 using namespace onnxopt;
 using namespace onnxopt::makedynamic;
@@ -120,6 +121,12 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
             oldValue(*R) == New[K] && isIntegralAtSamples(*R))
           Candidates.push_back(K);
       }
+      // Several entries could take the rest: [288,3,2,2] over [B,48,6,4]
+      // (old B = 3) counts as well with 96*B first as with B second. Where
+      // the running products cut the target into groups, the group that
+      // holds B decides (groupReshape): 288 spans B, 48 and part of 6.
+      if (Candidates.size() > 1 && groupReshape(N, *In, *Target, RW))
+        return;
       // view(b, c*h, w) baked as [1,128,32]: both 128 (=4*w) and 32 (=w)
       // could be the remaining product; the one that is a dim of the input
       // as it is moves with the sizes, the other is structural.
@@ -135,13 +142,16 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
           Candidates = Whole;
       }
       if (Candidates.size() != 1) {
+        std::string Why;
         if (alignReshape(N, *In, *Target, RW) ||
+            groupReshape(N, *In, *Target, RW, &Why) ||
             tryShapeDerived(N, *In, *Target, RW))
           return;
-        Report(Candidates.empty()
-                   ? "no single position can become -1 (more than one dim "
-                     "depends on the input sizes)"
-                   : "more than one position could become -1");
+        Report((Candidates.empty()
+                    ? "no single position can become -1 (more than one dim "
+                      "depends on the input sizes)"
+                    : "more than one position could become -1") +
+               Why);
         return;
       }
       MinusOne = Candidates.front();
@@ -152,11 +162,14 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (MinusOne >= 0) {
     std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
     if (!Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest)) {
+      std::string Why;
       if (alignReshape(N, *In, *Target, RW) ||
+          groupReshape(N, *In, *Target, RW, &Why) ||
           tryShapeDerived(N, *In, *Target, RW))
         return;
       Report("the literal dims do not divide the input's size for every "
-             "input size");
+             "input size" +
+             Why);
       return;
     }
   }
@@ -175,6 +188,65 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   Repaired = true;
 }
 
+/// The span (running product before, after) of each input dim and each
+/// target entry at the old sizes; left empty where an old size is unknown
+/// or the counts differ.
+void DynamicRewrite::spansAtOldSizes(
+    llvm::ArrayRef<DimExpr> In, llvm::ArrayRef<int64_t> Target,
+    std::optional<std::vector<std::pair<int64_t, int64_t>>> &InSpans,
+    std::optional<std::vector<std::pair<int64_t, int64_t>>> &TSpans) const {
+  std::vector<int64_t> OldIn, OldT;
+  for (const DimExpr &E : In) {
+    std::optional<int64_t> V = oldValue(E);
+    if (!V || *V < 1)
+      return;
+    OldIn.push_back(*V);
+  }
+  for (size_t I = 0; I < Target.size(); ++I) {
+    if (Target[I] == 0 && I < OldIn.size())
+      OldT.push_back(OldIn[I]);
+    else if (Target[I] >= 1)
+      OldT.push_back(Target[I]);
+    else if (Target[I] == -1)
+      OldT.push_back(1); // resolved below
+    else
+      return;
+  }
+  auto Spans = [](llvm::ArrayRef<int64_t> V)
+      -> std::optional<std::vector<std::pair<int64_t, int64_t>>> {
+    std::vector<std::pair<int64_t, int64_t>> Out;
+    int64_t P = 1;
+    for (int64_t X : V) {
+      int64_t Next;
+      if (__builtin_mul_overflow(P, X, &Next))
+        return std::nullopt;
+      Out.push_back({P, Next});
+      P = Next;
+    }
+    return Out;
+  };
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> A = Spans(OldIn),
+                                                          B = Spans(OldT);
+  if (!A || !B)
+    return;
+  int64_t TotalIn = A->empty() ? 1 : A->back().second;
+  int64_t TotalT = B->empty() ? 1 : B->back().second;
+  auto Minus = llvm::find(Target, -1);
+  if (Minus != Target.end()) {
+    if (TotalT == 0 || TotalIn % TotalT != 0)
+      return;
+    OldT[Minus - Target.begin()] = TotalIn / TotalT;
+    B = Spans(OldT);
+    if (!B)
+      return;
+    TotalT = B->empty() ? 1 : B->back().second;
+  }
+  if (TotalIn != TotalT)
+    return;
+  InSpans = std::move(A);
+  TSpans = std::move(B);
+}
+
 /// The fallback for a Reshape target with several baked literals: each
 /// literal that is the old value of a dynamic input dim (taken in order, as
 /// reshapes keep the order of dims) becomes that dim, read from the input's
@@ -185,6 +257,18 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
                                      Rewriter &RW) {
   if (zeroIsLiteral(N, Target))
     return false;
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> InSpans, TSpans;
+  spansAtOldSizes(In, Target, InSpans, TSpans);
+  // A literal is read from an input dim only where their spans of the
+  // running product overlap at the old sizes, as a view keeps the order of
+  // elements: the nw = 3 of [12,2,3,2] over [B,2,H,W] is not B (old 3).
+  auto MayRead = [&](unsigned I, size_t J) {
+    if (!InSpans || !TSpans)
+      return true;
+    const auto &[A, B] = (*InSpans)[J];
+    const auto &[C, D] = (*TSpans)[I];
+    return A < D && C < B;
+  };
   std::vector<int> Src(Target.size(), -1);
   int MinusOne = -1;
   size_t NextJ = 0;
@@ -202,7 +286,8 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
       continue;
     }
     for (size_t J = NextJ; J < In.size(); ++J) {
-      if (!In[J].isConstant() && oldValue(In[J]) == Target[I]) {
+      if (!In[J].isConstant() && oldValue(In[J]) == Target[I] &&
+          MayRead(I, J)) {
         Src[I] = J;
         NextJ = J + 1;
         break;
@@ -521,5 +606,424 @@ bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
   RW.setOperand(&N, 1, B.finish("target_dynamic"));
   ++RepairCounts["aligned Reshape target"];
   Repaired = true;
+  return true;
+}
+
+namespace {
+/// What one entry of a target rebuilt by groupReshape is.
+struct GroupedEntry {
+  enum Kind {
+    Literal,  ///< Number
+    Scaled,   ///< Number times the product of data dims Dims
+    InputDim, ///< dim Dim of graph input Input (a new symbol)
+    Remainder ///< what its group's data dims leave over the other entries
+  } K = Literal;
+  int64_t Number = 0;
+  std::vector<unsigned> Dims;
+  Value *Input = nullptr;
+  unsigned Dim = 0;
+  unsigned Group = 0;
+  DimExpr Expr; ///< what the entry is, over the input symbols
+};
+
+/// Input dims [FirstDim, EndDim) and target entries [FirstEntry, EndEntry)
+/// whose products are equal at the old sizes.
+struct ReshapeGroup {
+  unsigned FirstDim = 0, EndDim = 0, FirstEntry = 0, EndEntry = 0;
+};
+} // namespace
+
+/// Running products 1, V[0], V[0]*V[1], ...; std::nullopt on overflow.
+static std::optional<std::vector<int64_t>>
+runningProducts(llvm::ArrayRef<int64_t> V) {
+  std::vector<int64_t> P{1};
+  for (int64_t X : V) {
+    int64_t Next;
+    if (__builtin_mul_overflow(P.back(), X, &Next))
+      return std::nullopt;
+    P.push_back(Next);
+  }
+  return P;
+}
+
+/// The fallback for a baked target that none of the other repairs reads:
+/// `reshape(B*C*nh, ph, nw, pw)` over [B,C,H,W] (MobileViT's unfold,
+/// baked as [384,2,6,2] over [3,32,8,12]) has two entries that could take
+/// the batch. The input dims and the entries are cut where their running
+/// products meet at the old sizes (768 and 9216 here: [3,32,8] with
+/// [384,2], [12] with [6,2]), as a view keeps the order of elements; each
+/// group is then read on its own:
+/// - without a dynamic dim, its entries stay literals;
+/// - where each dynamic dim lies inside one entry's span of the running
+///   product (B inside 384), that entry is the dim times the constant
+///   rest (128*B) and the entries without one stay literals;
+/// - otherwise the one entry that every dynamic dim reaches and whose
+///   share of the group's product is an integer at every allowed size is
+///   that share, the others staying literals;
+/// - failing that, entries equal to the old size of a new symbol that
+///   divides the group's product become that symbol (views keep the order
+///   of dims: [3,32,24] over [128*B,6] is [B,32,24]), and one entry of the
+///   rest takes what is left.
+/// Accepted only when the dim algebra shows each group keeps its element
+/// count at every size the symbols allow.
+bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
+                                  llvm::ArrayRef<int64_t> Target, Rewriter &RW,
+                                  std::string *Why) {
+  if (zeroIsLiteral(N, Target) ||
+      llvm::any_of(Target, [](int64_t T) { return T == 0 || T < -1; }))
+    return false;
+  std::vector<int64_t> OldIn;
+  for (const DimExpr &E : In) {
+    std::optional<int64_t> V = oldValue(E);
+    // A dynamic dim of old size 1 leaves the running products as they
+    // are: nothing says which group it belongs to.
+    if (!V || *V < 1 || (*V == 1 && !E.isConstant()))
+      return false;
+    OldIn.push_back(*V);
+  }
+  std::optional<std::vector<int64_t>> PIn = runningProducts(OldIn);
+  if (!PIn)
+    return false;
+  // The old target, with the -1 at its old value.
+  std::vector<int64_t> OldTarget(Target.begin(), Target.end());
+  auto MinusIt = llvm::find(OldTarget, -1);
+  if (MinusIt != OldTarget.end()) {
+    *MinusIt = 1;
+    std::optional<std::vector<int64_t>> P = runningProducts(OldTarget);
+    if (!P || P->back() == 0 || PIn->back() % P->back() != 0)
+      return false;
+    *MinusIt = PIn->back() / P->back();
+  }
+  std::optional<std::vector<int64_t>> PT = runningProducts(OldTarget);
+  if (!PT || PT->back() != PIn->back())
+    return false;
+
+  // The cut points, and the group of each dim and entry.
+  std::vector<int64_t> Cuts;
+  std::set_intersection(PIn->begin() + 1, PIn->end(), PT->begin() + 1,
+                        PT->end(), std::back_inserter(Cuts));
+  Cuts.erase(std::unique(Cuts.begin(), Cuts.end()), Cuts.end());
+  std::vector<ReshapeGroup> Groups(Cuts.size());
+  auto GroupOf = [&](int64_t End) {
+    return static_cast<unsigned>(llvm::lower_bound(Cuts, End) - Cuts.begin());
+  };
+  for (unsigned I = In.size(); I-- > 0;)
+    Groups[GroupOf((*PIn)[I + 1])].FirstDim = I;
+  for (unsigned I = 0; I < In.size(); ++I)
+    Groups[GroupOf((*PIn)[I + 1])].EndDim = I + 1;
+  for (unsigned K = OldTarget.size(); K-- > 0;)
+    Groups[GroupOf((*PT)[K + 1])].FirstEntry = K;
+  for (unsigned K = 0; K < OldTarget.size(); ++K)
+    Groups[GroupOf((*PT)[K + 1])].EndEntry = K + 1;
+
+  std::vector<GroupedEntry> Entries(OldTarget.size());
+  for (unsigned K = 0; K < OldTarget.size(); ++K) {
+    Entries[K].Number = OldTarget[K];
+    Entries[K].Expr = DimExpr::constant(OldTarget[K]);
+  }
+  auto Fits = [&](const std::optional<DimExpr> &R, int64_t OldValue) {
+    return R && !R->hasUnknown() && !R->isConstant() &&
+           oldValue(*R) == OldValue && isIntegralAtSamples(*R);
+  };
+  for (unsigned GI = 0; GI < Groups.size(); ++GI) {
+    const ReshapeGroup &G = Groups[GI];
+    if (G.FirstEntry >= G.EndEntry)
+      continue; // only dims of size 1 (checked constant above)
+    DimExpr P = DimExpr::constant(1);
+    std::vector<unsigned> Dyn;
+    for (unsigned I = G.FirstDim; I < G.EndDim; ++I) {
+      P = P * In[I];
+      if (!In[I].isConstant())
+        Dyn.push_back(I);
+    }
+    if (Dyn.empty())
+      continue;
+    auto Overlaps = [&](unsigned I, unsigned K) {
+      return (*PIn)[I] < (*PT)[K + 1] && (*PT)[K] < (*PIn)[I + 1];
+    };
+    auto Inside = [&](unsigned I, unsigned K) {
+      return (*PT)[K] <= (*PIn)[I] && (*PIn)[I + 1] <= (*PT)[K + 1];
+    };
+    // Each dynamic dim inside one entry: that entry scales with it.
+    bool AllInside = llvm::all_of(Dyn, [&](unsigned I) {
+      for (unsigned K = G.FirstEntry; K < G.EndEntry; ++K)
+        if (Inside(I, K))
+          return true;
+      return false;
+    });
+    if (AllInside) {
+      for (unsigned K = G.FirstEntry; K < G.EndEntry; ++K) {
+        GroupedEntry &E = Entries[K];
+        int64_t OldDyn = 1;
+        DimExpr Dims = DimExpr::constant(1);
+        for (unsigned I : Dyn)
+          if (Inside(I, K)) {
+            E.Dims.push_back(I);
+            OldDyn *= OldIn[I];
+            Dims = Dims * In[I];
+          }
+        if (E.Dims.empty())
+          continue;
+        if (OldTarget[K] % OldDyn != 0)
+          return false;
+        E.K = GroupedEntry::Scaled;
+        E.Number = OldTarget[K] / OldDyn;
+        E.Expr = DimExpr::constant(E.Number) * Dims;
+      }
+      continue;
+    }
+    // The one entry every dynamic dim reaches that can take the rest.
+    auto Share = [&](const DimExpr &Rest, unsigned K, unsigned From) {
+      DimExpr Others = DimExpr::constant(1);
+      for (unsigned L = From; L < G.EndEntry; ++L)
+        if (L != K && Entries[L].K == GroupedEntry::Literal)
+          Others = Others * DimExpr::constant(OldTarget[L]);
+      return Rest.divExact(Others);
+    };
+    // A share whose old size fits but that is not an integer at every size
+    // the symbols may take (W/2 without W%2=0): named if the group fails.
+    std::optional<DimExpr> Fractional;
+    auto Takes = [&](const DimExpr &Rest, unsigned K) {
+      std::optional<DimExpr> R = Share(Rest, K, G.FirstEntry);
+      if (Fits(R, OldTarget[K]))
+        return true;
+      if (R && !R->hasUnknown() && !R->isConstant() &&
+          oldValue(*R) == OldTarget[K] && !Fractional)
+        Fractional = *R;
+      return false;
+    };
+    auto Refuse = [&](const std::string &Reason) {
+      if (Why && Why->empty()) {
+        std::string Dims;
+        for (unsigned I = G.FirstDim; I < G.EndDim; ++I)
+          Dims += (Dims.empty() ? "" : ",") + In[I].str();
+        std::vector<int64_t> Part(OldTarget.begin() + G.FirstEntry,
+                                  OldTarget.begin() + G.EndEntry);
+        *Why = "; the entries " + printInts(Part) + " (over the input's [" +
+               Dims + "]) " + Reason;
+      }
+      return false;
+    };
+    auto RefuseNoShare = [&]() {
+      // A dim of several symbols that entries share (MobileViT's fold of
+      // nh*nw patches, (H*W)/4, over [B*C*nh, nw]): its sizes do not say
+      // how it splits, and no relation changes that.
+      for (unsigned I : Dyn) {
+        std::set<std::string> Symbols;
+        In[I].forEachSymbol(
+            [&](llvm::StringRef S) { Symbols.insert(S.str()); });
+        unsigned Reached = 0;
+        for (unsigned K = G.FirstEntry; K < G.EndEntry; ++K)
+          Reached += Overlaps(I, K);
+        if (Symbols.size() > 1 && Reached > 1)
+          return Refuse("share the dim " + In[I].str() +
+                        ", and nothing says how it splits between them");
+      }
+      if (Fractional)
+        return Refuse("could be read with one of them " + Fractional->str() +
+                      ", which is not an integer at every size the symbols "
+                      "may take (relations= can say so, e.g. a divisibility "
+                      "like W%2=0)");
+      return Refuse("have no one entry that can take their dynamic size");
+    };
+    std::vector<unsigned> Candidates;
+    for (unsigned K = G.FirstEntry; K < G.EndEntry; ++K)
+      if (llvm::all_of(Dyn, [&](unsigned I) { return Overlaps(I, K); }) &&
+          Takes(P, K))
+        Candidates.push_back(K);
+    DimExpr Rest = P;
+    if (Candidates.size() != 1) {
+      // Entries that are a new symbol, in order; then one takes the rest. A
+      // symbol becomes an entry only where a dim that holds it overlaps the
+      // entry's span: the 3 of [12,3] over [B,2,(H*W)/4] is not B.
+      Candidates.clear();
+      auto Holds = [&](unsigned I, llvm::StringRef Sym) {
+        std::optional<DimExpr> Q = In[I].divExact(DimExpr::symbol(Sym));
+        return Q && !Q->hasUnknown();
+      };
+      std::vector<std::string> Assigned;
+      for (unsigned K = G.FirstEntry; K < G.EndEntry; ++K) {
+        std::optional<std::string> Found;
+        for (const auto &[Sym, OldV] : Old) {
+          if (OldV != OldTarget[K] ||
+              llvm::none_of(Dyn, [&, &Sym = Sym](unsigned I) {
+                return Overlaps(I, K) && Holds(I, Sym);
+              }))
+            continue;
+          std::optional<DimExpr> Q = Rest.divExact(DimExpr::symbol(Sym));
+          if (!Q || Q->hasUnknown() || !isIntegralAtSamples(*Q))
+            continue;
+          if (Found)
+            return Refuse("have two new symbols of old size " +
+                          std::to_string(OldV) + " for one entry");
+          Found = Sym;
+        }
+        if (!Found)
+          continue;
+        GroupedEntry &E = Entries[K];
+        std::tie(E.Input, E.Dim) = inputDimOf(*Found);
+        if (!E.Input)
+          return false;
+        E.K = GroupedEntry::InputDim;
+        E.Expr = DimExpr::symbol(*Found);
+        Rest = *Rest.divExact(E.Expr);
+        Assigned.push_back(*Found);
+      }
+      // The rest goes to an entry that every dim holding more than an
+      // assigned symbol reaches.
+      auto Reaches = [&](unsigned K) {
+        return llvm::all_of(Dyn, [&](unsigned I) {
+          return Overlaps(I, K) ||
+                 llvm::any_of(Assigned, [&](const std::string &S) {
+                   return In[I] == DimExpr::symbol(S);
+                 });
+        });
+      };
+      if (!Rest.isConstant())
+        for (unsigned K = G.FirstEntry; K < G.EndEntry; ++K)
+          if (Entries[K].K == GroupedEntry::Literal && Reaches(K) &&
+              Takes(Rest, K))
+            Candidates.push_back(K);
+      if (!Rest.isConstant() && Candidates.size() != 1)
+        return Candidates.empty()
+                   ? RefuseNoShare()
+                   : Refuse("have more than one entry that could take their "
+                            "dynamic size");
+    }
+    if (Candidates.size() == 1) {
+      GroupedEntry &E = Entries[Candidates.front()];
+      E.K = GroupedEntry::Remainder;
+      E.Group = GI;
+      E.Expr = *Share(Rest, Candidates.front(), G.FirstEntry);
+    }
+  }
+
+  // Each group keeps its element count at every size: the product of its
+  // entries is the product of its dims.
+  bool Dynamic = false;
+  for (const ReshapeGroup &G : Groups) {
+    DimExpr P = DimExpr::constant(1), Q = DimExpr::constant(1);
+    for (unsigned I = G.FirstDim; I < G.EndDim; ++I)
+      P = P * In[I];
+    for (unsigned K = G.FirstEntry; K < G.EndEntry; ++K) {
+      Q = Q * Entries[K].Expr;
+      Dynamic |= Entries[K].K != GroupedEntry::Literal;
+    }
+    // Under the relations: (W/2)*2 is W where W%2=0.
+    if (P != Q && Domain.normalize(P) != Domain.normalize(Q))
+      return false;
+  }
+  if (!Dynamic)
+    return false;
+
+  // The first entry that needs arithmetic becomes the -1, else the first
+  // that reads a dim: [1,8,-1] rather than a Concat for [1,8,W]. Only where
+  // the dim algebra computes the -1 back to the entry: beside a W/2 it
+  // would not divide 2*B*H*W by 4*(W/2), and the dims after it would be
+  // unknown.
+  DimExpr Total = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Total = Total * E;
+  auto Computable = [&](size_t K) {
+    DimExpr Others = DimExpr::constant(1);
+    for (size_t L = 0; L < Entries.size(); ++L)
+      if (L != K)
+        Others = Others * Entries[L].Expr;
+    std::optional<DimExpr> R = Total.divExact(Others);
+    return R && !R->hasUnknown() &&
+           (*R == Entries[K].Expr ||
+            Domain.normalize(*R) == Domain.normalize(Entries[K].Expr));
+  };
+  size_t Minus = Entries.size();
+  for (size_t K = 0; K < Entries.size() && Minus == Entries.size(); ++K) {
+    const GroupedEntry &E = Entries[K];
+    if ((E.K == GroupedEntry::Remainder ||
+         (E.K == GroupedEntry::Scaled &&
+          (E.Dims.size() > 1 || E.Number != 1))) &&
+        Computable(K))
+      Minus = K;
+  }
+  for (size_t K = 0; K < Entries.size() && Minus == Entries.size(); ++K)
+    if (Entries[K].K != GroupedEntry::Literal && Computable(K))
+      Minus = K;
+  ++RepairCounts["grouped Reshape target"];
+  Repaired = true;
+  // Only literals and the -1: a constant, as the other repairs write it.
+  bool AllLiteral = true;
+  for (size_t K = 0; K < Entries.size(); ++K)
+    AllLiteral &= K == Minus || Entries[K].K == GroupedEntry::Literal;
+  if (AllLiteral) {
+    std::vector<int64_t> New;
+    for (size_t K = 0; K < Entries.size(); ++K)
+      New.push_back(K == Minus ? -1 : Entries[K].Number);
+    RW.setOperand(
+        &N, 1,
+        RW.createConstant(
+            *N.getParentGraph(),
+            Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
+                               {static_cast<int64_t>(New.size())}, New)));
+    return true;
+  }
+  Value *Data = N.getOperand(0);
+  ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
+                       "dims");
+  auto Product = [&](llvm::ArrayRef<unsigned> Dims, int64_t Factor) {
+    Value *V = nullptr;
+    for (unsigned I : Dims)
+      V = V ? B.mul(V, B.dimOf(Data, I)) : B.dimOf(Data, I);
+    return Factor == 1 ? V : B.mul(V, B.constant(Factor));
+  };
+  for (size_t K = 0; K < Entries.size(); ++K) {
+    const GroupedEntry &E = Entries[K];
+    if (K == Minus) {
+      B.literal(-1);
+      continue;
+    }
+    switch (E.K) {
+    case GroupedEntry::Literal:
+      B.literal(E.Number);
+      break;
+    case GroupedEntry::Scaled:
+      B.piece(Product(E.Dims, E.Number));
+      break;
+    case GroupedEntry::InputDim:
+      B.piece(B.dimOf(E.Input, E.Dim));
+      break;
+    case GroupedEntry::Remainder: {
+      // The group's dynamic dims times its constant ones, over the other
+      // entries: literals and input dims.
+      const ReshapeGroup &G = Groups[E.Group];
+      std::vector<unsigned> Dyn;
+      int64_t Constant = 1, Literals = 1;
+      for (unsigned I = G.FirstDim; I < G.EndDim; ++I) {
+        if (In[I].isConstant())
+          Constant *= OldIn[I];
+        else
+          Dyn.push_back(I);
+      }
+      Value *Den = nullptr;
+      for (unsigned L = G.FirstEntry; L < G.EndEntry; ++L) {
+        const GroupedEntry &O = Entries[L];
+        if (L == K)
+          continue;
+        if (O.K == GroupedEntry::Literal)
+          Literals *= O.Number;
+        else if (O.K == GroupedEntry::InputDim)
+          Den = Den ? B.mul(Den, B.dimOf(O.Input, O.Dim))
+                    : B.dimOf(O.Input, O.Dim);
+      }
+      // 2*B*H / 2 is B*H: the common factor of the constants goes first.
+      int64_t Common = std::gcd(Constant, Literals);
+      Constant /= Common;
+      Literals /= Common;
+      Value *Num = Product(Dyn, Constant);
+      if (Literals != 1)
+        Den = Den ? B.mul(Den, B.constant(Literals)) : B.constant(Literals);
+      B.piece(Den ? B.div(Num, Den) : Num);
+      break;
+    }
+    }
+  }
+  RW.setOperand(&N, 1, B.finish("target_dynamic"));
   return true;
 }

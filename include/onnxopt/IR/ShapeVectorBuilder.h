@@ -50,6 +50,14 @@ public:
   Value *mul(Value *A, Value *B) {
     return make("Mul", {A, B}, 1, "", Hint)->getResult(0);
   }
+  /// \p A / \p B (both int64 vectors; exact where the caller uses it).
+  Value *div(Value *A, Value *B) {
+    return make("Div", {A, B}, 1, "", Hint)->getResult(0);
+  }
+  /// A one-element constant \p V, to compute with.
+  Value *constant(int64_t V) {
+    return RW.createConstant(G, Tensor::fromInt64s(PartName, {1}, {V}));
+  }
   void piece(Value *V) {
     flush();
     Parts.push_back(V);
