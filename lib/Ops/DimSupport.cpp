@@ -6,8 +6,10 @@
 //===----------------------------------------------------------------------===//
 #include "DimSupport.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include "onnxopt/Ops/Semantics.h"
 #include <algorithm>
+#include <cstdint>
 
 using namespace onnxopt;
 using namespace onnxopt::dims;
@@ -38,6 +40,30 @@ bool DimContext::givesAxes() const {
            N.getOperand(Def->Axes.Index);
   }
   return false;
+}
+
+std::optional<std::vector<std::pair<int64_t, int64_t>>>
+DimContext::constantBounds(unsigned I, size_t Period) const {
+  if (Period == 0 || I >= N.getNumOperands() || !N.getOperand(I))
+    return std::nullopt;
+  Tensor T = getConstantValue(*N.getOperand(I));
+  if (T.isNull() || T.getNumElements() == 0)
+    return std::nullopt;
+  int32_t Elem = T.getElemType();
+  if (Elem != static_cast<int32_t>(ElementType::Int64) &&
+      Elem != static_cast<int32_t>(ElementType::Int32))
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> Values = T.toInt64s();
+  if (!Values || Values->size() % Period != 0)
+    return std::nullopt;
+  std::vector<std::pair<int64_t, int64_t>> B(
+      Period, {INT64_MAX, INT64_MIN});
+  for (size_t E = 0; E < Values->size(); ++E) {
+    auto &[Lo, Hi] = B[E % Period];
+    Lo = std::min(Lo, (*Values)[E]);
+    Hi = std::max(Hi, (*Values)[E]);
+  }
+  return B;
 }
 
 //===----------------------------------------------------------------------===//

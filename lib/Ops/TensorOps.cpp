@@ -593,8 +593,20 @@ void transferConcat(DimContext &C, const DimList *X) {
   C.setData(0, std::move(Joined));
 }
 
+/// Index values in [\p Lo, \p Hi] lie inside \p Dim (a negative one
+/// counts from its end).
+void requireInside(DimContext &C, const DimExpr &Dim, int64_t Lo, int64_t Hi) {
+  if (Hi >= 0)
+    C.require(DimCondition::AtLeast, Dim, DimExpr::constant(Hi + 1),
+              "indices inside the gathered dim");
+  if (Lo < 0)
+    C.require(DimCondition::AtLeast, Dim, DimExpr::constant(-Lo),
+              "indices inside the gathered dim");
+}
+
 /// The indices of a Gather must lie inside the table's dim \p Table: known
-/// constant indices, or a Range whose greatest element is known.
+/// constant indices (short ones one by one, longer or higher-rank tables
+/// by their bounds), or a Range whose greatest element is known.
 void requireIndices(DimContext &C, const DimExpr &Table) {
   const Node &N = C.getNode();
   if (N.getNumOperands() < 2 || !N.getOperand(1))
@@ -604,6 +616,10 @@ void requireIndices(DimContext &C, const DimExpr &Table) {
       C.require(DimCondition::AtLeast, Table,
                 DimExpr::constant(K >= 0 ? K + 1 : -K),
                 "indices inside the gathered dim");
+    return;
+  }
+  if (auto B = C.constantBounds(1)) {
+    requireInside(C, Table, B->front().first, B->front().second);
     return;
   }
   if (const DimExpr *Max = C.getMaxElement(1))
@@ -636,6 +652,125 @@ void transferGather(DimContext &C, const DimList *X) {
     Picked.push_back((*D)[*P]);
   }
   C.setData(0, std::move(Picked));
+}
+
+/// Each index along the gathered dims of GatherND / ScatterND lies inside
+/// its dim: tuple component J of constant indices inside \p X's dim
+/// \p First + J; a known greatest element inside every one of them.
+/// Indices read from the data (token ids, an ArgMax) are the data's
+/// business, as for Gather.
+void requireTupleIndices(DimContext &C, const DimList &X, size_t First,
+                         size_t M) {
+  if (auto B = C.constantBounds(1, M)) {
+    for (size_t J = 0; J < M; ++J)
+      requireInside(C, X[First + J], (*B)[J].first, (*B)[J].second);
+    return;
+  }
+  if (const DimExpr *Max = C.getMaxElement(1))
+    for (size_t J = 0; J < M; ++J)
+      C.require(DimCondition::AtMost, *Max + DimExpr::constant(1),
+                X[First + J], "indices inside the gathered dim");
+}
+
+/// The tuple length M of GatherND / ScatterND indices (their last dim,
+/// which must be a number in [1, rank(data) - batch_dims]), with the
+/// batch dims of data and indices united; std::nullopt when it is not a
+/// number, after requiring what bounds it.
+std::optional<size_t> tupleLength(DimContext &C, const DimList &X,
+                                  const DimList &I, size_t Batch) {
+  const DimExpr &Last = I.back();
+  if (!Last.isConstant()) {
+    C.require(DimCondition::AtLeast, Last, DimExpr::constant(1),
+              "index tuples of at least one element");
+    C.require(DimCondition::AtMost, Last,
+              DimExpr::constant(int64_t(X.size()) - int64_t(Batch)),
+              "index tuples no longer than the data's rank");
+    return std::nullopt;
+  }
+  int64_t M = Last.getConstant();
+  if (M < 1 || Batch + size_t(M) > X.size() || Batch >= I.size())
+    return std::nullopt;
+  for (size_t K = 0; K < Batch; ++K)
+    C.unite(X[K], I[K]);
+  return size_t(M);
+}
+
+/// GatherND: indices [..., M] pick M-tuples from the data's dims after its
+/// batch dims; the result has the indices' dims but the last, then the
+/// data's dims after the batch dims and the M indexed ones.
+void transferGatherND(DimContext &C, const DimList *X) {
+  const DimList *I = C.dims(1);
+  int64_t Batch = C.getNode().getAttrInt("batch_dims", 0);
+  if (!I || I->empty() || Batch < 0)
+    return;
+  std::optional<size_t> M = tupleLength(C, *X, *I, size_t(Batch));
+  if (!M)
+    return;
+  requireTupleIndices(C, *X, size_t(Batch), *M);
+  PartialDimList R(I->begin(), I->end() - 1);
+  R.insert(R.end(), X->begin() + Batch + *M, X->end());
+  C.setDims(0, std::move(R));
+}
+
+/// ScatterND: the result is the data; updates have the indices' dims but
+/// the last, then the data's dims after the M indexed ones.
+void transferScatterND(DimContext &C, const DimList *X) {
+  C.setDims(0, full(*X));
+  const DimList *I = C.dims(1);
+  if (!I || I->empty())
+    return;
+  std::optional<size_t> M = tupleLength(C, *X, *I, 0);
+  if (!M)
+    return;
+  requireTupleIndices(C, *X, 0, *M);
+  const DimList *U = C.dims(2);
+  if (!U || U->size() != I->size() - 1 + X->size() - *M)
+    return;
+  for (size_t K = 0; K + 1 < I->size(); ++K)
+    C.unite((*U)[K], (*I)[K]);
+  for (size_t K = *M; K < X->size(); ++K)
+    C.unite((*U)[I->size() - 1 + K - *M], (*X)[K]);
+}
+
+/// GatherElements and ScatterElements: indices of the data's rank, no
+/// longer than the data along every dim but the axis (ONNX Runtime checks
+/// it), each index inside the axis' dim.
+std::optional<size_t> requireElementIndices(DimContext &C, const DimList &X) {
+  const DimList *I = C.dims(1);
+  std::optional<size_t> Axis =
+      normAxis(C.getNode().getAttrInt("axis", 0), X.size());
+  if (!I || I->size() != X.size() || !Axis)
+    return std::nullopt;
+  for (size_t K = 0; K < X.size(); ++K)
+    if (K != *Axis)
+      C.require(DimCondition::AtMost, (*I)[K], X[K],
+                "indices no longer than the data off the axis");
+  if (auto B = C.constantBounds(1)) {
+    requireInside(C, X[*Axis], B->front().first, B->front().second);
+  } else if (const DimExpr *Max = C.getMaxElement(1)) {
+    C.require(DimCondition::AtMost, *Max + DimExpr::constant(1), X[*Axis],
+              "indices inside the gathered dim");
+  }
+  return Axis;
+}
+
+void transferGatherElements(DimContext &C, const DimList *X) {
+  if (!requireElementIndices(C, *X))
+    return;
+  C.setDims(0, full(*C.dims(1)));
+}
+
+/// ScatterElements: the result is the data; updates have the indices'
+/// dims.
+void transferScatterElements(DimContext &C, const DimList *X) {
+  C.setDims(0, full(*X));
+  if (!requireElementIndices(C, *X))
+    return;
+  const DimList *I = C.dims(1), *U = C.dims(2);
+  if (!U || U->size() != I->size())
+    return;
+  for (size_t K = 0; K < I->size(); ++K)
+    C.unite((*U)[K], (*I)[K]);
 }
 
 void transferUnsqueeze(DimContext &C, const DimList *X) {
@@ -1115,6 +1250,8 @@ constexpr DimRule DimRules[] = {
     {"", "Expand", 1, transferExpand, NeedsX},
     {"", "Flatten", 1, transferFlatten, NeedsX},
     {"", "Gather", 1, transferGather, NeedsX},
+    {"", "GatherElements", 11, transferGatherElements, NeedsX},
+    {"", "GatherND", 11, transferGatherND, NeedsX},
     {"", "Identity", 1, transferPassThrough},
     // Data-dependent (its traits say so): nothing more to require.
     {"", "NonZero", 1, nullptr},
@@ -1123,6 +1260,10 @@ constexpr DimRule DimRules[] = {
     {"", "Pad", 1, transferPad, NeedsX},
     {"", "Range", 1, transferRange},
     {"", "Reshape", 1, transferReshape, NeedsX},
+    // Opset 16's reduction attribute changes how duplicates combine, not
+    // the shapes.
+    {"", "ScatterElements", 11, transferScatterElements, NeedsX},
+    {"", "ScatterND", 11, transferScatterND, NeedsX},
     // Keeps its input's shape, but its sequence_lens must have the batch's
     // length, which nothing here requires.
     {"", "ReverseSequence", 1, transferShapePreserving, false,

@@ -22,7 +22,9 @@
 #include "onnxopt/Ops/OpDef.h"
 #include "llvm/ADT/SmallVector.h"
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace onnxopt {
@@ -81,6 +83,13 @@ public:
   /// The greatest element of operand \p I, when it is an index table
   /// whose greatest element is known (a Range, moved by reshapes).
   virtual const DimExpr *getMaxElement(unsigned I) = 0;
+  /// The least and greatest element of operand \p I at each position
+  /// modulo \p Period (element E counts for E % Period), when it is an
+  /// int32 or int64 constant of any rank and size; std::nullopt otherwise.
+  /// For index tables that data() does not hold (more than
+  /// kMaxDimDataLength elements, or a rank above 1).
+  std::optional<std::vector<std::pair<int64_t, int64_t>>>
+  constantBounds(unsigned I, size_t Period = 1) const;
   /// True when `Lhs K Rhs` holds whatever values the symbols take.
   virtual bool holdsAlways(DimCondition K, const DimExpr &Lhs,
                            const DimExpr &Rhs) = 0;
