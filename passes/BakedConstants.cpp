@@ -215,6 +215,48 @@ Value *findLongerTable(const Tensor &T, unsigned Axis, Graph &G,
   return nullptr;
 }
 
+/// Matches \p T as a sinusoid along \p Axis, with a partner table from
+/// the model's constants when one fits (the sin of a cos table: rotary
+/// tables come in pairs, and the pair fixes low frequencies that a short
+/// cos table alone cannot).
+std::optional<SinusoidForm> matchRotary(const Tensor &T, unsigned Axis,
+                                        const Value *Self, Graph &G,
+                                        llvm::StringRef Name,
+                                        bool &WithPartner) {
+  WithPartner = false;
+  if (T.getElemType() != onnx::TensorProto::FLOAT)
+    return std::nullopt;
+  for (Graph *Scope = &G; Scope;) {
+    for (const std::unique_ptr<Value> &V : Scope->getConstants()) {
+      const Tensor &P = V->getInitializer();
+      if (V.get() == Self || P.getElemType() != onnx::TensorProto::FLOAT ||
+          P.getDims() != T.getDims())
+        continue;
+      if (std::optional<SinusoidForm> F = matchSinusoid(T, Axis, &P, Name)) {
+        WithPartner = true;
+        return F;
+      }
+    }
+    Node *Parent = Scope->getParentNode();
+    Scope = Parent ? Parent->getParentGraph() : nullptr;
+  }
+  return matchSinusoid(T, Axis, nullptr, Name);
+}
+
+Value *buildSinusoid(const BakedConstant &B, const SinusoidForm &F,
+                     unsigned Axis, Builder &Bld) {
+  unsigned Rank = B.T.getDims().size();
+  const BakedAxis &A = axisInfo(B, Axis);
+  Value *Index = Bld.castTo(
+      Bld.indicesAlong(A.Partner, A.PartnerAxis, Axis, Rank),
+      onnx::TensorProto::FLOAT);
+  Value *Angle = Bld.op("Mul", {Index, Bld.constant(F.Freq)}, "baked_angle");
+  Value *V = Bld.op(F.IsSin ? "Sin" : "Cos", {Angle}, "baked_rotary");
+  if (!F.UnitAmp)
+    V = Bld.op("Mul", {V, Bld.constant(F.Amp)}, "baked_rotary");
+  return V;
+}
+
 } // namespace
 
 RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
@@ -298,6 +340,18 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                      "' " + describeTensor(Big->getInitializer()) +
                      ": sliced from it to " + sizesText(B, Varying));
     }
+    bool WithPartner = false;
+    if (std::optional<SinusoidForm> F =
+            matchRotary(Reduced, Axis, Still.empty() ? Operand : nullptr,
+                        *User.getParentGraph(), Name, WithPartner))
+      return Use(buildSinusoid(B, *F, Axis, Bld), "sinusoid table",
+                 What + " is " + (F->UnitAmp ? "" : "a * ") +
+                     (F->IsSin ? "sin" : "cos") + "(i * f) along " +
+                     axesText(Varying) + ", one frequency per column (" +
+                     (WithPartner ? "read with its partner table"
+                                  : "read from its own angles") +
+                     ", every element within 4e-6): rebuilt with Range at " +
+                     sizesText(B, Varying));
     Value *Data = Still.empty() ? Operand : Bld.constant(Reduced);
     Result = Use(Bld.prefix(Data, Axis, A.Partner, A.PartnerAxis),
                  "slice of a baked table",

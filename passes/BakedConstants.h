@@ -10,8 +10,10 @@
 //  - a function of i - j (causal and banded masks): a Gather from the
 //    diagonal table at the clamped i - j;
 //  - along one axis whose size is an input symbol: a prefix of a longer
-//    initializer of the model (the full table), or the constant itself,
-//    sliced to the new size (which bounds the symbol by the old size).
+//    initializer of the model (the full table); a sinusoid per column
+//    (rotary tables: Cos/Sin of Range * frequencies); or the constant
+//    itself, sliced to the new size (which bounds the symbol by the old
+//    size).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXOPT_PASSES_BAKEDCONSTANTS_H

@@ -10,6 +10,7 @@
 #include "onnxopt/Analysis/ConstantPatterns.h"
 #include "onnx/onnx_pb.h"
 #include "onnxopt/IR/Type.h"
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -333,4 +334,152 @@ bool onnxopt::isPrefixAlong(const Tensor &Small, const Tensor &Big,
                     L.Data.data() + O * BigChunk, SmallChunk))
       return false;
   return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Sinusoids (rotary tables)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The floats of a float32 tensor, or nothing.
+std::optional<std::vector<float>> readFloats(const Tensor &T) {
+  Bytes B;
+  if (!T || T.getElemType() != TensorProto::FLOAT || !readBytes(T, B))
+    return std::nullopt;
+  std::vector<float> F(size_t(T.getNumElements()));
+  std::memcpy(F.data(), B.Data.data(), F.size() * sizeof(float));
+  return F;
+}
+
+/// One column of a sinusoid table: its values at i = 0, 1, ..., and the
+/// partner's values (or empty).
+struct Column {
+  std::vector<double> V, P;
+};
+
+/// The angle at index \p I whose value is nearest \p Predicted among
+/// those the column allows: atan2 with the partner, else both branches of
+/// arccos (cos) or arcsin (sin), each up to multiples of 2 pi.
+double nearestAngle(const Column &C, size_t I, double Amp, bool IsSin,
+                    double Predicted) {
+  double Candidates[2];
+  unsigned N = 0;
+  if (!C.P.empty()) {
+    double Y = IsSin ? C.V[I] : C.P[I], X = IsSin ? C.P[I] : C.V[I];
+    Candidates[N++] = std::atan2(Y, X);
+  } else {
+    double R = std::clamp(C.V[I] / Amp, -1.0, 1.0);
+    double T = IsSin ? std::asin(R) : std::acos(R);
+    Candidates[N++] = T;
+    Candidates[N++] = IsSin ? M_PI - T : -T;
+  }
+  double Best = 0, BestDist = INFINITY;
+  for (unsigned K = 0; K < N; ++K) {
+    double T = Candidates[K] +
+               2 * M_PI * std::round((Predicted - Candidates[K]) / (2 * M_PI));
+    if (std::fabs(T - Predicted) < BestDist) {
+      BestDist = std::fabs(T - Predicted);
+      Best = T;
+    }
+  }
+  return Best;
+}
+
+/// The column's frequency, unwrapping its angle at 1, 2, 4, ..., and the
+/// last index; std::nullopt when it is not determined to 1e-9 (relative to
+/// 1) by the last angle.
+std::optional<double> columnFrequency(const Column &C, double Amp, bool IsSin) {
+  size_t Last = C.V.size() - 1;
+  double F = 0;
+  for (size_t I = 1;; I = std::min(2 * I, Last)) {
+    F = nearestAngle(C, I, Amp, IsSin, double(I) * F) / double(I);
+    if (I == Last)
+      break;
+  }
+  if (C.P.empty()) {
+    // d(angle) = d(value) / |Amp * derivative|: arccos is blind near
+    // angles of k pi, arcsin near pi/2 + k pi.
+    double Angle = F * double(Last);
+    double Slope = std::fabs(Amp * (IsSin ? std::cos(Angle) : std::sin(Angle)));
+    double Err = 1.2e-7 * std::max(1.0, std::fabs(Amp)) / std::max(Slope, 1e-30);
+    if (Err / double(Last) > 1e-9)
+      return std::nullopt;
+  }
+  return F;
+}
+
+} // namespace
+
+std::optional<SinusoidForm> onnxopt::matchSinusoid(const Tensor &T,
+                                                   unsigned Axis,
+                                                   const Tensor *Partner,
+                                                   llvm::StringRef Name) {
+  std::vector<int64_t> Dims = T.getDims();
+  if (Axis >= Dims.size() || Dims[Axis] < 3)
+    return std::nullopt;
+  std::optional<std::vector<float>> V = readFloats(T), P;
+  if (!V)
+    return std::nullopt;
+  if (Partner) {
+    if (Partner->getDims() != Dims || !(P = readFloats(*Partner)))
+      return std::nullopt;
+  }
+  auto [Outer, Inner] = outerInner(Dims, Axis);
+  int64_t Len = Dims[Axis];
+  // The kind: a sin table is 0 at i = 0 everywhere.
+  bool IsSin = true;
+  for (int64_t O = 0; O < Outer && IsSin; ++O)
+    for (int64_t K = 0; K < Inner; ++K)
+      if ((*V)[O * Len * Inner + K] != 0.0f) {
+        IsSin = false;
+        break;
+      }
+  SinusoidForm Form;
+  Form.IsSin = IsSin;
+  std::vector<float> Amp(Outer * Inner), Freq(Outer * Inner);
+  for (int64_t O = 0; O < Outer; ++O)
+    for (int64_t K = 0; K < Inner; ++K) {
+      Column C;
+      for (int64_t I = 0; I < Len; ++I) {
+        int64_t At = (O * Len + I) * Inner + K;
+        C.V.push_back((*V)[At]);
+        if (P)
+          C.P.push_back((*P)[At]);
+      }
+      // The amplitude: cos at 0, else the partner's cos at 0; a sin table
+      // without a partner is taken at amplitude 1 (the check below
+      // rejects any other).
+      double A = IsSin ? (P ? C.P[0] : 1.0) : C.V[0];
+      if (P && !IsSin && C.P[0] != 0.0)
+        return std::nullopt;
+      bool Zero = std::all_of(C.V.begin(), C.V.end(),
+                              [](double X) { return X == 0.0; });
+      std::optional<double> F =
+          Zero || A == 0.0 ? std::optional<double>(0.0)
+                           : columnFrequency(C, A, IsSin);
+      if (!F)
+        return std::nullopt;
+      float Af = Zero ? 1.0f : float(A), Ff = float(*F);
+      // Recompute every element as the rebuilt graph will.
+      double Tol = 4e-6 * std::max(1.0, std::fabs(double(Af)));
+      for (int64_t I = 0; I < Len; ++I) {
+        float Angle = float(I) * Ff;
+        double Want = double(Af) * (IsSin ? std::sin(double(Angle))
+                                          : std::cos(double(Angle)));
+        if (std::fabs(Want - C.V[I]) > Tol)
+          return std::nullopt;
+        if (P && std::fabs(double(Af) * (IsSin ? std::cos(double(Angle))
+                                               : std::sin(double(Angle))) -
+                           C.P[I]) > Tol)
+          return std::nullopt;
+      }
+      Amp[O * Inner + K] = Af;
+      Freq[O * Inner + K] = Ff;
+      Form.UnitAmp &= Af == 1.0f;
+    }
+  std::vector<int64_t> Cut = cutDims(Dims, {Axis});
+  Form.Amp = Tensor::fromFloats(Name.str() + "_amplitude", Cut, Amp);
+  Form.Freq = Tensor::fromFloats(Name.str() + "_frequency", Cut, Freq);
+  return Form;
 }

@@ -72,6 +72,32 @@ struct ToeplitzForm {
 std::optional<ToeplitzForm> matchToeplitz(const Tensor &T, unsigned Row,
                                           unsigned Col, llvm::StringRef Name);
 
+/// A float32 table of sinusoids along one axis, as rotary position tables
+/// are: T = Amp * cos(i * Freq) or T = Amp * sin(i * Freq), i the index
+/// along Axis, Amp and Freq float32 tensors of T's dims with 1 at Axis
+/// (one sinusoid per column), the angle i * Freq rounded to float32 as the
+/// rebuilt graph (Range, Cast, Mul) and the exporter round it.
+struct SinusoidForm {
+  bool IsSin = false;
+  Tensor Amp;
+  Tensor Freq;
+  /// Every amplitude is 1: the rebuilt graph needs no Mul by Amp.
+  bool UnitAmp = true;
+};
+
+/// Matches \p T (float32, at least 3 entries along \p Axis) against one
+/// kind of sinusoid. Unlike the exact matchers, cos and sin are not
+/// reproducible bit for bit across runtimes: every element must be within
+/// 4e-6 * max(1, |Amp|) of the form. The frequencies come from the angles,
+/// unwrapped along the axis: atan2 of \p T and \p Partner when a partner
+/// table (the sin of a cos table or the cos of a sin table, T^2 + P^2 =
+/// Amp^2 everywhere) is given, else the arccos / arcsin of \p T alone,
+/// which must then determine each frequency to 1e-9 (a short cos table of
+/// a low frequency does not: its angles stay near 0).
+std::optional<SinusoidForm> matchSinusoid(const Tensor &T, unsigned Axis,
+                                          const Tensor *Partner,
+                                          llvm::StringRef Name);
+
 /// True if \p Small equals the first elements of \p Big along \p Axis:
 /// same element type and rank, every other dim equal, Small's dim at Axis
 /// not larger than Big's.
