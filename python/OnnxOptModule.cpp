@@ -8,6 +8,7 @@
 // Python warnings, and ModelProto in and out of bytes (docs/python.md).
 //
 //===----------------------------------------------------------------------===//
+#include "ExportProto.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Verifier.h"

@@ -87,11 +87,11 @@ namespace {
 
 void tensorForAttribute(const Tensor &T, onnx::TensorProto &P) {
   if (T.isPacked()) {
-    T.toProto(P);
+    detail::toProto(T, P);
     return;
   }
   if (T.getByteSize() <= kMaxCopiedAttributeBytes) {
-    P = T.getProto();
+    P = detail::getProto(T);
     return;
   }
   P.set_name(T.getName().str());
@@ -654,18 +654,18 @@ public:
         // for a proto that lives as long as this node's inference.
         auto *P =
             google::protobuf::Arena::CreateMessage<onnx::TensorProto>(&Arena);
-        T->toProto(*P);
+        detail::toProto(*T, *P);
         return InputData[I] = P;
       }
       if (!T->isExternal())
-        return InputData[I] = &T->getProto();
+        return InputData[I] = &detail::getProto(*T);
       Owned.push_back(loadTensor(*T));
       return InputData[I] = Owned.back().get();
     }
     if (const onnx::TensorProto *P = getConstantAttributeData(*V))
       return InputData[I] = P;
     if (Evaluated[I])
-      return InputData[I] = &Evaluated[I].getProto();
+      return InputData[I] = &detail::getProto(Evaluated[I]);
     return nullptr;
   }
 

@@ -17,6 +17,7 @@
 
 #include "onnxopt/Export/Export.h"
 #include "ExportDetail.h"
+#include "ExportProto.h"
 #include "ProtoWire.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/ProtoTypes.h"

@@ -57,22 +57,22 @@ inline void copyTensorMetadata(const onnx::TensorProto &S,
 
 /// The metadata of \p T (a packed tensor's proto is built for the call).
 inline void copyTensorMetadata(const Tensor &T, onnx::TensorProto &D) {
-  if (const onnx::TensorProto *P = T.getStoredProtoIfAny())
+  if (const onnx::TensorProto *P = detail::getStoredProtoIfAny(T))
     return copyTensorMetadata(*P, D);
   onnx::TensorProto Built;
-  T.toProto(Built);
+  detail::toProto(T, Built);
   copyTensorMetadata(Built, D);
 }
 
 /// Packed tensors never carry the marker (they carry no unknown fields).
 inline bool isDensifiedSparse(const Tensor &T) {
-  const onnx::TensorProto *P = T.getStoredProtoIfAny();
+  const onnx::TensorProto *P = detail::getStoredProtoIfAny(T);
   return P && isDensifiedSparse(*P);
 }
 
 /// Copies \p T with its payload (mapped raw_data is copied in).
 inline void copyWholeTensor(const Tensor &T, onnx::TensorProto &Out) {
-  T.toProto(Out);
+  detail::toProto(T, Out);
   stripDensifiedMarker(Out);
   if (T.hasMappedRawData()) {
     std::string Unused;
@@ -100,13 +100,14 @@ inline void thinTensor(const onnx::TensorProto &T, onnx::TensorProto &Out) {
 /// Payloads that verification may need to read (shape tensors) are small
 /// integers; larger or non-integer payloads are elided from the skeleton and
 /// streamed from the IR at write time.
-inline bool shouldStream(const Tensor &T) {
-  uint64_t Size = T.getByteSize();
-  int32_t ET = T.getElemType();
+inline bool shouldStream(int32_t ET, uint64_t Size) {
   if (ET == onnx::TensorProto::STRING)
     return false;
   bool Int = ET == onnx::TensorProto::INT64 || ET == onnx::TensorProto::INT32;
   return Size >= (Int ? (uint64_t(1) << 20) : uint64_t(1024));
+}
+inline bool shouldStream(const Tensor &T) {
+  return shouldStream(T.getElemType(), T.getByteSize());
 }
 
 /// Where external and streamed tensor bytes go when saving to a file.

@@ -223,12 +223,12 @@ public:
       // Built for this node only: a kept copy of every small constant
       // would undo what packing saves.
       NodeOwned.push_back(std::make_unique<onnx::TensorProto>());
-      T->toProto(*NodeOwned.back());
+      detail::toProto(*T, *NodeOwned.back());
       return NodeOwned.back().get();
     }
     auto [It, New] = Data.try_emplace(T, nullptr);
     if (New) {
-      const onnx::TensorProto &Stored = T->getStoredProto();
+      const onnx::TensorProto &Stored = detail::getStoredProto(*T);
       // The IR's own proto where it is the whole tensor: the functions only
       // read it, and so does the export on the other thread.
       if (!T->isExternal() && !shouldStream(*T) && !T->hasMappedRawData() &&

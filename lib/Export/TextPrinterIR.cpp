@@ -1,5 +1,6 @@
 //===- TextPrinterIR.cpp - Printing the IR's graphs and nodes as text -----===//
 #include "TextPrinterDetail.h"
+#include "onnxopt/IR/ProtoTypes.h"
 
 using namespace onnxopt;
 using namespace onnxopt::detail;
@@ -9,8 +10,8 @@ using namespace onnxopt::detail;
 static const onnx::TensorProto &protoToPrint(const Tensor &T,
                                              onnx::TensorProto &Scratch) {
   if (!T.isPacked())
-    return T.getProto();
-  T.toProto(Scratch);
+    return detail::getProto(T);
+  detail::toProto(T, Scratch);
   return Scratch;
 }
 

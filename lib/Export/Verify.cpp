@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===
 
 #include "ExportDetail.h"
+#include "ExportProto.h"
+#include "ImportProto.h"
 #include "ModernVerify.h"
 #include "onnxopt/Analysis/NodeValidation.h"
 #include "onnxopt/Export/Export.h"
@@ -178,10 +180,7 @@ static void copyForVerification(const onnx::ModelProto &P,
   *CG.mutable_quantization_annotation() = G.quantization_annotation();
   for (const onnx::TensorProto &T : G.initializer()) {
     onnx::TensorProto &CT = *CG.add_initializer();
-    // A non-owning handle, only to measure the payload.
-    Tensor Handle(
-        std::shared_ptr<const onnx::TensorProto>(std::shared_ptr<void>(), &T));
-    if (isExternal(T) || shouldStream(Handle))
+    if (isExternal(T) || shouldStream(T.data_type(), payloadByteSize(T)))
       thinTensor(T, CT);
     else
       CT.CopyFrom(T);

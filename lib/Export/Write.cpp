@@ -411,7 +411,7 @@ static void splitModel(onnx::ModelProto &&Skeleton,
       uint64_t Length = E.Streamed->getExternal()->Length;
       E.Size = E.Header.size() + 1 + varintSize(Length) + Length;
     } else if (E.Streamed) {
-      E.Size = E.Streamed->getStoredProto().ByteSizeLong();
+      E.Size = detail::getStoredProto(*E.Streamed).ByteSizeLong();
     } else {
       E.Size = S.Inits.Get(I).ByteSizeLong();
     }
@@ -446,7 +446,7 @@ static LogicalResult writeModel(SplitModel &S, int FD, llvm::StringRef Path,
     if (!E.Streamed) {
       S.Inits.Get(I).SerializeWithCachedSizes(&Coded);
     } else if (!E.Streamed->hasMappedRawData()) {
-      E.Streamed->getStoredProto().SerializeWithCachedSizes(&Coded);
+      detail::getStoredProto(*E.Streamed).SerializeWithCachedSizes(&Coded);
     } else {
       const ExternalLocation &Loc = *E.Streamed->getExternal();
       Coded.WriteRaw(E.Header.data(), int(E.RawAt));

@@ -2,7 +2,8 @@
 //
 // Tensors share their TensorProto; external payloads stay in a read-only
 // mmap of their data file, and large raw_data of a mapped model file stays in
-// that mapping (the proto lacks raw_data until getProto() is called). Typed
+// that mapping (the proto lacks raw_data until detail::getProto() is
+// called). Typed
 // payload fields (float_data, int64_data...) are only materialized as raw
 // bytes when someone asks for them.
 //
@@ -188,15 +189,17 @@ bool isSigned(int32_t ElemType) {
          ElemType == TensorProto::INT32 || ElemType == TensorProto::INT64;
 }
 
-std::shared_ptr<TensorProto> makeProto(llvm::StringRef Name, int32_t ElemType,
-                                       llvm::ArrayRef<int64_t> Dims) {
-  auto P = std::make_shared<TensorProto>();
+std::shared_ptr<detail::TensorStorage>
+makeStorage(llvm::StringRef Name, int32_t ElemType,
+            llvm::ArrayRef<int64_t> Dims) {
+  auto S = std::make_shared<detail::TensorStorage>();
+  TensorProto &P = S->Proto;
   if (!Name.empty())
-    P->set_name(Name.str());
-  P->set_data_type(ElemType);
+    P.set_name(Name.str());
+  P.set_data_type(ElemType);
   for (int64_t D : Dims)
-    P->add_dims(D);
-  return P;
+    P.add_dims(D);
+  return S;
 }
 
 } // namespace
@@ -214,7 +217,7 @@ struct Tensor::Packed : llvm::ThreadSafeRefCountedBase<Packed> {
   /// Field presence, kept so that the proto built back is the one read.
   bool HasName = false;
   bool HasRaw = false;
-  /// The proto that getProto()/getStoredProto() built, once one was asked
+  /// The proto that detail::getProto()/getStoredProto() built, once one was asked
   /// for (possibly from two threads: the first one built is kept).
   mutable std::atomic<TensorProto *> Built{nullptr};
 
@@ -304,25 +307,120 @@ bool isPackable(const TensorProto &P) {
 
 } // namespace
 
-Tensor Tensor::pack(const TensorProto &P) {
-  std::optional<llvm::StringRef> Name, Bytes;
-  if (P.has_name())
-    Name = llvm::StringRef(P.name());
-  if (P.has_raw_data())
-    Bytes = llvm::StringRef(P.raw_data());
-  Tensor T;
-  T.Small = Packed::make(
-      P.data_type(), llvm::ArrayRef<int64_t>(P.dims().data(), P.dims_size()),
-      Name, Bytes);
-  return T;
+/// The proto functions of ProtoTypes.h: they build tensors from protos and
+/// read packed tensors back, which needs the tensor's insides.
+struct detail::TensorAccess {
+  static Tensor pack(const TensorProto &P) {
+    std::optional<llvm::StringRef> Name, Bytes;
+    if (P.has_name())
+      Name = llvm::StringRef(P.name());
+    if (P.has_raw_data())
+      Bytes = llvm::StringRef(P.raw_data());
+    Tensor T;
+    T.Small = Tensor::Packed::make(
+        P.data_type(), llvm::ArrayRef<int64_t>(P.dims().data(), P.dims_size()),
+        Name, Bytes);
+    return T;
+  }
+
+  static Tensor wrap(std::shared_ptr<const detail::TensorStorage> S,
+                     std::optional<ExternalLocation> Ext) {
+    Tensor T;
+    T.Stored = std::move(S);
+    if (Ext)
+      T.Ext = std::make_shared<const std::optional<ExternalLocation>>(
+          std::move(Ext));
+    return T;
+  }
+
+  static const TensorProto &getStoredProto(const Tensor &T) {
+    return T.Small ? T.Small->proto() : T.Stored->Proto;
+  }
+
+  static void toProto(const Tensor &T, TensorProto &Out) {
+    if (T.Small)
+      T.Small->writeTo(Out);
+    else if (T.Stored)
+      Out.CopyFrom(T.Stored->Proto);
+    else
+      Out.Clear();
+  }
+
+  static const TensorProto &getProto(const Tensor &T) {
+    if (T.Small)
+      return T.Small->proto();
+    const ExternalLocation *Ext = T.ext();
+    const TensorProto &P = T.Stored->Proto;
+    if (Ext && Ext->InModelFile && !P.has_raw_data()) {
+      // tensorFromMappedRawData made the storage, mutable, so filling in
+      // the bytes it stands for is legal; every handle sharing it sees them.
+      auto &Full = const_cast<TensorProto &>(P);
+      Full.set_raw_data(Ext->Length ? Ext->File->data() + Ext->Offset : "",
+                        Ext->Length);
+    }
+    return P;
+  }
+
+  static std::shared_ptr<const TensorProto> getProtoPtr(const Tensor &T) {
+    if (T.Small)
+      return std::make_shared<TensorProto>(T.Small->proto());
+    if (!T.Stored)
+      return nullptr;
+    const TensorProto &P = getProto(T);
+    // Shares the storage's ownership.
+    return std::shared_ptr<const TensorProto>(T.Stored, &P);
+  }
+};
+
+namespace {
+
+/// Storage for \p P's contents (moved, raw_data never copied).
+std::shared_ptr<detail::TensorStorage> takeStorage(TensorProto &P) {
+  auto S = std::make_shared<detail::TensorStorage>();
+  detail::moveTensorProto(P, S->Proto);
+  return S;
 }
 
-Tensor Tensor::fromProto(TensorProto &&P) {
+} // namespace
+
+Tensor detail::tensorFromProto(TensorProto &&P) {
   if (isPackable(P))
-    return pack(P);
-  auto Q = std::make_shared<TensorProto>();
-  detail::moveTensorProto(P, *Q);
-  return Tensor(std::move(Q));
+    return TensorAccess::pack(P);
+  return TensorAccess::wrap(takeStorage(P), std::nullopt);
+}
+
+Tensor detail::tensorWrappingProto(TensorProto &&P,
+                                   std::optional<ExternalLocation> Ext) {
+  return TensorAccess::wrap(takeStorage(P), std::move(Ext));
+}
+
+Tensor detail::tensorFromMappedRawData(TensorProto &&P,
+                                       std::shared_ptr<MappedFile> File,
+                                       uint64_t Offset, uint64_t Length) {
+  assert(File && Offset <= File->size() && Length <= File->size() - Offset &&
+         "mapped raw_data outside its file");
+  ExternalLocation Loc;
+  Loc.File = std::move(File);
+  Loc.Offset = Offset;
+  Loc.Length = Length;
+  Loc.InModelFile = true;
+  return TensorAccess::wrap(takeStorage(P), std::move(Loc));
+}
+
+const TensorProto &detail::getStoredProto(const Tensor &T) {
+  return TensorAccess::getStoredProto(T);
+}
+
+void detail::toProto(const Tensor &T, TensorProto &Out) {
+  TensorAccess::toProto(T, Out);
+}
+
+const TensorProto &detail::getProto(const Tensor &T) {
+  return TensorAccess::getProto(T);
+}
+
+std::shared_ptr<const TensorProto> detail::getProtoPtr(const Tensor &T) {
+  return TensorAccess::getProtoPtr(T);
 }
 
 //===----------------------------------------------------------------------===//
@@ -336,62 +434,6 @@ Tensor &Tensor::operator=(const Tensor &) = default;
 Tensor &Tensor::operator=(Tensor &&) noexcept = default;
 Tensor::~Tensor() = default;
 
-Tensor::Tensor(std::shared_ptr<const TensorProto> Proto,
-               std::optional<ExternalLocation> Ext)
-    : Proto(std::move(Proto)) {
-  if (Ext)
-    this->Ext =
-        std::make_shared<const std::optional<ExternalLocation>>(std::move(Ext));
-}
-
-Tensor Tensor::fromMappedRawData(std::shared_ptr<TensorProto> Proto,
-                                 std::shared_ptr<MappedFile> File,
-                                 uint64_t Offset, uint64_t Length) {
-  assert(File && Offset <= File->size() && Length <= File->size() - Offset &&
-         "mapped raw_data outside its file");
-  ExternalLocation Loc;
-  Loc.File = std::move(File);
-  Loc.Offset = Offset;
-  Loc.Length = Length;
-  Loc.InModelFile = true;
-  return Tensor(std::move(Proto), std::move(Loc));
-}
-
-const TensorProto &Tensor::getStoredProto() const {
-  return Small ? Small->proto() : *Proto;
-}
-
-void Tensor::toProto(TensorProto &Out) const {
-  if (Small)
-    Small->writeTo(Out);
-  else if (Proto)
-    Out.CopyFrom(*Proto);
-  else
-    Out.Clear();
-}
-
-const TensorProto &Tensor::getProto() const {
-  if (Small)
-    return Small->proto();
-  const ExternalLocation *Ext = ext();
-  if (Ext && Ext->InModelFile && !Proto->has_raw_data()) {
-    // fromMappedRawData took the proto as mutable, so filling in the bytes
-    // it stands for is legal; every handle sharing it sees them.
-    auto &Full = const_cast<TensorProto &>(*Proto);
-    Full.set_raw_data(Ext->Length ? Ext->File->data() + Ext->Offset : "",
-                      Ext->Length);
-  }
-  return *Proto;
-}
-
-std::shared_ptr<const TensorProto> Tensor::getProtoPtr() const {
-  if (Small)
-    return std::make_shared<TensorProto>(Small->proto());
-  if (Proto)
-    (void)getProto();
-  return Proto;
-}
-
 Tensor Tensor::fromRaw(llvm::StringRef Name, int32_t ElemType,
                        llvm::ArrayRef<int64_t> Dims, llvm::StringRef Bytes) {
   if (fitsPacked(ElemType, Dims.size(), Bytes.size())) {
@@ -402,9 +444,9 @@ Tensor Tensor::fromRaw(llvm::StringRef Name, int32_t ElemType,
                            Bytes);
     return T;
   }
-  auto P = makeProto(Name, ElemType, Dims);
-  P->set_raw_data(Bytes.data(), Bytes.size());
-  return Tensor(std::move(P));
+  auto S = makeStorage(Name, ElemType, Dims);
+  S->Proto.set_raw_data(Bytes.data(), Bytes.size());
+  return detail::TensorAccess::wrap(std::move(S), std::nullopt);
 }
 
 Tensor Tensor::fromInt64s(llvm::StringRef Name, llvm::ArrayRef<int64_t> Dims,
@@ -431,7 +473,7 @@ Tensor Tensor::fromFloats(llvm::StringRef Name, llvm::ArrayRef<int64_t> Dims,
 llvm::StringRef Tensor::getName() const {
   if (Small)
     return llvm::StringRef(Small->name(), Small->NameSize);
-  return Proto ? llvm::StringRef(Proto->name()) : llvm::StringRef();
+  return Stored ? llvm::StringRef(Stored->Proto.name()) : llvm::StringRef();
 }
 
 Tensor Tensor::withName(llvm::StringRef Name) const {
@@ -445,13 +487,14 @@ Tensor Tensor::withName(llvm::StringRef Name) const {
         Name, Bytes);
     return T;
   }
-  if (!Proto)
+  if (!Stored)
     return Tensor();
-  auto P = std::make_shared<TensorProto>(*Proto);
-  P->set_name(Name.str());
+  auto S = std::make_shared<detail::TensorStorage>(*Stored);
+  S->Proto.set_name(Name.str());
   if (hasMappedRawData())
-    P->clear_raw_data(); // the copy shares the mapping instead
-  Tensor T(std::move(P));
+    S->Proto.clear_raw_data(); // the copy shares the mapping instead
+  Tensor T;
+  T.Stored = std::move(S);
   T.Ext = Ext;
   return T;
 }
@@ -459,14 +502,14 @@ Tensor Tensor::withName(llvm::StringRef Name) const {
 int32_t Tensor::getElemType() const {
   if (Small)
     return Small->ElemType;
-  return Proto ? Proto->data_type() : 0;
+  return Stored ? Stored->Proto.data_type() : 0;
 }
 
 llvm::ArrayRef<int64_t> Tensor::getDimsRef() const {
   if (Small)
     return llvm::ArrayRef<int64_t>(Small->dims(), Small->NumDims);
-  if (Proto)
-    return llvm::ArrayRef<int64_t>(Proto->dims().data(), Proto->dims_size());
+  if (Stored)
+    return llvm::ArrayRef<int64_t>(Stored->Proto.dims().data(), Stored->Proto.dims_size());
   return {};
 }
 
@@ -484,30 +527,24 @@ int64_t Tensor::getNumElements() const {
   return N;
 }
 
-uint64_t Tensor::getByteSize() const {
-  if (Small)
-    return Small->ByteSize;
-  if (!Proto)
-    return 0;
-  if (const ExternalLocation *Ext = ext())
-    return Ext->Length;
-  if (Proto->has_raw_data())
-    return Proto->raw_data().size();
-  int32_t ET = Proto->data_type();
+uint64_t detail::payloadByteSize(const TensorProto &P) {
+  if (P.has_raw_data())
+    return P.raw_data().size();
+  int32_t ET = P.data_type();
   switch (typedFieldFor(ET)) {
   case Field::Float:
-    return uint64_t(Proto->float_data_size()) * 4;
+    return uint64_t(P.float_data_size()) * 4;
   case Field::Int32:
-    return uint64_t(Proto->int32_data_size()) * int32FieldBytes(ET);
+    return uint64_t(P.int32_data_size()) * int32FieldBytes(ET);
   case Field::Int64:
-    return uint64_t(Proto->int64_data_size()) * 8;
+    return uint64_t(P.int64_data_size()) * 8;
   case Field::Double:
-    return uint64_t(Proto->double_data_size()) * 8;
+    return uint64_t(P.double_data_size()) * 8;
   case Field::UInt64:
-    return uint64_t(Proto->uint64_data_size()) * getElemTypeSize(ET);
+    return uint64_t(P.uint64_data_size()) * getElemTypeSize(ET);
   case Field::String: {
     uint64_t Sum = 0;
-    for (const std::string &S : Proto->string_data())
+    for (const std::string &S : P.string_data())
       Sum += S.size();
     return Sum;
   }
@@ -517,12 +554,22 @@ uint64_t Tensor::getByteSize() const {
   return 0;
 }
 
+uint64_t Tensor::getByteSize() const {
+  if (Small)
+    return Small->ByteSize;
+  if (!Stored)
+    return 0;
+  if (const ExternalLocation *Ext = ext())
+    return Ext->Length;
+  return detail::payloadByteSize(Stored->Proto);
+}
+
 std::optional<llvm::StringRef> Tensor::getRawBytes(std::string &Storage) const {
   if (Small)
     return llvm::StringRef(Small->bytes(), Small->ByteSize);
-  if (!Proto)
+  if (!Stored)
     return std::nullopt;
-  int32_t ET = Proto->data_type();
+  int32_t ET = Stored->Proto.data_type();
   if (ET == TensorProto::STRING)
     return std::nullopt;
   if (const ExternalLocation *Ext = ext()) {
@@ -531,14 +578,14 @@ std::optional<llvm::StringRef> Tensor::getRawBytes(std::string &Storage) const {
       return llvm::StringRef();
     return llvm::StringRef(Base + Ext->Offset, Ext->Length);
   }
-  if (Proto->has_raw_data())
-    return llvm::StringRef(Proto->raw_data());
+  if (Stored->Proto.has_raw_data())
+    return llvm::StringRef(Stored->Proto.raw_data());
 
   Storage.clear();
   switch (typedFieldFor(ET)) {
   case Field::Float:
-    Storage.reserve(Proto->float_data_size() * 4);
-    for (float F : Proto->float_data()) {
+    Storage.reserve(Stored->Proto.float_data_size() * 4);
+    for (float F : Stored->Proto.float_data()) {
       uint32_t Bits;
       std::memcpy(&Bits, &F, 4);
       appendLE(Storage, Bits, 4);
@@ -546,19 +593,19 @@ std::optional<llvm::StringRef> Tensor::getRawBytes(std::string &Storage) const {
     break;
   case Field::Int32: {
     size_t Size = int32FieldBytes(ET);
-    Storage.reserve(Proto->int32_data_size() * Size);
-    for (int32_t V : Proto->int32_data())
+    Storage.reserve(Stored->Proto.int32_data_size() * Size);
+    for (int32_t V : Stored->Proto.int32_data())
       appendLE(Storage, static_cast<uint32_t>(V), Size);
     break;
   }
   case Field::Int64:
-    Storage.reserve(Proto->int64_data_size() * 8);
-    for (int64_t V : Proto->int64_data())
+    Storage.reserve(Stored->Proto.int64_data_size() * 8);
+    for (int64_t V : Stored->Proto.int64_data())
       appendLE(Storage, static_cast<uint64_t>(V), 8);
     break;
   case Field::Double:
-    Storage.reserve(Proto->double_data_size() * 8);
-    for (double D : Proto->double_data()) {
+    Storage.reserve(Stored->Proto.double_data_size() * 8);
+    for (double D : Stored->Proto.double_data()) {
       uint64_t Bits;
       std::memcpy(&Bits, &D, 8);
       appendLE(Storage, Bits, 8);
@@ -566,8 +613,8 @@ std::optional<llvm::StringRef> Tensor::getRawBytes(std::string &Storage) const {
     break;
   case Field::UInt64: {
     size_t Size = getElemTypeSize(ET);
-    Storage.reserve(Proto->uint64_data_size() * Size);
-    for (uint64_t V : Proto->uint64_data())
+    Storage.reserve(Stored->Proto.uint64_data_size() * Size);
+    for (uint64_t V : Stored->Proto.uint64_data())
       appendLE(Storage, V, Size);
     break;
   }
@@ -583,10 +630,10 @@ std::optional<std::vector<int64_t>> Tensor::toInt64s() const {
     return std::nullopt;
   int32_t ET = getElemType();
   // Fast paths that avoid materializing bytes.
-  if (Proto && !Ext && !Proto->has_raw_data()) {
+  if (Stored && !Ext && !Stored->Proto.has_raw_data()) {
     if (ET == TensorProto::INT64)
-      return std::vector<int64_t>(Proto->int64_data().begin(),
-                                  Proto->int64_data().end());
+      return std::vector<int64_t>(Stored->Proto.int64_data().begin(),
+                                  Stored->Proto.int64_data().end());
   }
   std::string Storage;
   std::optional<llvm::StringRef> Bytes = getRawBytes(Storage);
@@ -659,7 +706,7 @@ bool Tensor::contentEquals(const Tensor &O) const {
   if (getElemType() != O.getElemType() || getDimsRef() != O.getDimsRef())
     return false;
   if (getElemType() == TensorProto::STRING) {
-    const auto &A = Proto->string_data(), &B = O.Proto->string_data();
+    const auto &A = Stored->Proto.string_data(), &B = O.Stored->Proto.string_data();
     return A.size() == B.size() && std::equal(A.begin(), A.end(), B.begin());
   }
   if (getByteSize() != O.getByteSize())
@@ -700,7 +747,7 @@ uint64_t Tensor::contentHash() const {
     return 0;
   uint64_t H = headerHash(getDimsRef(), getElemType());
   if (getElemType() == TensorProto::STRING) {
-    for (const std::string &S : Proto->string_data())
+    for (const std::string &S : Stored->Proto.string_data())
       H = H * 31 + llvm::xxHash64(S);
     return H;
   }
@@ -718,8 +765,8 @@ uint64_t Tensor::prefixHash(uint64_t MaxBytes) const {
     return 0;
   uint64_t H = headerHash(getDimsRef(), getElemType());
   if (getElemType() == TensorProto::STRING) {
-    if (!Proto->string_data().empty())
-      H = H * 31 + llvm::xxHash64(Proto->string_data(0));
+    if (!Stored->Proto.string_data().empty())
+      H = H * 31 + llvm::xxHash64(Stored->Proto.string_data(0));
     return H;
   }
   std::string Storage;

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "onnxopt/Import/Import.h"
+#include "ImportProto.h"
 #include "ParseAhead.h"
 #include "ProtoWire.h"
 #include "onnxopt/IR/IR.h"
@@ -544,14 +545,12 @@ std::optional<Tensor> Importer::importTensor(onnx::TensorProto &TP,
   if (TP.data_location() != onnx::TensorProto::EXTERNAL) {
     if (failed(checkTensor(TP, G, What, std::nullopt)))
       return std::nullopt;
-    return Tensor::fromProto(std::move(TP));
+    return detail::tensorFromProto(std::move(TP));
   }
-  auto P = std::make_shared<onnx::TensorProto>();
-  detail::moveTensorProto(TP, *P);
-  std::optional<ExternalLocation> Loc = resolveExternal(*P, G, What);
+  std::optional<ExternalLocation> Loc = resolveExternal(TP, G, What);
   if (!Loc)
     return std::nullopt;
-  return Tensor(std::move(P), std::move(Loc));
+  return detail::tensorWrappingProto(std::move(TP), std::move(Loc));
 }
 
 std::optional<Tensor> Importer::takeMapped(onnx::TensorProto &TP, int Index,
@@ -564,10 +563,8 @@ std::optional<Tensor> Importer::takeMapped(onnx::TensorProto &TP, int Index,
     Failed = true;
     return std::nullopt;
   }
-  auto P = std::make_shared<onnx::TensorProto>();
-  detail::moveTensorProto(TP, *P);
-  return Tensor::fromMappedRawData(std::move(P), Mapped->File, R.Offset,
-                                   R.Length);
+  return detail::tensorFromMappedRawData(std::move(TP), Mapped->File,
+                                         R.Offset, R.Length);
 }
 
 /// Builds the dense TensorProto of a sparse initializer, marked so that export
@@ -598,8 +595,8 @@ std::optional<Tensor> Importer::densify(const onnx::SparseTensorProto &SP,
   if (NumElems > MaxDenseBytes / ElemSize)
     return Fail("too large to densify");
 
-  Tensor ValsT(std::make_shared<onnx::TensorProto>(Vals));
-  Tensor IdxT(std::make_shared<onnx::TensorProto>(SP.indices()));
+  Tensor ValsT = detail::tensorWrappingProto(onnx::TensorProto(Vals));
+  Tensor IdxT = detail::tensorWrappingProto(onnx::TensorProto(SP.indices()));
   std::string ValStorage;
   std::optional<llvm::StringRef> ValBytes = ValsT.getRawBytes(ValStorage);
   std::optional<std::vector<int64_t>> Idx = IdxT.toInt64s();
@@ -625,15 +622,15 @@ std::optional<Tensor> Importer::densify(const onnx::SparseTensorProto &SP,
     std::memcpy(&Dense[Pos * ElemSize], ValBytes->data() + K * ElemSize,
                 ElemSize);
   }
-  auto P = std::make_shared<onnx::TensorProto>();
-  P->set_name(Vals.name());
-  P->set_data_type(ET);
+  onnx::TensorProto P;
+  P.set_name(Vals.name());
+  P.set_data_type(ET);
   for (int64_t D : SP.dims())
-    P->add_dims(D);
-  P->set_raw_data(std::move(Dense));
-  P->GetReflection()->MutableUnknownFields(P.get())->AddVarint(
+    P.add_dims(D);
+  P.set_raw_data(std::move(Dense));
+  P.GetReflection()->MutableUnknownFields(&P)->AddVarint(
       DensifiedSparseMarker, 1);
-  return Tensor(std::move(P));
+  return detail::tensorWrappingProto(std::move(P));
 }
 
 LogicalResult Importer::importAttribute(onnx::AttributeProto &AP, Node &N,

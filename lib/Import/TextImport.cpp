@@ -7,6 +7,7 @@
 // the column and the offending source line.
 //
 //===----------------------------------------------------------------------===//
+#include "ImportProto.h"
 #include "onnxopt/IR/ElementType.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Import/Import.h"

@@ -31,7 +31,6 @@
 #endif
 #include <map>
 #include <onnx/defs/schema.h>
-#include <onnx/onnx_pb.h> // exportModel's result, for --elide-weights
 #include <optional>
 #include <thread>
 

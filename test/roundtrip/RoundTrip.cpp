@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ExportProto.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Import/Import.h"

@@ -7,6 +7,7 @@
 #include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/Import/Import.h"
 #include "onnxopt/Ops/EvalRules.h"
 #include "onnxopt/Ops/OpDef.h"
@@ -559,19 +560,19 @@ Tensor readTensorFile(const std::string &Path, int32_t ElemType) {
   auto Buf = llvm::MemoryBuffer::getFile(Path);
   if (!Buf)
     return Tensor();
-  auto P = std::make_shared<onnx::TensorProto>();
-  if (!P->ParseFromArray((*Buf)->getBufferStart(), (*Buf)->getBufferSize()))
+  onnx::TensorProto P;
+  if (!P.ParseFromArray((*Buf)->getBufferStart(), (*Buf)->getBufferSize()))
     return Tensor();
   if (ElemType == onnx::TensorProto::BFLOAT16 &&
-      P->data_type() == onnx::TensorProto::UINT16) {
-    Tensor U(std::move(P));
+      P.data_type() == onnx::TensorProto::UINT16) {
+    Tensor U = detail::tensorWrappingProto(std::move(P));
     std::string Storage;
     std::optional<llvm::StringRef> Bytes = U.getRawBytes(Storage);
     if (!Bytes)
       return Tensor();
     return Tensor::fromRaw(U.getName(), ElemType, U.getDims(), *Bytes);
   }
-  return Tensor(std::move(P));
+  return detail::tensorWrappingProto(std::move(P));
 }
 
 /// Compares a computed tensor with the expected one: same type and dims,

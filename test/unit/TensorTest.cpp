@@ -5,6 +5,7 @@
 // bytes of the proto built back, which the exporter writes.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/IR/Tensor.h"
 #include "gtest/gtest.h"
 #include <cstdio>
@@ -28,11 +29,12 @@ TensorProto int64Proto(const std::vector<int64_t> &Values,
   return P;
 }
 
-/// Both forms of \p P: packed (fromProto) and wrapped (the constructor).
+/// Both forms of \p P: packed (tensorFromProto) and wrapped
+/// (tensorWrappingProto).
 std::pair<Tensor, Tensor> bothForms(const TensorProto &P) {
   TensorProto Copy = P;
-  return {Tensor::fromProto(std::move(Copy)),
-          Tensor(std::make_shared<TensorProto>(P))};
+  return {detail::tensorFromProto(std::move(Copy)),
+          detail::tensorWrappingProto(TensorProto(P))};
 }
 
 void expectSameTensor(const Tensor &A, const Tensor &B) {
@@ -46,10 +48,10 @@ void expectSameTensor(const Tensor &A, const Tensor &B) {
   EXPECT_TRUE(A.contentEquals(B));
   EXPECT_EQ(A.contentHash(), B.contentHash());
   TensorProto PA, PB;
-  A.toProto(PA);
-  B.toProto(PB);
+  detail::toProto(A, PA);
+  detail::toProto(B, PB);
   EXPECT_EQ(PA.SerializeAsString(), PB.SerializeAsString());
-  EXPECT_EQ(A.getStoredProto().SerializeAsString(), PB.SerializeAsString());
+  EXPECT_EQ(detail::getStoredProto(A).SerializeAsString(), PB.SerializeAsString());
 }
 
 } // namespace
@@ -59,7 +61,7 @@ TEST(Tensor, SmallRawTensorsArePackedAndReadBackTheSame) {
   auto [Packed, Wrapped] = bothForms(P);
   EXPECT_TRUE(Packed.isPacked());
   EXPECT_FALSE(Wrapped.isPacked());
-  EXPECT_EQ(Packed.getStoredProtoIfAny(), nullptr);
+  EXPECT_EQ(detail::getStoredProtoIfAny(Packed), nullptr);
   expectSameTensor(Packed, Wrapped);
   EXPECT_EQ(Packed.toInt64s(), (std::vector<int64_t>{1, -2, 3}));
   std::string Storage;
@@ -80,7 +82,7 @@ TEST(Tensor, FieldPresenceSurvivesPacking) {
     EXPECT_TRUE(Packed.isPacked());
     expectSameTensor(Packed, Wrapped);
     TensorProto Back;
-    Packed.toProto(Back);
+    detail::toProto(Packed, Back);
     EXPECT_EQ(Back.SerializeAsString(), P->SerializeAsString());
   }
 }
@@ -98,16 +100,16 @@ TEST(Tensor, WhatPackingCannotKeepStaysAProto) {
   Protos[4].set_data_location(TensorProto::DEFAULT);
   for (const TensorProto &P : Protos) {
     TensorProto Copy = P;
-    Tensor T = Tensor::fromProto(std::move(Copy));
+    Tensor T = detail::tensorFromProto(std::move(Copy));
     EXPECT_FALSE(T.isPacked()) << P.ShortDebugString();
-    EXPECT_EQ(T.getStoredProto().SerializeAsString(), P.SerializeAsString());
+    EXPECT_EQ(detail::getStoredProto(T).SerializeAsString(), P.SerializeAsString());
   }
 }
 
 TEST(Tensor, FromRawPacksAndRenames) {
   Tensor T = Tensor::fromInt64s("", {2}, {4, 5});
   EXPECT_TRUE(T.isPacked());
-  EXPECT_FALSE(T.getStoredProto().has_name());
+  EXPECT_FALSE(detail::getStoredProto(T).has_name());
   Tensor R = T.withName("shape");
   EXPECT_TRUE(R.isPacked());
   EXPECT_EQ(R.getName(), "shape");
@@ -115,7 +117,7 @@ TEST(Tensor, FromRawPacksAndRenames) {
   EXPECT_TRUE(R.contentEquals(T));
   EXPECT_EQ(R.contentHash(), T.contentHash());
   // A packed tensor and a wrapped one of the same contents are equal.
-  Tensor W(std::make_shared<TensorProto>(R.getStoredProto()));
+  Tensor W = detail::tensorWrappingProto(TensorProto(detail::getStoredProto(R)));
   EXPECT_TRUE(W.contentEquals(R));
   EXPECT_EQ(W.contentHash(), R.contentHash());
 }
@@ -128,7 +130,7 @@ TEST(Tensor, PackedProtoIsBuiltOnceAcrossThreads) {
   const TensorProto *Seen[4] = {};
   std::vector<std::thread> Threads;
   for (int I = 0; I < 4; ++I)
-    Threads.emplace_back([&, I] { Seen[I] = &T.getProto(); });
+    Threads.emplace_back([&, I] { Seen[I] = &detail::getProto(T); });
   for (std::thread &Th : Threads)
     Th.join();
   for (const TensorProto *P : Seen)
@@ -136,14 +138,14 @@ TEST(Tensor, PackedProtoIsBuiltOnceAcrossThreads) {
   EXPECT_EQ(Seen[0]->float_data_size(), 0);
   EXPECT_EQ(Seen[0]->raw_data().size(), 16u);
   Tensor Copy = T;
-  EXPECT_EQ(&Copy.getProto(), Seen[0]) << "copies share the block";
+  EXPECT_EQ(&detail::getProto(Copy), Seen[0]) << "copies share the block";
 }
 
 namespace {
 
 /// A float tensor of \p Bytes bytes (a pattern that differs per 8 bytes, so
 /// that shifted copies differ) in a temporary file, mapped as
-/// fromMappedRawData maps an initializer left in the model file.
+/// tensorFromMappedRawData maps an initializer left in the model file.
 Tensor mappedFloats(const std::string &Bytes, const char *Path) {
   FILE *F = std::fopen(Path, "wb");
   std::fwrite(Bytes.data(), 1, Bytes.size(), F);
@@ -151,10 +153,11 @@ Tensor mappedFloats(const std::string &Bytes, const char *Path) {
   std::string Error;
   std::shared_ptr<MappedFile> File = MappedFile::open(Path, Error);
   EXPECT_TRUE(File) << Error;
-  auto Proto = std::make_shared<TensorProto>();
-  Proto->set_data_type(TensorProto::FLOAT);
-  Proto->add_dims(int64_t(Bytes.size() / 4));
-  return Tensor::fromMappedRawData(Proto, File, 0, Bytes.size());
+  TensorProto Proto;
+  Proto.set_data_type(TensorProto::FLOAT);
+  Proto.add_dims(int64_t(Bytes.size() / 4));
+  return detail::tensorFromMappedRawData(std::move(Proto), File, 0,
+                                         Bytes.size());
 }
 
 std::string pattern(size_t Size) {

@@ -9,8 +9,10 @@
 // model must come back identical.
 //
 //===----------------------------------------------------------------------===//
+#include "ExportProto.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/Import/Import.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
@@ -130,7 +132,7 @@ private:
       Features.insert("float16, bfloat16 or complex tensors");
       return;
     }
-    Tensor Handle(std::make_shared<onnx::TensorProto>(T));
+    Tensor Handle = detail::tensorWrappingProto(onnx::TensorProto(T));
     if (T.data_type() == TensorProto::FLOAT ||
         T.data_type() == TensorProto::DOUBLE)
       if (auto Values = Handle.toDoubles()) {
@@ -211,7 +213,7 @@ void canonTensor(onnx::TensorProto &T) {
   if (T.data_type() == onnx::TensorProto::STRING ||
       T.data_location() == onnx::TensorProto::EXTERNAL)
     return;
-  Tensor Handle(std::make_shared<onnx::TensorProto>(T));
+  Tensor Handle = detail::tensorWrappingProto(onnx::TensorProto(T));
   std::string Storage;
   std::optional<llvm::StringRef> Raw = Handle.getRawBytes(Storage);
   if (!Raw)

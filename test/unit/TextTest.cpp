@@ -5,8 +5,10 @@
 // what ONNX 1.12 text cannot express is noted and still parses.
 //
 //===----------------------------------------------------------------------===//
+#include "ExportProto.h"
 #include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/IR/ProtoTypes.h"
 #include "onnxopt/Import/Import.h"
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
@@ -213,7 +215,7 @@ g (float[1] X) => (float[1] Y)
   EXPECT_EQ(Ints(2), (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(Ints(3), (std::vector<int64_t>{-32768, 32767}));
   EXPECT_EQ(Ints(6), (std::vector<int64_t>{INT64_MIN, INT64_MAX}));
-  const auto &K = G.getConstants()[10]->getInitializer().getProto();
+  const auto &K = detail::getProto(G.getConstants()[10]->getInitializer());
   ASSERT_EQ(K.string_data_size(), 2);
   EXPECT_EQ(K.string_data(0), "x y");
   EXPECT_EQ(*G.getConstants()[9]->getInitializer().toDoubles(),

@@ -9,10 +9,6 @@
 #include <cstdint>
 #include <string>
 
-namespace onnx {
-class ModelProto;
-}
-
 namespace onnxopt {
 
 class Model;
@@ -38,15 +34,9 @@ struct ExportOptions {
   std::string ExternalDataName;
 };
 
-/// Builds the ModelProto. External tensors keep their references; the
-/// caller decides where their bytes go (saveModel does).
-std::unique_ptr<onnx::ModelProto> exportModel(const Model &M);
-
-/// Verifies a proto with onnx::checker and strict shape inference. Versions
-/// newer than ONNX 1.12 knows are checked by verifyModernModel
-/// (lib/Export/ModernVerify.h) instead, with a warning saying what was and
-/// was not checked.
-LogicalResult verifyProto(const onnx::ModelProto &P, DiagnosticEngine &Diags);
+// Building the ModelProto (exportModel) and checking one (verifyProto) are
+// declared in the private lib/Export/ExportProto.h: this header stays free of
+// protobuf.
 
 /// What saveModel checks before writing \p M, without writing it.
 LogicalResult verifyExport(const Model &M, VerifyWith With,

@@ -1,12 +1,14 @@
 //===- Tensor.h - Immutable tensor payloads --------------------*- C++ -*-===//
 //
-// A Tensor is a cheap, shared, immutable handle to an onnx::TensorProto.
-// Copying a Tensor never copies bytes: initializers keep the bytes protobuf
-// parsed (moved, not copied, out of the loaded ModelProto), stay in an mmap
-// of their external-data file, or (large raw_data of a binary model file the
-// importer mapped) stay in the mmap of the model file itself. Code that needs
-// the proto itself includes <onnx/onnx_pb.h>; this header stays free of
-// protobuf.
+// A Tensor is a cheap, shared, immutable handle to a tensor's payload,
+// stored as ONNX's TensorProto. Copying a Tensor never copies bytes:
+// initializers keep the bytes protobuf parsed (moved, not copied, out of the
+// loaded ModelProto), stay in an mmap of their external-data file, or (large
+// raw_data of a binary model file the importer mapped) stay in the mmap of
+// the model file itself. This header stays free of protobuf: the proto is
+// an opaque detail::TensorStorage here, and the functions that take or
+// return protos (detail::getProto, detail::tensorFromProto...) are declared
+// in IR/ProtoTypes.h, for code that talks to ONNX in protos.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXOPT_IR_TENSOR_H
@@ -21,11 +23,16 @@
 #include <string>
 #include <vector>
 
-namespace onnx {
-class TensorProto;
-}
-
 namespace onnxopt {
+
+namespace detail {
+/// What an unpacked Tensor stores: a TensorProto (defined in
+/// IR/ProtoTypes.h, which reads it).
+struct TensorStorage;
+/// The proto functions of IR/ProtoTypes.h, implemented in Tensor.cpp: the
+/// one place that builds tensors from protos and reads packed ones back.
+struct TensorAccess;
+} // namespace detail
 
 /// A read-only memory map of an external-data file (or of a model file whose
 /// raw_data stays in it), shared by all tensors stored in it. The descriptor
@@ -58,7 +65,7 @@ struct ExternalLocation {
   uint64_t Length = 0;
   /// Not external data: the tensor's inline raw_data, left by the importer in
   /// the mapped model file (Location is empty). Export writes it inline.
-  /// Only Tensor::fromMappedRawData makes such locations.
+  /// Only detail::tensorFromMappedRawData makes such locations.
   bool InModelFile = false;
 };
 
@@ -76,15 +83,6 @@ public:
   Tensor &operator=(const Tensor &);
   Tensor &operator=(Tensor &&) noexcept;
   ~Tensor();
-  /// Wraps a proto. For data_location=EXTERNAL, \p Ext says where the bytes
-  /// are (the importer resolves and maps the file).
-  explicit Tensor(std::shared_ptr<const onnx::TensorProto> Proto,
-                  std::optional<ExternalLocation> Ext = std::nullopt);
-  /// The tensor \p P holds, packed when it is small (see above), else
-  /// taking \p P's contents (P is left valid but unspecified). Not for
-  /// external data.
-  static Tensor fromProto(onnx::TensorProto &&P);
-
   /// Builds a tensor with raw little-endian bytes.
   static Tensor fromRaw(llvm::StringRef Name, int32_t ElemType,
                         llvm::ArrayRef<int64_t> Dims, llvm::StringRef Bytes);
@@ -92,33 +90,14 @@ public:
                            llvm::ArrayRef<int64_t> Values);
   static Tensor fromFloats(llvm::StringRef Name, llvm::ArrayRef<int64_t> Dims,
                            llvm::ArrayRef<float> Values);
-  /// Wraps \p Proto, which has every field but raw_data: its raw_data is
-  /// [Offset, Offset + Length) of \p File, the mapped model file.
-  static Tensor fromMappedRawData(std::shared_ptr<onnx::TensorProto> Proto,
-                                  std::shared_ptr<MappedFile> File,
-                                  uint64_t Offset, uint64_t Length);
-
-  bool isNull() const { return !Proto && !Small; }
+  bool isNull() const { return !Stored && !Small; }
   explicit operator bool() const { return !isNull(); }
 
-  /// The complete proto. For a tensor with hasMappedRawData(), the first
-  /// call copies the bytes into the proto (shared by every copy of this
-  /// handle); getStoredProto() and getRawBytes() do not. For a packed
-  /// tensor the first call builds the proto and keeps it as long as the
-  /// tensor: code that only needs a copy uses toProto().
-  const onnx::TensorProto &getProto() const;
-  std::shared_ptr<const onnx::TensorProto> getProtoPtr() const;
-  /// The proto as stored: with hasMappedRawData() it may lack raw_data.
-  /// A packed tensor builds (and keeps) it, as getProto() does.
-  const onnx::TensorProto &getStoredProto() const;
-  /// The stored proto, or null for a packed tensor (which has no more than
-  /// a name, a type, dims and raw_data: no doc_string, no markers).
-  const onnx::TensorProto *getStoredProtoIfAny() const { return Proto.get(); }
+  /// The stored proto (opaque here: IR/ProtoTypes.h reads it, see
+  /// detail::getStoredProtoIfAny), or null for a packed or null tensor.
+  const detail::TensorStorage *getStorage() const { return Stored.get(); }
   /// True when the tensor is packed (no TensorProto behind it).
   bool isPacked() const { return bool(Small); }
-  /// Writes the stored proto into \p Out (what CopyFrom(getStoredProto())
-  /// would), without building and keeping one for a packed tensor.
-  void toProto(onnx::TensorProto &Out) const;
 
   llvm::StringRef getName() const;
   /// Returns a copy of this tensor with another name (bytes are shared only
@@ -201,16 +180,16 @@ private:
   }
   const ExternalLocation *ext() const { return Ext ? &**Ext : nullptr; }
 
+  friend struct detail::TensorAccess;
   struct Packed;
-  static Tensor pack(const onnx::TensorProto &P);
 
   /// Null for packed tensors.
-  std::shared_ptr<const onnx::TensorProto> Proto;
+  std::shared_ptr<const detail::TensorStorage> Stored;
   /// Null for the tensors whose bytes are in the proto, else an engaged
   /// optional (the type getExternal returns) shared by all copies of the
   /// handle: copying a Tensor copies no string.
   std::shared_ptr<const std::optional<ExternalLocation>> Ext;
-  /// Set for packed tensors (then Proto and Ext are null).
+  /// Set for packed tensors (then Stored and Ext are null).
   llvm::IntrusiveRefCntPtr<const Packed> Small;
 };
 

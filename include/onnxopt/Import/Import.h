@@ -6,10 +6,6 @@
 #include "llvm/ADT/StringRef.h"
 #include <memory>
 
-namespace onnx {
-class ModelProto;
-}
-
 namespace onnxopt {
 
 class Model;
@@ -56,13 +52,8 @@ std::unique_ptr<Model> parseBinaryModel(llvm::StringRef Bytes,
 std::unique_ptr<Model> parseTextModel(llvm::StringRef Text,
                                       DiagnosticEngine &Diags);
 
-/// Converts a ModelProto to IR. Tensor bytes are moved out of \p Proto (it
-/// is left partially consumed). \p BaseDir resolves external data, which
-/// must stay under it unless \p Opts allows otherwise.
-std::unique_ptr<Model> importModel(onnx::ModelProto &&Proto,
-                                   llvm::StringRef BaseDir,
-                                   DiagnosticEngine &Diags,
-                                   const ImportOptions &Opts = {});
+// Converting a ModelProto to IR (importModel) is declared in the private
+// lib/Import/ImportProto.h: this header stays free of protobuf.
 
 } // namespace onnxopt
 
