@@ -394,13 +394,51 @@ public:
   void emitUnsupportedRemarks();
 
   /// Every type the engine writes goes through here: the change log (if
-  /// any) saves the old type first.
+  /// any) saves the old type first, and so does the engine itself when it
+  /// keeps its results aside.
   void setType(Value &V, Type T) {
     if (ChangeLog)
       ChangeLog->save(V);
+    if (Aside && Displaced.try_emplace(&V, DisplacedTypes.size()).second)
+      DisplacedTypes.emplace_back(&V, V.getType());
     V.setType(std::move(T));
   }
   TypeChangeLog *ChangeLog = nullptr;
+
+  /// Results kept beside the IR (ShapeInference::setKeepResultsAside).
+  bool Aside = false;
+  llvm::DenseMap<const Value *, Type> Overlay;
+  /// During a call that keeps its results aside: the model's own type of
+  /// each value the call wrote (or the overlay put in place), to put back.
+  std::vector<std::pair<Value *, Type>> DisplacedTypes;
+  llvm::DenseMap<const Value *, size_t> Displaced;
+  /// Before a call: the results kept so far go into the IR, where the
+  /// inference functions and the registry's hooks read them.
+  void beginCall() {
+    if (!Aside)
+      return;
+    DisplacedTypes.reserve(Overlay.size());
+    for (auto &[CV, T] : Overlay) {
+      Value *V = const_cast<Value *>(CV);
+      Displaced.try_emplace(V, DisplacedTypes.size());
+      DisplacedTypes.emplace_back(V, std::move(V->getMutableType()));
+      V->setType(std::move(T));
+    }
+    Overlay.clear();
+  }
+  /// After a call: the results leave the IR for the overlay, and the
+  /// model's own types come back.
+  void endCall() {
+    if (!Aside)
+      return;
+    Overlay.reserve(DisplacedTypes.size());
+    for (auto &[V, Own] : DisplacedTypes) {
+      Overlay[V] = std::move(V->getMutableType());
+      V->setType(std::move(Own));
+    }
+    DisplacedTypes.clear();
+    Displaced.clear();
+  }
 
   const onnx::TensorShapeProto *getData(const Value *V) const {
     auto It = Data.find(V);
@@ -1480,14 +1518,18 @@ LogicalResult ShapeInference::inferModel() {
 
 LogicalResult ShapeInference::inferGraph(Graph &G) {
   P->SubgraphFailed = false;
+  P->beginCall();
   LogicalResult R = P->inferGraph(G);
+  P->endCall();
   P->emitUnsupportedRemarks();
   return success(succeeded(R) && !P->SubgraphFailed);
 }
 
 LogicalResult ShapeInference::inferNode(Node &N) {
   P->SubgraphFailed = false;
+  P->beginCall();
   LogicalResult R = P->inferNode(N);
+  P->endCall();
   return success(succeeded(R) && !P->SubgraphFailed);
 }
 
@@ -1504,10 +1546,31 @@ ShapeInference::getPropagatedData(const Value &V) const {
   return Dims;
 }
 
-void ShapeInference::forget(const Value &V) { P->Data.erase(&V); }
+void ShapeInference::forget(const Value &V) {
+  P->Data.erase(&V);
+  P->Overlay.erase(&V);
+}
 
 void ShapeInference::setTypeChangeLog(TypeChangeLog *Log) {
   P->ChangeLog = Log;
+}
+
+void ShapeInference::setKeepResultsAside(bool Aside) { P->Aside = Aside; }
+
+const Type &ShapeInference::getType(const Value &V) const {
+  if (!P->Overlay.empty()) {
+    auto It = P->Overlay.find(&V);
+    if (It != P->Overlay.end())
+      return It->second;
+  }
+  return V.getType();
+}
+
+void ShapeInference::commitTypes() {
+  for (auto &[V, T] : P->Overlay)
+    const_cast<Value *>(V)->setType(std::move(T));
+  P->Overlay.clear();
+  P->Aside = false;
 }
 
 llvm::ArrayRef<DimFact> ShapeInference::getDimFacts() const { return P->Facts; }
@@ -1560,14 +1623,20 @@ bool TypeChangeLog::isTracked(const Value *V) const {
 }
 
 LogicalResult onnxopt::inferShapes(Model &M, DiagnosticEngine &Diags,
-                                   ShapeInferenceOptions Opts,
-                                   TypeChangeLog *Log) {
+                                   ShapeInferenceOptions Opts) {
   ShapeInference SI(M, Diags, Opts);
-  SI.setTypeChangeLog(Log);
   return SI.inferModel();
 }
 
 ShapeInfo::ShapeInfo(Model &M, DiagnosticEngine &Diags)
     : Engine(std::make_unique<ShapeInference>(M, Diags)) {
+  Engine->setKeepResultsAside(true);
   Result = Engine->inferModel();
+}
+
+void ShapeInfo::commit() {
+  if (Committed)
+    return;
+  Engine->commitTypes();
+  Committed = true;
 }
