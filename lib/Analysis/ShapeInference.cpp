@@ -399,45 +399,36 @@ public:
   void setType(Value &V, Type T) {
     if (ChangeLog)
       ChangeLog->save(V);
-    if (Aside && Displaced.try_emplace(&V, DisplacedTypes.size()).second)
-      DisplacedTypes.emplace_back(&V, V.getType());
+    if (Aside && KeptIndex.try_emplace(&V, Kept.size()).second)
+      Kept.emplace_back(&V, V.getType());
     V.setType(std::move(T));
   }
   TypeChangeLog *ChangeLog = nullptr;
 
   /// Results kept beside the IR (ShapeInference::setKeepResultsAside).
+  /// Between calls each entry holds a value's inferred type; during a call
+  /// the IR holds it and the entry the model's own type, to put back. The
+  /// two swap places at the start and at the end of a call: no copy, and
+  /// no second table.
   bool Aside = false;
-  llvm::DenseMap<const Value *, Type> Overlay;
-  /// During a call that keeps its results aside: the model's own type of
-  /// each value the call wrote (or the overlay put in place), to put back.
-  std::vector<std::pair<Value *, Type>> DisplacedTypes;
-  llvm::DenseMap<const Value *, size_t> Displaced;
+  std::vector<std::pair<Value *, Type>> Kept;
+  llvm::DenseMap<const Value *, size_t> KeptIndex;
+  void swapKept() {
+    for (auto &[V, T] : Kept)
+      if (V)
+        std::swap(V->getMutableType(), T);
+  }
   /// Before a call: the results kept so far go into the IR, where the
   /// inference functions and the registry's hooks read them.
   void beginCall() {
-    if (!Aside)
-      return;
-    DisplacedTypes.reserve(Overlay.size());
-    for (auto &[CV, T] : Overlay) {
-      Value *V = const_cast<Value *>(CV);
-      Displaced.try_emplace(V, DisplacedTypes.size());
-      DisplacedTypes.emplace_back(V, std::move(V->getMutableType()));
-      V->setType(std::move(T));
-    }
-    Overlay.clear();
+    if (Aside)
+      swapKept();
   }
-  /// After a call: the results leave the IR for the overlay, and the
-  /// model's own types come back.
+  /// After a call: the results leave the IR, and the model's own types
+  /// come back.
   void endCall() {
-    if (!Aside)
-      return;
-    Overlay.reserve(DisplacedTypes.size());
-    for (auto &[V, Own] : DisplacedTypes) {
-      Overlay[V] = std::move(V->getMutableType());
-      V->setType(std::move(Own));
-    }
-    DisplacedTypes.clear();
-    Displaced.clear();
+    if (Aside)
+      swapKept();
   }
 
   const onnx::TensorShapeProto *getData(const Value *V) const {
@@ -1548,7 +1539,11 @@ ShapeInference::getPropagatedData(const Value &V) const {
 
 void ShapeInference::forget(const Value &V) {
   P->Data.erase(&V);
-  P->Overlay.erase(&V);
+  auto It = P->KeptIndex.find(&V);
+  if (It != P->KeptIndex.end()) {
+    P->Kept[It->second].first = nullptr;
+    P->KeptIndex.erase(It);
+  }
 }
 
 void ShapeInference::setTypeChangeLog(TypeChangeLog *Log) {
@@ -1558,18 +1553,20 @@ void ShapeInference::setTypeChangeLog(TypeChangeLog *Log) {
 void ShapeInference::setKeepResultsAside(bool Aside) { P->Aside = Aside; }
 
 const Type &ShapeInference::getType(const Value &V) const {
-  if (!P->Overlay.empty()) {
-    auto It = P->Overlay.find(&V);
-    if (It != P->Overlay.end())
-      return It->second;
+  if (!P->KeptIndex.empty()) {
+    auto It = P->KeptIndex.find(&V);
+    if (It != P->KeptIndex.end())
+      return P->Kept[It->second].second;
   }
   return V.getType();
 }
 
 void ShapeInference::commitTypes() {
-  for (auto &[V, T] : P->Overlay)
-    const_cast<Value *>(V)->setType(std::move(T));
-  P->Overlay.clear();
+  for (auto &[V, T] : P->Kept)
+    if (V)
+      V->setType(std::move(T));
+  P->Kept = {};
+  P->KeptIndex = {};
   P->Aside = false;
 }
 
