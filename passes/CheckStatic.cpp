@@ -127,6 +127,8 @@ struct Blocker {
 /// The state of one run: the pass object itself holds only options.
 struct Checker {
   Model *TheModel = nullptr;
+  /// The inferred types the values are judged by (the IR keeps its own).
+  const ShapeInfo *Types = nullptr;
   std::vector<Blocker> Blockers;
   /// Symbols left in recorded dims, sorted.
   std::set<std::string> Symbols;
@@ -148,7 +150,7 @@ struct Checker {
 
 void Checker::checkValue(const Value &V) {
   ++NumValues;
-  const Type &T = V.getType();
+  const Type &T = Types->getType(V);
   if (T.isStatic())
     return;
   if (T.isTensor() && T.hasShape())
@@ -229,9 +231,10 @@ void Checker::findDataDependentDims(const DimAnalysis &DA) {
       continue;
     for (unsigned I = 0; I < C.N->getNumResults(); ++I) {
       const Value *V = C.N->getResult(I);
-      if (!V || !V->getType().isTensor() || !V->getType().hasShape())
+      if (!V || !Types->getType(*V).isTensor() ||
+          !Types->getType(*V).hasShape())
         continue;
-      for (const Dim &D : V->getType().getDims())
+      for (const Dim &D : Types->getType(*V).getDims())
         if (D.isSymbol() &&
             !DA.isInputExpressible(DA.getBest(DimExpr::symbol(D.getSymbol()))))
           DataDependent.emplace(D.getSymbol().str(), C.N);
@@ -262,21 +265,39 @@ void Checker::findDataDependentDims(const DimAnalysis &DA) {
   }
 }
 
+/// Calls \p F on each value of \p G and of its subgraphs: inputs,
+/// initializers, then node results, a node's subgraphs after its results.
+void forEachValue(const Graph &G, llvm::function_ref<void(const Value &)> F) {
+  for (const std::unique_ptr<Value> &V : G.getInputs())
+    F(*V);
+  for (const std::unique_ptr<Value> &V : G.getConstants())
+    F(*V);
+  for (const Node &N : G.getNodes()) {
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      if (const Value *V = N.getResult(I))
+        F(*V);
+    for (const Graph *Sub : N.getSubgraphs())
+      forEachValue(*Sub, F);
+  }
+}
+
 /// Static types are not enough: at these sizes every node must be able to
 /// run (a Gemm's inner dims equal, a Gather's indices inside the table, a
 /// convolution's output at least 1, no dim below 0).
 void Checker::checkConditions(Model &M) {
-  forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
-    if (D.isKnown() && D.getValue() < 0 && V) {
-      std::string Why = "'" + V->getName().str() + "' has dim " +
+  forEachValue(M.getGraph(), [&](const Value &V) {
+    Type T = Types->getType(V);
+    forEachDimOf(T, [&](Dim &D, unsigned Index) {
+      if (!D.isKnown() || D.getValue() >= 0)
+        return;
+      std::string Why = "'" + V.getName().str() + "' has dim " +
                         std::to_string(Index) + " = " +
                         std::to_string(D.getValue());
-      Blockers.push_back({Blocker::BrokenCondition, V->getDefiningNode(),
-                          V->getDefiningNode() ? nullptr : V, Why});
-    }
-    return false;
+      Blockers.push_back({Blocker::BrokenCondition, V.getDefiningNode(),
+                          V.getDefiningNode() ? nullptr : &V, Why});
+    });
   });
-  DimAnalysis DA(M);
+  DimAnalysis DA(M, Types);
   DA.run();
   findDataDependentDims(DA);
   for (const std::string &C : DA.getConflicts())
@@ -330,16 +351,17 @@ LogicalResult CheckStaticPass::run(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
   Severity Level = ReportOnly ? Severity::Warning : Severity::Error;
 
-  // Judge values by their inferred types, then leave the model as it was.
-  // A model-level pass: the inference and the restore span every graph.
-  TypeChangeLog Saved;
-  LogicalResult Inferred = inferShapes(M, Diags, {}, &Saved);
+  // Judge values by their inferred types; the analysis keeps them beside
+  // the model, which keeps its own. A model-level pass: the inference spans
+  // every graph.
+  ShapeInfo Types(M, Diags);
+  C.Types = &Types;
+  LogicalResult Inferred = Types.getResult();
   // Every graph, the main graph before its bodies (the framework's walk).
   for (Graph *G : collectGraphs(M, GraphPass::Order::ParentFirst))
     C.checkGraph(*G);
   if (succeeded(Inferred))
     C.checkConditions(M);
-  Saved.restore();
   if (failed(Inferred))
     return emitError(Diags) << "shape inference failed";
 

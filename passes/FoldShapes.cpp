@@ -1227,12 +1227,14 @@ public:
   }
 
 private:
-  /// The pipeline's inference, when it is cached and succeeded. A change
-  /// to the model since would have invalidated it, so the recorded types
-  /// are its results.
+  /// The pipeline's inference, when it is cached, succeeded and was
+  /// recorded in the IR (by infer-shapes or unify-dims). A change to the
+  /// model since would have invalidated it, so the recorded types are its
+  /// results.
   static ShapeInfo *findCachedInference(PassContext &Ctx) {
     ShapeInfo *SI = Ctx.getAnalysisManager().getCachedAnalysis<ShapeInfo>();
-    return SI && succeeded(SI->getResult()) ? SI : nullptr;
+    return SI && SI->isCommitted() && succeeded(SI->getResult()) ? SI
+                                                                 : nullptr;
   }
 
   /// The pipeline's dim analysis (unify-dims'), when it is cached and

@@ -286,8 +286,11 @@ LogicalResult FreezeDimsPass::checkConstraints(FreezeState &S, Model &M,
                                                PassContext &Ctx) const {
   DiagnosticEngine &Diags = Ctx.getDiags();
   // The conditions are read off the model as it is, with its symbols, so
-  // that the message says them in the user's terms.
-  if (failed(Ctx.getAnalysis<ShapeInfo>().getResult()))
+  // that the message says them in the user's terms. The pass rewrites the
+  // types: it records the inferred ones first.
+  ShapeInfo &Types = Ctx.getAnalysis<ShapeInfo>();
+  Types.commit();
+  if (failed(Types.getResult()))
     return failure();
   DimAnalysis &DA = Ctx.getAnalysis<DimAnalysis>();
   DA.run();

@@ -52,6 +52,7 @@ public:
       // The default inference is the shared analysis: the shape passes after
       // this one reuse it instead of inferring again.
       ShapeInfo &SI = Ctx.getAnalysis<ShapeInfo>();
+      SI.commit();
       R = SI.getResult();
       Ctx.Changed |= SI.getEngine().getStats().ValuesRefined > 0;
       Ctx.markAnalysisPreserved<ShapeInfo>();

@@ -442,14 +442,13 @@ LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
   DimRangeMap Result = Reset ? DimRangeMap() : Stored;
   for (const auto &[Name, R] : Given)
     Result[Name] = R;
-  // The conditions need the inferred types; the model keeps its own.
-  TypeChangeLog Saved;
+  // The conditions need the inferred types; the analysis keeps them beside
+  // the model, which keeps its own.
   DiagnosticEngine Quiet;
   Quiet.setHandler([](const Diagnostic &) {});
-  (void)inferShapes(M, Quiet, {}, &Saved);
-  DimAnalysis DA(M);
+  ShapeInfo Types(M, Quiet);
+  DimAnalysis DA(M, &Types);
   DA.run();
-  Saved.restore();
   DimRelations Derived;
   if (Derive)
     deriveRanges(DA, Result, Derived, Diags);

@@ -430,8 +430,12 @@ public:
     DiagnosticEngine &Diags = Ctx.getDiags();
     // Shared analyses: after infer-shapes (or another pass that kept them)
     // nothing is inferred again.
+    // The pass rewrites the recorded dims: it records the inferred types
+    // first (as infer-shapes does; nothing to do after it).
     bool Cached = Ctx.getAnalysisManager().isCached<ShapeInfo>();
-    if (failed(Ctx.getAnalysis<ShapeInfo>().getResult()))
+    ShapeInfo &Types = Ctx.getAnalysis<ShapeInfo>();
+    Types.commit();
+    if (failed(Types.getResult()))
       return Cached ? emitError(Diags) << "shape inference failed" : failure();
     if (DeclaredNameCheck(M, Diags, Explain).run()) {
       // Recorded dims changed: the dims analysis read the old ones.

@@ -26,6 +26,7 @@
 #include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/OpFacts.h"
+#include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/IR/AllocationOrder.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Ops/DimRules.h"
@@ -90,11 +91,16 @@ using ValueMap =
 
 class DimAnalysis::Impl {
 public:
-  explicit Impl(Model &M) : M(M) {}
+  Impl(Model &M, const ShapeInfo *Types) : M(M), Types(Types) {}
 
   void run();
 
   Model &M;
+  /// Where the types come from: inference's results, else the IR.
+  const ShapeInfo *Types;
+  const Type &typeOf(const Value &V) const {
+    return Types ? Types->getType(V) : V.getType();
+  }
   ValueMap<Dims> ValueDims;
   ValueMap<Dims> ValueData;
   /// Contents of constants, made when first read. Node-based: a transfer
@@ -320,6 +326,10 @@ public:
   std::optional<std::vector<double>> floatData(unsigned I) override {
     return A.floatData(N, I);
   }
+  const Type *operandType(unsigned I) override {
+    const Value *V = I < N.getNumOperands() ? N.getOperand(I) : nullptr;
+    return V ? &A.typeOf(*V) : nullptr;
+  }
   std::optional<Dims> constantResultData(unsigned I) override {
     if (I >= N.getNumResults() || !N.getResult(I))
       return std::nullopt;
@@ -464,7 +474,7 @@ bool DimAnalysis::Impl::unite(const DimExpr &A, const DimExpr &B,
 
 void DimAnalysis::Impl::collectInputSymbols() {
   for (const std::unique_ptr<Value> &V : M.getGraph().getInputs())
-    for (const Dim &D : V->getType().getDims())
+    for (const Dim &D : typeOf(*V).getDims())
       if (D.isSymbol() && InputSymbolSet.insert(D.getSymbol()).second)
         InputSymbols.push_back(D.getSymbol().str());
 }
@@ -520,7 +530,7 @@ void DimAnalysis::Impl::run() {
 /// sweep would unite the same classes, whatever their best forms).
 DimExpr DimAnalysis::Impl::fromRecorded(const Value &V, unsigned I,
                                         bool Observe) {
-  const Dim &D = V.getType().getDims()[I];
+  const Dim &D = typeOf(V).getDims()[I];
   if (D.isKnown())
     return DimExpr::constant(D.getValue());
   if (D.isSymbol()) {
@@ -547,10 +557,11 @@ const DimExpr &DimAnalysis::Impl::stableUnknown(const Value &V, unsigned I) {
 
 void DimAnalysis::Impl::sweepGraph(Graph &G) {
   auto Seed = [&](Value &V) {
-    if (V.getType().isTensor() && V.getType().hasShape()) {
+    const Type &T = typeOf(V);
+    if (T.isTensor() && T.hasShape()) {
       Dims D;
-      D.reserve(V.getType().getRank());
-      for (unsigned I = 0; I < V.getType().getRank(); ++I)
+      D.reserve(T.getRank());
+      for (unsigned I = 0; I < T.getRank(); ++I)
         D.push_back(fromRecorded(V, I));
       ValueDims[&V] = std::move(D);
     } else if (V.hasInitializer()) {
@@ -645,7 +656,7 @@ void DimAnalysis::Impl::joinBranches(Node &If) {
       DimExpr A = best((*T)[K]), B = best((*E)[K]);
       if (A != B || !(A.isConstant() || isInputExpressible(A)))
         continue;
-      if (V->getType().isTensor() && V->getType().hasShape())
+      if (typeOf(*V).isTensor() && typeOf(*V).hasShape())
         unite(A, fromRecorded(*V, K, /*Observe=*/false), &If);
       Res->second[K] = observe(A);
     }
@@ -708,7 +719,7 @@ void DimAnalysis::Impl::setResult(Node &N, unsigned I,
   Value *V = N.getResult(I);
   if (!V)
     return;
-  const Type &T = V->getType();
+  const Type &T = typeOf(*V);
   bool Recorded = T.isTensor() && T.hasShape();
   if (Computed && Recorded && Computed->size() != T.getRank())
     Computed.reset(); // inconsistent with inference: trust the IR
@@ -772,7 +783,8 @@ void DimAnalysis::Impl::visitNode(Node &N) {
 // Public interface
 //===----------------------------------------------------------------------===//
 
-DimAnalysis::DimAnalysis(Model &M) : P(std::make_unique<Impl>(M)) {}
+DimAnalysis::DimAnalysis(Model &M, const ShapeInfo *Types)
+    : P(std::make_unique<Impl>(M, Types)) {}
 DimAnalysis::~DimAnalysis() = default;
 
 void DimAnalysis::run() {

@@ -394,13 +394,42 @@ public:
   void emitUnsupportedRemarks();
 
   /// Every type the engine writes goes through here: the change log (if
-  /// any) saves the old type first.
+  /// any) saves the old type first, and so does the engine itself when it
+  /// keeps its results aside.
   void setType(Value &V, Type T) {
     if (ChangeLog)
       ChangeLog->save(V);
+    if (Aside && KeptIndex.try_emplace(&V, Kept.size()).second)
+      Kept.emplace_back(&V, V.getType());
     V.setType(std::move(T));
   }
   TypeChangeLog *ChangeLog = nullptr;
+
+  /// Results kept beside the IR (ShapeInference::setKeepResultsAside).
+  /// Between calls each entry holds a value's inferred type; during a call
+  /// the IR holds it and the entry the model's own type, to put back. The
+  /// two swap places at the start and at the end of a call: no copy, and
+  /// no second table.
+  bool Aside = false;
+  std::vector<std::pair<Value *, Type>> Kept;
+  llvm::DenseMap<const Value *, size_t> KeptIndex;
+  void swapKept() {
+    for (auto &[V, T] : Kept)
+      if (V)
+        std::swap(V->getMutableType(), T);
+  }
+  /// Before a call: the results kept so far go into the IR, where the
+  /// inference functions and the registry's hooks read them.
+  void beginCall() {
+    if (Aside)
+      swapKept();
+  }
+  /// After a call: the results leave the IR, and the model's own types
+  /// come back.
+  void endCall() {
+    if (Aside)
+      swapKept();
+  }
 
   const onnx::TensorShapeProto *getData(const Value *V) const {
     auto It = Data.find(V);
@@ -1480,14 +1509,18 @@ LogicalResult ShapeInference::inferModel() {
 
 LogicalResult ShapeInference::inferGraph(Graph &G) {
   P->SubgraphFailed = false;
+  P->beginCall();
   LogicalResult R = P->inferGraph(G);
+  P->endCall();
   P->emitUnsupportedRemarks();
   return success(succeeded(R) && !P->SubgraphFailed);
 }
 
 LogicalResult ShapeInference::inferNode(Node &N) {
   P->SubgraphFailed = false;
+  P->beginCall();
   LogicalResult R = P->inferNode(N);
+  P->endCall();
   return success(succeeded(R) && !P->SubgraphFailed);
 }
 
@@ -1504,10 +1537,37 @@ ShapeInference::getPropagatedData(const Value &V) const {
   return Dims;
 }
 
-void ShapeInference::forget(const Value &V) { P->Data.erase(&V); }
+void ShapeInference::forget(const Value &V) {
+  P->Data.erase(&V);
+  auto It = P->KeptIndex.find(&V);
+  if (It != P->KeptIndex.end()) {
+    P->Kept[It->second].first = nullptr;
+    P->KeptIndex.erase(It);
+  }
+}
 
 void ShapeInference::setTypeChangeLog(TypeChangeLog *Log) {
   P->ChangeLog = Log;
+}
+
+void ShapeInference::setKeepResultsAside(bool Aside) { P->Aside = Aside; }
+
+const Type &ShapeInference::getType(const Value &V) const {
+  if (!P->KeptIndex.empty()) {
+    auto It = P->KeptIndex.find(&V);
+    if (It != P->KeptIndex.end())
+      return P->Kept[It->second].second;
+  }
+  return V.getType();
+}
+
+void ShapeInference::commitTypes() {
+  for (auto &[V, T] : P->Kept)
+    if (V)
+      V->setType(std::move(T));
+  P->Kept = {};
+  P->KeptIndex = {};
+  P->Aside = false;
 }
 
 llvm::ArrayRef<DimFact> ShapeInference::getDimFacts() const { return P->Facts; }
@@ -1560,14 +1620,20 @@ bool TypeChangeLog::isTracked(const Value *V) const {
 }
 
 LogicalResult onnxopt::inferShapes(Model &M, DiagnosticEngine &Diags,
-                                   ShapeInferenceOptions Opts,
-                                   TypeChangeLog *Log) {
+                                   ShapeInferenceOptions Opts) {
   ShapeInference SI(M, Diags, Opts);
-  SI.setTypeChangeLog(Log);
   return SI.inferModel();
 }
 
 ShapeInfo::ShapeInfo(Model &M, DiagnosticEngine &Diags)
     : Engine(std::make_unique<ShapeInference>(M, Diags)) {
+  Engine->setKeepResultsAside(true);
   Result = Engine->inferModel();
+}
+
+void ShapeInfo::commit() {
+  if (Committed)
+    return;
+  Engine->commitTypes();
+  Committed = true;
 }

@@ -23,6 +23,11 @@ DimContext::DimContext(const Node &N, const OpDef *Def)
 
 DimContext::~DimContext() = default;
 
+const Type *DimContext::operandType(unsigned I) {
+  const Value *V = I < N.getNumOperands() ? N.getOperand(I) : nullptr;
+  return V ? &V->getType() : nullptr;
+}
+
 std::optional<std::vector<int64_t>> DimContext::axes() {
   return readAxes(N, Def, [&](unsigned I) { return constants(data(I)); });
 }

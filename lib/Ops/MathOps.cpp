@@ -425,8 +425,9 @@ std::optional<DimList> arithmeticData(DimContext &C, Arithmetic Op) {
   // `x.size(1) / 2` before a Range) does not: 5 / 2 is 2.5, and a Range to
   // it has 3 elements, not floor(5/2) = 2.
   bool IntegerDiv = false;
-  if (Op == Arithmetic::Div && N.getOperand(0)) {
-    auto E = static_cast<ElementType>(N.getOperand(0)->getType().getElemType());
+  const Type *XT = Op == Arithmetic::Div ? C.operandType(0) : nullptr;
+  if (XT) {
+    auto E = static_cast<ElementType>(XT->getElemType());
     IntegerDiv = E == ElementType::Int64 || E == ElementType::Int32 ||
                  E == ElementType::Int16 || E == ElementType::Int8 ||
                  E == ElementType::UInt64 || E == ElementType::UInt32 ||

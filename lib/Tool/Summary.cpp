@@ -62,16 +62,15 @@ ModelSummary onnxopt::summarizeModel(const Model &M) {
 }
 
 void onnxopt::addConstraints(Model &M, ModelSummary &S) {
-  // The conditions need the inferred types; the model keeps its own.
-  TypeChangeLog Saved;
+  // The conditions need the inferred types; the analysis keeps them beside
+  // the model, which keeps its own.
   DiagnosticEngine Quiet;
   Quiet.setHandler([](const Diagnostic &) {});
-  (void)inferShapes(M, Quiet, {}, &Saved);
-  DimAnalysis DA(M);
+  ShapeInfo Types(M, Quiet);
+  DimAnalysis DA(M, &Types);
   DA.run();
   for (const DimConstraint &C : getInputConstraints(DA))
     S.Constraints.push_back(C.str());
-  Saved.restore();
 }
 
 static std::string formatBytes(uint64_t B) {

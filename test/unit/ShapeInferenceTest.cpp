@@ -462,10 +462,10 @@ static std::vector<std::string> allTypes(Graph &G) {
   return Types;
 }
 
-TEST(ShapeInference, ChangeLogRestoresWhatInferenceChanged) {
+TEST(ShapeInference, ShapeInfoKeepsItsTypesBesideTheModel) {
   // The body's inputs get their types from the Loop, its results from the
-  // body's inference: the engine logs both, and the restore puts back the
-  // model's own types, untyped ones included.
+  // body's inference: the analysis answers both, and the model keeps its
+  // own types, untyped ones included, until commit records them.
   auto M = parse(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (int64 n, float[4] X) => (float[4] Y, float[?,4] S) {
@@ -480,13 +480,64 @@ TEST(ShapeInference, ChangeLogRestoresWhatInferenceChanged) {
     })");
   std::vector<std::string> Before = allTypes(M->getGraph());
   Collected C;
-  TypeChangeLog Log;
-  ASSERT_TRUE(succeeded(inferShapes(*M, C.Diags, {}, &Log))) << C.text();
+  ShapeInfo Types(*M, C.Diags);
+  ASSERT_TRUE(succeeded(Types.getResult())) << C.text();
   Graph *Body = M->getGraph().getNodes().back().getSubgraphs()[0];
-  EXPECT_EQ(findValue(*Body, "co")->getType().str(), "bool");
-  EXPECT_NE(allTypes(M->getGraph()), Before);
-  Log.restore();
+  EXPECT_EQ(Types.getType(*findValue(*Body, "co")).str(), "bool");
+  EXPECT_TRUE(findValue(*Body, "co")->getType().isNone());
   EXPECT_EQ(allTypes(M->getGraph()), Before);
+
+  // Inferring a node again reads the results kept so far and keeps its
+  // own beside the model too.
+  Node &Add = *findValue(*Body, "y")->getDefiningNode();
+  ASSERT_TRUE(succeeded(Types.getEngine().inferNode(Add))) << C.text();
+  EXPECT_EQ(Types.getType(*findValue(*Body, "y")).str(), "float[]");
+  EXPECT_EQ(allTypes(M->getGraph()), Before);
+
+  // Committed, the model holds what inferShapes records.
+  auto Expected = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (int64 n, float[4] X) => (float[4] Y, float[?,4] S) {
+      cond = Constant<value=bool {1}>()
+      Y, S = Loop(n, cond, X) <
+        body = b (int64 i, bool ci, x) => (co, y, s) {
+          co = Identity(ci)
+          y = Add(x, x)
+          s = Identity(y)
+        }
+      >
+    })");
+  ASSERT_TRUE(succeeded(inferShapes(*Expected, C.Diags))) << C.text();
+  Types.commit();
+  EXPECT_TRUE(Types.isCommitted());
+  EXPECT_EQ(allTypes(M->getGraph()), allTypes(Expected->getGraph()));
+  EXPECT_NE(allTypes(M->getGraph()), Before);
+}
+
+TEST(ShapeInference, DimAnalysisReadsTypesThroughShapeInfo) {
+  // NonZero's count is data-dependent: only inference's type names it.
+  auto M = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3] X) => (int64[?,?] Y) {
+      Z = NonZero(X)
+      Y = Identity(Z)
+    })");
+  Collected C;
+  ShapeInfo Types(*M, C.Diags);
+  ASSERT_TRUE(succeeded(Types.getResult())) << C.text();
+  Value *Z = findValue(M->getGraph(), "Z");
+  ASSERT_TRUE(Z->getType().isNone());
+  const Type &Inferred = Types.getType(*Z);
+  ASSERT_TRUE(Inferred.hasShape()) << Inferred.str();
+  ASSERT_TRUE(Inferred.getDims()[1].isSymbol()) << Inferred.str();
+  DimAnalysis DA(*M, &Types);
+  DA.run();
+  const std::vector<DimExpr> *ZDims = DA.getDims(*Z);
+  ASSERT_TRUE(ZDims);
+  ASSERT_EQ(ZDims->size(), 2u);
+  EXPECT_EQ(DA.getBest((*ZDims)[1]),
+            DimExpr::symbol(Inferred.getDims()[1].getSymbol()));
+  EXPECT_TRUE(Z->getType().isNone());
 }
 
 TEST(ShapeInference, ChangeLogKeepsTheTypesOfNewNodes) {

@@ -30,14 +30,17 @@ namespace onnxopt {
 
 struct DimConstraint;
 class Model;
+class ShapeInfo;
+class Type;
 class Value;
 
 /// The dims of every value of a model as expressions, and the equalities
 /// between dims that the model's nodes imply. Reads the types recorded in
-/// the IR (run shape inference first) and refines them.
+/// the IR, or with \p Types the ones inference found (ShapeInfo, which
+/// leaves the IR as it is), and refines them.
 class DimAnalysis {
 public:
-  explicit DimAnalysis(Model &M);
+  explicit DimAnalysis(Model &M, const ShapeInfo *Types = nullptr);
   ~DimAnalysis();
 
   /// Computes everything; linear in the model size (a few sweeps at most).

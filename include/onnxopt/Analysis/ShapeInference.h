@@ -122,6 +122,21 @@ public:
   /// stop). The log must outlive the calls that infer while it is set.
   void setTypeChangeLog(TypeChangeLog *Log);
 
+  /// From now on (\p Aside true), keeps the types inference finds beside
+  /// the IR rather than in it: after each call the IR has the types it had
+  /// before, and getType reads the results. For readers that must not
+  /// change the model (ShapeInfo). While a call runs, the IR does hold the
+  /// results (the registry's hooks that inference calls, such as the
+  /// constant evaluator's Shape, read types there); the call puts the
+  /// model's own types back before it returns, a cost linear in what it
+  /// changes (and in the results kept so far, when called again).
+  void setKeepResultsAside(bool Aside);
+  /// The type inference gave \p V, else \p V's type in the IR.
+  const Type &getType(const Value &V) const;
+  /// Writes the types kept aside into the IR; the engine writes there from
+  /// then on.
+  void commitTypes();
+
   llvm::ArrayRef<DimFact> getDimFacts() const;
   const ShapeInferenceStats &getStats() const;
 
@@ -131,38 +146,48 @@ private:
   std::unique_ptr<Impl> P;
 };
 
-/// The model's types as ONNX's inference (default options) finds them,
-/// recorded in the IR: what infer-shapes does. As a cached analysis
-/// (`Ctx.getAnalysis<ShapeInfo>()`), a pipeline of shape passes infers once
-/// until a pass changes the model.
+/// The model's types as ONNX's inference (default options) finds them, kept
+/// beside the IR: building it leaves the model as it was. As a cached
+/// analysis (`Ctx.getAnalysis<ShapeInfo>()`), a pipeline of shape passes
+/// infers once until a pass changes the model. Readers ask getType (or hand
+/// the analysis to DimAnalysis); a pass whose job is to record the types
+/// (infer-shapes, and unify-dims and freeze-dims, which rewrite them) calls
+/// commit.
 class ShapeInfo {
 public:
   ShapeInfo(Model &M, DiagnosticEngine &Diags);
   /// Failure if inference found a contradiction (reported when built).
   LogicalResult getResult() const { return Result; }
+  /// The type inference found for \p V (its IR type where inference
+  /// changed nothing, and after commit).
+  const Type &getType(const Value &V) const { return Engine->getType(V); }
+  /// Records the inferred types in the IR (once; later calls do nothing).
+  /// The engine writes into the IR from then on.
+  void commit();
+  /// True after commit: the IR's types are the inferred ones.
+  bool isCommitted() const { return Committed; }
   ShapeInference &getEngine() { return *Engine; }
+  const ShapeInference &getEngine() const { return *Engine; }
 
 private:
   std::unique_ptr<ShapeInference> Engine;
   LogicalResult Result = success();
+  bool Committed = false;
 };
 
-/// Infers the whole model with a temporary engine; with \p Log, each type
-/// it changes is saved there first.
+/// Infers the whole model with a temporary engine and records the types in
+/// the IR (infer-shapes with the given options).
 LogicalResult inferShapes(Model &M, DiagnosticEngine &Diags,
-                          ShapeInferenceOptions Opts = {},
-                          TypeChangeLog *Log = nullptr);
+                          ShapeInferenceOptions Opts = {});
 
 /// The types that inference changed in the model, each saved by the engine
 /// just before its first change (ShapeInference::setTypeChangeLog), so
-/// that a pass which infers only to read types (check-static,
-/// set-dim-range, fold-shapes, the summary's constraints) leaves the model
-/// with the types it had. The engine is the one place that knows which
-/// values an inference writes (a node's results, the inputs and results of
-/// the bodies it infers in place): the passes do not repeat that, and the
-/// cost is linear in what inference changes, not a copy of every type.
-/// As the listener of a pass's Rewriter it leaves the values of the nodes
-/// the pass creates with their inferred types.
+/// that fold-shapes, which infers to rewrite nodes and reads the types in
+/// the IR while it does, leaves the model with the types it had (unless
+/// keep-inferred-types). A pass that only reads types takes ShapeInfo,
+/// which never changes the IR. As the listener of a pass's Rewriter the log
+/// leaves the values of the nodes the pass creates with their inferred
+/// types.
 class TypeChangeLog : public RewriteListener {
 public:
   /// Saves \p V's type unless it is saved already or \p V belongs to a

@@ -29,6 +29,8 @@
 
 namespace onnxopt {
 
+class Type;
+
 /// Dims, or the contents of a shape tensor, as expressions.
 using DimList = std::vector<DimExpr>;
 /// A computed shape; a missing dim falls back to the recorded type.
@@ -77,6 +79,10 @@ public:
   /// Operand \p I's contents when it is a numeric constant of at most
   /// kMaxDimDataLength elements (Resize's scales).
   virtual std::optional<std::vector<double>> floatData(unsigned I) = 0;
+  /// Operand \p I's type as the analysis reads it: the recorded one, or
+  /// the one inference found when the analysis reads those (null when the
+  /// operand is absent).
+  virtual const Type *operandType(unsigned I);
   /// Result \p I's contents when the node fixes them (a Constant's short
   /// integer value).
   virtual std::optional<DimList> constantResultData(unsigned I) = 0;
