@@ -1566,7 +1566,7 @@ void ShapeInference::commitTypes() {
     if (V)
       V->setType(std::move(T));
   P->Kept = {};
-  P->KeptIndex = {};
+  P->KeptIndex = decltype(P->KeptIndex)();
   P->Aside = false;
 }
 
