@@ -288,7 +288,8 @@ LogicalResult FreezeDimsPass::checkConstraints(FreezeState &S, Model &M,
   // The conditions are read off the model as it is, with its symbols, so
   // that the message says them in the user's terms. The pass rewrites the
   // types: it records the inferred ones first.
-  ShapeInfo &Types = Ctx.getAnalysis<ShapeInfo>();
+  ShapeInfo &Types = Ctx.getAnalysisManager().getOrBuildAnalysis<ShapeInfo>(
+      M, Ctx.getAnalysisManager().getDiags(), ShapeInfo::Recorded);
   Types.commit();
   if (failed(Types.getResult()))
     return failure();

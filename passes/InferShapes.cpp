@@ -51,7 +51,8 @@ public:
         Opts.NameUnknownDims == Defaults.NameUnknownDims) {
       // The default inference is the shared analysis: the shape passes after
       // this one reuse it instead of inferring again.
-      ShapeInfo &SI = Ctx.getAnalysis<ShapeInfo>();
+      ShapeInfo &SI = Ctx.getAnalysisManager().getOrBuildAnalysis<ShapeInfo>(
+          M, Ctx.getAnalysisManager().getDiags(), ShapeInfo::Recorded);
       SI.commit();
       R = SI.getResult();
       Ctx.Changed |= SI.getEngine().getStats().ValuesRefined > 0;

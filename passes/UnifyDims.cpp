@@ -433,7 +433,8 @@ public:
     // The pass rewrites the recorded dims: it records the inferred types
     // first (as infer-shapes does; nothing to do after it).
     bool Cached = Ctx.getAnalysisManager().isCached<ShapeInfo>();
-    ShapeInfo &Types = Ctx.getAnalysis<ShapeInfo>();
+    ShapeInfo &Types = Ctx.getAnalysisManager().getOrBuildAnalysis<ShapeInfo>(
+        M, Ctx.getAnalysisManager().getDiags(), ShapeInfo::Recorded);
     Types.commit();
     if (failed(Types.getResult()))
       return Cached ? emitError(Diags) << "shape inference failed" : failure();

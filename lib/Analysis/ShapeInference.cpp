@@ -1631,6 +1631,11 @@ ShapeInfo::ShapeInfo(Model &M, DiagnosticEngine &Diags)
   Result = Engine->inferModel();
 }
 
+ShapeInfo::ShapeInfo(Model &M, DiagnosticEngine &Diags, RecordTag)
+    : Engine(std::make_unique<ShapeInference>(M, Diags)), Committed(true) {
+  Result = Engine->inferModel();
+}
+
 void ShapeInfo::commit() {
   if (Committed)
     return;

@@ -19,6 +19,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include <memory>
 #include <type_traits>
+#include <utility>
 
 namespace onnxopt {
 
@@ -76,6 +77,19 @@ public:
     Cache[ID] = std::move(H);
     return Result;
   }
+  /// The cached \p T; if there is none, builds it as `T(Args...)` (for an
+  /// analysis that a pass wants built in a particular way, such as the
+  /// shape types recorded in the IR straight away).
+  template <typename T, typename... ArgTs>
+  T &getOrBuildAnalysis(ArgTs &&...Args) {
+    if (T *Cached = getCachedAnalysis<T>())
+      return *Cached;
+    auto H = std::make_unique<Holder<T>>(std::in_place,
+                                         std::forward<ArgTs>(Args)...);
+    T &Result = H->Value;
+    Cache[getAnalysisID<T>()] = std::move(H);
+    return Result;
+  }
   /// The cached \p T, or null.
   template <typename T> T *getCachedAnalysis() {
     auto It = Cache.find(getAnalysisID<T>());
@@ -104,6 +118,9 @@ private:
   }
   template <typename T> struct Holder : HolderBase {
     Holder(Model &M, AnalysisManager &AM) : Value(build<T>(M, AM)) {}
+    template <typename... ArgTs>
+    Holder(std::in_place_t, ArgTs &&...Args)
+        : Value(std::forward<ArgTs>(Args)...) {}
     T Value;
   };
 
