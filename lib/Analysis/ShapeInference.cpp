@@ -871,6 +871,32 @@ private:
   NodeContext &Ctx;
   std::vector<std::unique_ptr<onnx::TensorShapeProto>> Owned;
   std::vector<std::optional<onnx::TensorShapeProto>> *Capture = nullptr;
+  std::vector<Tensor> Cones;
+
+  /// An integer scalar or vector the model computes from constants only
+  /// through ops that carry no shape data: the TorchScript exporter writes
+  /// `int(sqrt(N))` of a position table as Cast(Pow(16.0, 0.5)) beside
+  /// dims read from Shape, so the Concat they meet in is neither all
+  /// constant (evaluateShapeOperands) nor all propagated. A few nodes at
+  /// most; Shape of a symbolic dim stops it.
+  const onnx::TensorProto *evaluateCone(const Value &V) {
+    const Node *Def = V.getDefiningNode();
+    if (!Def || !Def->isOnnxDomain() || !V.getType().isTensor())
+      return nullptr;
+    const Type &Ty = V.getType();
+    if ((Ty.getElemType() != kInt64 && Ty.getElemType() != kInt32) ||
+        !Ty.hasShape() || Ty.getRank() > 1)
+      return nullptr;
+    ConstantConeOptions Cone;
+    Cone.MaxNodes = 8;
+    Cone.Eval.MaxResultBytes = 1024;
+    llvm::DenseMap<const Value *, Tensor> Memo;
+    Tensor C = evaluateFromConstants(V, E.M.getOpsetVersion(""), Cone, Memo);
+    if (!C)
+      return nullptr;
+    Cones.push_back(std::move(C));
+    return &detail::getProto(Cones.back());
+  }
 
   const onnx::TensorShapeProto *readInputData(size_t I) {
     if (I >= Ctx.getNumInputs())
@@ -890,6 +916,8 @@ private:
           (S->getElemType() != kInt64 && S->getElemType() != kInt32))
         return nullptr;
     const onnx::TensorProto *T = Ctx.readInputData(I);
+    if (!T)
+      T = evaluateCone(*V);
     if (!T || T->dims_size() > 1 ||
         (T->data_type() != kInt64 && T->data_type() != kInt32))
       return nullptr;

@@ -996,6 +996,36 @@ EvalResults evalBinary(EvalContext &Ctx) {
   return oneLiteral(Ctx, Out);
 }
 
+/// Pow of floating operands, only where the result is a whole number that
+/// the element type holds exactly (the TorchScript exporter's
+/// `int(N ** 0.5)` of a position table, Pow(16.0, 0.5)): there every
+/// correctly rounded pow, ONNX Runtime's included, gives the same bits;
+/// elsewhere pow differs between libraries by an ulp, and nothing is folded.
+template <Broadcast How> EvalResults evalPow(EvalContext &Ctx) {
+  std::optional<Literal> A = literalOperand(Ctx, 0), B = literalOperand(Ctx, 1);
+  if (!A || !B)
+    return std::nullopt;
+  if (A->ET != B->ET || !A->isReal())
+    return Ctx.fail("only floating operands of one type are evaluated");
+  std::vector<int64_t> OutDims;
+  if (!binaryDims(Ctx, How, *A, *B, OutDims))
+    return std::nullopt;
+  // Whole numbers up to 2^11 are exact in float16 and bfloat16's 8 bits
+  // hold up to 2^8: stay below both.
+  constexpr double Limit = 256;
+  Literal Out = Literal::make(A->ET, OutDims);
+  bool Exact = true;
+  if (!combine(Ctx, *A, *B, OutDims, Out, [&](size_t IA, size_t IB) {
+        double R = std::pow(A->Reals[IA], B->Reals[IB]);
+        Exact &= std::isfinite(R) && std::floor(R) == R && std::fabs(R) <= Limit;
+        Out.Reals.push_back(R);
+        return Exact;
+      }))
+    return Exact ? std::nullopt
+                 : Ctx.fail("the result is not a small whole number");
+  return oneLiteral(Ctx, Out);
+}
+
 /// Min, Max and Sum over any number of operands: \p Op is the row's,
 /// \p How None before opset 8, Numpy from then on.
 template <Elementwise Op, Broadcast How>
@@ -1151,6 +1181,8 @@ constexpr EvalRule EvalRows[] = {
     {"", "Not", 1, evalUnary<EW::Not>},
     {"", "Or", 1, evalBinary<EW::Or, BC::Legacy>},
     {"", "Or", 7, evalBinary<EW::Or, BC::Numpy>},
+    {"", "Pow", 1, evalPow<BC::Legacy>},
+    {"", "Pow", 7, evalPow<BC::Numpy>},
     {"", "ReduceMax", 1, evalReduce<ReduceOp::Max>},
     {"", "ReduceMin", 1, evalReduce<ReduceOp::Min>},
     {"", "ReduceProd", 1, evalReduce<ReduceOp::Prod>},
