@@ -324,7 +324,25 @@ LogicalResult FreezeDimsPass::checkConstraints(FreezeState &S, Model &M,
   for (const auto &[Sym, B] : S.Bindings)
     Values[Sym] = B.Value;
   for (const DimRelation &R : Rels) {
-    if (!R.isDecidedBy(Values) || R.holds(Values))
+    if (!R.isDecidedBy(Values)) {
+      // W=H with only H frozen: W would stay dynamic though the relation
+      // pins it to H's value. Freezing it too is the user's call.
+      if (R.K == DimRelation::Equal &&
+          (Values.count(R.Lhs) || Values.count(R.Rhs))) {
+        bool LhsFrozen = Values.count(R.Lhs);
+        const std::string &Free = LhsFrozen ? R.Rhs : R.Lhs;
+        const std::string &Fixed = LhsFrozen ? R.Lhs : R.Rhs;
+        emitError(Diags) << "the stored relation " << printDimRelation(R)
+                         << " ties " << Free << " to the frozen " << Fixed
+                         << "=" << Values.at(Fixed) << ": freeze " << Free
+                         << "=" << Values.at(Fixed)
+                         << " as well, or store other relations "
+                            "(set-dim-range{relations=...})";
+        ++Broken;
+      }
+      continue;
+    }
+    if (R.holds(Values))
       continue;
     emitError(Diags) << "the values break the stored relation "
                      << printDimRelationAt(R, Values);
@@ -525,6 +543,60 @@ LogicalResult FreezeDimsPass::foldUntilStable(Model &M, PassContext &Ctx) {
   }
 }
 
+/// After freezing: the stored relations without the frozen symbols. One
+/// they decide held (checkConstraints) and goes; a sum bound keeps its
+/// other terms with the frozen ones taken off the bound (`past+seq<=64`
+/// with seq=16 is `past<=48`). An equality with one side frozen was
+/// refused before.
+static LogicalResult storeKeptRelations(Model &M, const FreezeState &S,
+                                        DiagnosticEngine &Diags) {
+  DimRelations Stored, Kept;
+  std::string Err;
+  if (!getDimRelations(M, Stored, Err))
+    return emitError(Diags) << "cannot read the stored relations: " << Err;
+  std::map<std::string, int64_t> Values;
+  for (const auto &[Sym, B] : S.Bindings)
+    Values[Sym] = B.Value;
+  for (const DimRelation &R : Stored) {
+    if (R.isDecidedBy(Values)) {
+      emitRemark(Diags) << "stored relation " << printDimRelationAt(R, Values)
+                        << " dropped: its symbols are frozen";
+      continue;
+    }
+    if (R.K != DimRelation::AtMost) {
+      Kept.push_back(R);
+      continue;
+    }
+    DimRelation Rest = R;
+    Rest.Terms.clear();
+    int64_t Term = 0;
+    for (const auto &[Sym, Coef] : R.Terms) {
+      auto It = Values.find(Sym);
+      if (It == Values.end())
+        Rest.Terms.emplace_back(Sym, Coef);
+      else if (__builtin_mul_overflow(Coef, It->second, &Term) ||
+               __builtin_sub_overflow(Rest.Bound, Term, &Rest.Bound))
+        Rest.Bound = -1;
+    }
+    // No value of the other symbols (never negative) meets it.
+    if (Rest.Bound < 0)
+      return emitError(Diags) << "the values break the stored relation "
+                              << printDimRelationAt(R, Values)
+                              << " whatever the other symbols are";
+    if (Rest.Terms.size() != R.Terms.size())
+      emitRemark(Diags) << "stored relation " << printDimRelation(R)
+                        << " becomes " << printDimRelation(Rest)
+                        << " with the frozen values";
+    Kept.push_back(std::move(Rest));
+  }
+  if (Kept.size() == Stored.size() &&
+      std::equal(Kept.begin(), Kept.end(), Stored.begin()))
+    return success();
+  if (!setDimRelations(M, Kept, Err))
+    return emitError(Diags) << "cannot store the kept relations: " << Err;
+  return success();
+}
+
 LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
   FreezeState S;
@@ -562,6 +634,8 @@ LogicalResult FreezeDimsPass::run(Model &M, PassContext &Ctx) {
   std::string Err;
   if (DroppedRange && !setDimRanges(M, Ranges, Err))
     return emitError(Diags) << "cannot store the dim ranges: " << Err;
+  if (failed(storeKeptRelations(M, S, Diags)))
+    return failure();
 
   DimPlaces WasSymbolic = symbolicDims(M);
   forEachRecordedDim(M, [&](Dim &D, const Value *, unsigned) {
