@@ -907,12 +907,87 @@ void DynamicRewrite::repairResize(
     Repaired = true;
     return;
   }
-  if (resizeToInputs(N, *In, *Sizes, Baked, RW))
+  if (resizeToInputs(N, *In, *Sizes, Baked, RW) ||
+      resizeToConcatPartner(N, *In, *Sizes, Baked, DA, RW, Order))
     return;
   Problems.push_back(
       {&N, "sizes '" + N.getOperand(3)->getName().str() +
                "' hold numbers where the input is dynamic, and no "
-               "elementwise user says what they become"});
+               "elementwise or Concat user says what they become"});
+}
+
+/// A Resize whose result is concatenated with a value whose dims, off the
+/// Concat's axis, had the baked sizes at the old input sizes: a decoder's
+/// `F.interpolate(x, size=skip.shape[2:])` then `torch.cat([x, skip], 1)`
+/// (U-Net, FPN and Segformer heads). The Concat needs those dims equal at
+/// every size, so the baked sizes are the partner's dims: read from its
+/// Shape, the others kept. The partner must come before the Resize (its
+/// Shape is computed there) and each of its dims must be dynamic with the
+/// baked value as its old size.
+bool DynamicRewrite::resizeToConcatPartner(
+    Node &N, llvm::ArrayRef<DimExpr> In, llvm::ArrayRef<DimExpr> Sizes,
+    llvm::ArrayRef<int64_t> Baked, DimAnalysis &DA, Rewriter &RW,
+    const llvm::DenseMap<const Node *, size_t> &Order) {
+  Value *Out = N.getResult(0);
+  int64_t Rank = static_cast<int64_t>(In.size());
+  for (const Use &U : Out->getUses()) {
+    if (U.isGraphOutput() || U.User->getOpType() != "Concat" ||
+        !U.User->isOnnxDomain())
+      continue;
+    Node &Cat = *U.User;
+    int64_t Axis = Cat.getAttrInt("axis", 0);
+    if (Axis < 0)
+      Axis += Rank;
+    if (Axis < 0 || Axis >= Rank || Baked[Axis] >= 0)
+      continue;
+    for (unsigned I = 0; I < Cat.getNumOperands(); ++I) {
+      Value *Partner = Cat.getOperand(I);
+      if (!Partner || Partner == Out)
+        continue;
+      const std::vector<DimExpr> *P = DA.getDims(*Partner);
+      if (!P || P->size() != In.size())
+        continue;
+      // As computed upstream: the baked sizes have made the Concat merge
+      // the partner's dims with their old values.
+      std::vector<DimExpr> PBest;
+      for (unsigned K = 0; K < P->size(); ++K)
+        PBest.push_back(computedDim(DA, *Partner, *P, K));
+      bool Matches = true;
+      for (int64_t K = 0; K < Rank && Matches; ++K)
+        if (Baked[K] >= 0)
+          Matches = !PBest[K].isConstant() && !PBest[K].hasUnknown() &&
+                    oldValue(PBest[K]) == Baked[K];
+      const Node *Def = Partner->getDefiningNode();
+      if (!Matches || (Def && (Def->getParentGraph() != N.getParentGraph() ||
+                               Order.lookup(Def) >= Order.lookup(&N))))
+        continue;
+      std::string OldName = N.getOperand(3)->getName().str();
+      ShapeVectorBuilder B(RW, N, "size", "sizes_dynamic");
+      for (int64_t K = 0; K < Rank; ++K) {
+        if (Baked[K] >= 0) {
+          B.piece(B.dimOf(Partner, unsigned(K)));
+        } else if (Sizes[K].isConstant()) {
+          B.literal(Sizes[K].getConstant());
+        } else {
+          B.piece(B.element(N.getOperand(3), unsigned(K)));
+          B.markComputed();
+        }
+      }
+      RW.setOperand(&N, 3, B.finish("sizes_dynamic"));
+      std::vector<std::string> Printed;
+      for (const DimExpr &E : Sizes)
+        Printed.push_back(E.str());
+      emitRemark(RW.getDiags(), N)
+          << "sizes '" << OldName << "' = [" << llvm::join(Printed, ",")
+          << "] held the old sizes of '" << Partner->getName()
+          << "', which the result is concatenated with: now read from its "
+             "Shape";
+      ++RepairCounts["Resize to a concatenated value's size"];
+      Repaired = true;
+      return true;
+    }
+  }
+  return false;
 }
 
 /// A Resize to constant sizes whose literals are the old sizes of new input

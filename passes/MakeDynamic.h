@@ -120,6 +120,11 @@ public:
   bool resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
                       llvm::ArrayRef<DimExpr> Sizes,
                       llvm::ArrayRef<int64_t> Baked, Rewriter &RW);
+  bool resizeToConcatPartner(Node &N, llvm::ArrayRef<DimExpr> In,
+                             llvm::ArrayRef<DimExpr> Sizes,
+                             llvm::ArrayRef<int64_t> Baked, DimAnalysis &DA,
+                             Rewriter &RW,
+                             const llvm::DenseMap<const Node *, size_t> &Order);
   /// The constant operands of an elementwise node, or of a Concat
   /// (\p IsConcat: no broadcasting, other dims must be equal).
   void repairBakedConstants(Node &N, DimAnalysis &DA, Rewriter &RW,
