@@ -928,6 +928,10 @@ bool DynamicRewrite::resizeToConcatPartner(
     Node &N, llvm::ArrayRef<DimExpr> In, llvm::ArrayRef<DimExpr> Sizes,
     llvm::ArrayRef<int64_t> Baked, DimAnalysis &DA, Rewriter &RW,
     const llvm::DenseMap<const Node *, size_t> &Order) {
+  // Sizes this repair computed already follow the partner, whatever the
+  // dims of a round whose classes still merge them with old sizes say.
+  if (SizesFromPartner.count(&N))
+    return true;
   Value *Out = N.getResult(0);
   int64_t Rank = static_cast<int64_t>(In.size());
   for (const Use &U : Out->getUses()) {
@@ -982,6 +986,7 @@ bool DynamicRewrite::resizeToConcatPartner(
           << "] held the old sizes of '" << Partner->getName()
           << "', which the result is concatenated with: now read from its "
              "Shape";
+      SizesFromPartner.insert(&N);
       ++RepairCounts["Resize to a concatenated value's size"];
       Repaired = true;
       return true;

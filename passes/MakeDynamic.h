@@ -168,6 +168,8 @@ public:
   /// Results downstream of this round's repairs, whose dims are stale until
   /// the model is inferred again (repair).
   llvm::DenseSet<const Value *> Stale;
+  /// Resizes whose sizes resizeToConcatPartner reads from a partner.
+  llvm::DenseSet<const Node *> SizesFromPartner;
   /// A baked constant waited for the other repairs this round; Settled:
   /// none is left, it is repaired with the axes it has (repairBakedConstants).
   bool HeldBack = false, Settled = false;
