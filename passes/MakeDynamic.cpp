@@ -903,6 +903,7 @@ void DynamicRewrite::repairResize(
     RW.setInsertionPointBefore(&N);
     Node *S = RW.createNode("Shape", {Partner}, 1, "", "sizes_dynamic");
     RW.setOperand(&N, 3, S->getResult(0));
+    SizesRebuilt.insert(&N);
     ++RepairCounts["Resize size input"];
     Repaired = true;
     return;
@@ -930,7 +931,7 @@ bool DynamicRewrite::resizeToConcatPartner(
     const llvm::DenseMap<const Node *, size_t> &Order) {
   // Sizes this repair computed already follow the partner, whatever the
   // dims of a round whose classes still merge them with old sizes say.
-  if (SizesFromPartner.count(&N))
+  if (SizesRebuilt.count(&N))
     return true;
   Value *Out = N.getResult(0);
   int64_t Rank = static_cast<int64_t>(In.size());
@@ -986,7 +987,7 @@ bool DynamicRewrite::resizeToConcatPartner(
           << "] held the old sizes of '" << Partner->getName()
           << "', which the result is concatenated with: now read from its "
              "Shape";
-      SizesFromPartner.insert(&N);
+      SizesRebuilt.insert(&N);
       ++RepairCounts["Resize to a concatenated value's size"];
       Repaired = true;
       return true;
@@ -1013,7 +1014,10 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
   // For each position: the value and dim it reads, or none (the literal).
   std::vector<std::pair<Value *, unsigned>> Source(In.size(), {nullptr, 0});
   std::vector<std::string> Said, Kept;
-  bool SizesAreConstant = static_cast<bool>(getConstantValue(*N.getOperand(3)));
+  // Sizes this pass rebuilt follow the input already; the exporter's own
+  // (torch 1.13 writes Concat(Shape(x)[0:2], [16,24])) are baked, constant
+  // or not.
+  bool SizesAreConstant = !SizesRebuilt.count(&N);
   bool Computed = false;
   for (size_t K = 0; K < In.size(); ++K) {
     if (Baked[K] < 0)
@@ -1068,6 +1072,7 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
     B.piece(B.dimOf(V, D));
   }
   RW.setOperand(&N, 3, B.finish("sizes_dynamic"));
+  SizesRebuilt.insert(&N);
   std::vector<std::string> Printed;
   for (const DimExpr &E : Sizes)
     Printed.push_back(E.str());

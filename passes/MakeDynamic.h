@@ -113,6 +113,18 @@ public:
       llvm::ArrayRef<DimExpr> In, llvm::ArrayRef<int64_t> Target,
       std::optional<std::vector<std::pair<int64_t, int64_t>>> &InSpans,
       std::optional<std::vector<std::pair<int64_t, int64_t>>> &TSpans) const;
+  /// A dim of a value computed before a Reshape that a split takes.
+  struct FactorSource {
+    Value *V;
+    unsigned Dim;
+    DimExpr Expr; ///< the dim
+    DimExpr Rest; ///< what is left of the split dim
+  };
+  std::optional<FactorSource> findFactorSource(const Node &N,
+                                               const DimExpr &Dim,
+                                               int64_t OldSize);
+  /// The dim analysis of the Reshape under repair (repairReshape).
+  const DimAnalysis *CurrentDA = nullptr;
   /// The graph input and dim that new symbol \p S is, if any.
   std::pair<Value *, unsigned> inputDimOf(llvm::StringRef S) const;
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
@@ -168,8 +180,9 @@ public:
   /// Results downstream of this round's repairs, whose dims are stale until
   /// the model is inferred again (repair).
   llvm::DenseSet<const Value *> Stale;
-  /// Resizes whose sizes resizeToConcatPartner reads from a partner.
-  llvm::DenseSet<const Node *> SizesFromPartner;
+  /// Resizes whose sizes this pass rebuilt (repairResize): they follow the
+  /// new sizes, whatever a round's stale dims say.
+  llvm::DenseSet<const Node *> SizesRebuilt;
   /// A baked constant waited for the other repairs this round; Settled:
   /// none is left, it is repaired with the axes it has (repairBakedConstants).
   bool HeldBack = false, Settled = false;

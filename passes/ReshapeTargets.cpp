@@ -52,6 +52,7 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
     Report("the rank of the data input is unknown");
     return;
   }
+  CurrentDA = &DA;
   // Each dim as computed upstream: a baked target further on (the [.., 10]
   // of an attention's transposed keys) may have merged the sequence with
   // its old length, and reading the merged 10 here would keep it baked.
@@ -355,13 +356,59 @@ DynamicRewrite::inputDimOf(llvm::StringRef S) const {
   return {nullptr, 0};
 }
 
+/// A non-constant dim of a value computed before \p N (found by walking
+/// up from its data operand, a few dozen nodes at most) with the old size
+/// \p OldSize, that divides \p Dim into a whole number at every size. None
+/// when there is none, or two that differ (a square example: H/4 and W/4
+/// both 16) and no proof says they are equal.
+std::optional<DynamicRewrite::FactorSource>
+DynamicRewrite::findFactorSource(const Node &N, const DimExpr &Dim,
+                                 int64_t OldSize) {
+  if (!CurrentDA || Dim.isConstant() || Dim.hasUnknown())
+    return std::nullopt;
+  constexpr unsigned MaxNodes = 64;
+  std::optional<FactorSource> Found;
+  llvm::SmallVector<Value *, 16> Work;
+  llvm::SmallPtrSet<const Value *, 32> Seen;
+  if (Value *D = N.getOperand(0))
+    Work.push_back(D);
+  unsigned Visited = 0;
+  while (!Work.empty() && Visited++ < MaxNodes) {
+    Value *V = Work.pop_back_val();
+    if (!Seen.insert(V).second)
+      continue;
+    if (const std::vector<DimExpr> *Dims = CurrentDA->getDims(*V)) {
+      for (unsigned K = 0; K < Dims->size(); ++K) {
+        DimExpr E = computedDim(*CurrentDA, *V, *Dims, K);
+        if (E.isConstant() || E.hasUnknown() || oldValue(E) != OldSize)
+          continue;
+        std::optional<DimExpr> Q = Dim.divExact(E);
+        if (!Q || Q->hasUnknown() || !isIntegralAtSamples(*Q))
+          continue;
+        if (Found && Found->Expr != E &&
+            !CurrentDA->provenEqual(Found->Expr, E))
+          return std::nullopt;
+        if (!Found)
+          Found = FactorSource{V, K, E, *Q};
+      }
+    }
+    const Node *Def = V->getDefiningNode();
+    if (!Def || Def->getParentGraph() != N.getParentGraph())
+      continue;
+    for (Value *Op : Def->getOperands())
+      if (Op && Op->getDefiningNode())
+        Work.push_back(Op);
+  }
+  return Found;
+}
+
 namespace {
 /// What one entry of a rebuilt Reshape target is.
 struct TargetPiece {
   enum Kind { Literal, DataDims, InputDim } K = Literal;
   int64_t Number = 0;           ///< Literal
   unsigned First = 0, Last = 0; ///< DataDims: the product of dims [First, Last]
-  Value *Input = nullptr;       ///< InputDim: dim Dim of graph input Input
+  Value *Input = nullptr;       ///< InputDim: dim Dim of value Input
   unsigned Dim = 0;
   DimExpr Expr; ///< what the entry is, over the input symbols
 };
@@ -445,15 +492,27 @@ bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
           return false;
       }
       TargetPiece P;
-      if (!Found) {
+      std::optional<DimExpr> Literal =
+          Found ? std::nullopt : Rest.divExact(DimExpr::constant(Target[I]));
+      if (!Found && Literal && !Literal->hasUnknown() &&
+          isIntegralAtSamples(*Literal)) {
         // A literal part of the split (the heads of `view(b, heads, t, d)`
         // over [b*heads, t, d]) takes its share of the dim as well.
-        std::optional<DimExpr> Q = Rest.divExact(DimExpr::constant(Target[I]));
-        if (!Q || Q->hasUnknown() || !isIntegralAtSamples(*Q))
-          return false;
-        Rest = *Q;
+        Rest = *Literal;
         P.Number = Target[I];
         P.Expr = DimExpr::constant(Target[I]);
+      } else if (!Found) {
+        // A factor of the dim that an earlier value has as a dim of its
+        // own: Segformer's `reshape(B, C, H, W)` of its [B, C, H*W]
+        // tokens, baked [1,8,16,24], reads H and W off the patch Conv.
+        std::optional<FactorSource> F = findFactorSource(N, Rest, Target[I]);
+        if (!F)
+          return false;
+        P.K = TargetPiece::InputDim;
+        P.Input = F->V;
+        P.Dim = F->Dim;
+        P.Expr = F->Expr;
+        Rest = F->Rest;
       } else {
         std::tie(P.Input, P.Dim) = inputDimOf(*Found);
         if (!P.Input)
