@@ -936,8 +936,7 @@ bool DynamicRewrite::resizeToConcatPartner(
   Value *Out = N.getResult(0);
   int64_t Rank = static_cast<int64_t>(In.size());
   for (const Use &U : Out->getUses()) {
-    if (U.isGraphOutput() || U.User->getOpType() != "Concat" ||
-        !U.User->isOnnxDomain())
+    if (U.isGraphOutput() || !hasTrait(*U.User, Concatenates))
       continue;
     Node &Cat = *U.User;
     int64_t Axis = Cat.getAttrInt("axis", 0);

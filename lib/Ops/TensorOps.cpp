@@ -67,7 +67,7 @@ constexpr TraitRow Traits[] = {
     {"", "CastLike", 1, ShapePreserving, {}, {}, -1},
     {"", "CenterCropPad", 1, 0, CenterCropPadOperands1, {}, -1},
     {"", "Compress", 1, ValueDependentShape, {}, {}, -1},
-    {"", "Concat", 1, ShapeArithmetic, {}, {}, -1},
+    {"", "Concat", 1, ShapeArithmetic | Concatenates, {}, {}, -1},
     {"", "Constant", 1, ConstantProducer, {}, {}, -1},
     {"", "ConstantOfShape", 1, FillsShape, ConstantOfShapeOperands1, {}, -1},
     {"", "CumSum", 1, ShapePreserving, {}, {}, -1},

@@ -106,6 +106,9 @@ enum OpTrait : uint32_t {
   /// Add, Sub, Mul, Div: the arithmetic the dim algebra reads as +, -, *
   /// and /.
   Arithmetic = 1u << 21,
+  /// Concat: the operands joined along the `axis` attribute, their other
+  /// dims equal.
+  Concatenates = 1u << 22,
 };
 using OpTraits = uint32_t;
 
