@@ -368,13 +368,13 @@ DynamicRewrite::findFactorSource(const Node &N, const DimExpr &Dim,
     return std::nullopt;
   constexpr unsigned MaxNodes = 64;
   std::optional<FactorSource> Found;
-  llvm::SmallVector<Value *, 16> Work;
+  // Breadth first: the nearest values first.
+  llvm::SmallVector<Value *, 64> Work;
   llvm::SmallPtrSet<const Value *, 32> Seen;
   if (Value *D = N.getOperand(0))
     Work.push_back(D);
-  unsigned Visited = 0;
-  while (!Work.empty() && Visited++ < MaxNodes) {
-    Value *V = Work.pop_back_val();
+  for (size_t Next = 0; Next < Work.size() && Seen.size() < MaxNodes; ++Next) {
+    Value *V = Work[Next];
     if (!Seen.insert(V).second)
       continue;
     if (const std::vector<DimExpr> *Dims = CurrentDA->getDims(*V)) {
