@@ -39,6 +39,7 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Passes.h"
+#include "RecordedTypes.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -94,6 +95,13 @@ struct FreezeState {
   /// Unknown dims of inputs set directly: (input, dim index) -> value.
   std::vector<std::tuple<Value *, unsigned, int64_t>> Direct;
   std::set<std::string> Symbols;
+  /// The frozen value of each bound symbol, as DimRelation reads values.
+  std::map<std::string, int64_t> symbolValues() const {
+    std::map<std::string, int64_t> Values;
+    for (const auto &[Sym, B] : Bindings)
+      Values[Sym] = B.Value;
+    return Values;
+  }
 };
 
 /// The stored gears sorted by the frozen values.
@@ -288,9 +296,7 @@ LogicalResult FreezeDimsPass::checkConstraints(FreezeState &S, Model &M,
   // The conditions are read off the model as it is, with its symbols, so
   // that the message says them in the user's terms. The pass rewrites the
   // types: it records the inferred ones first.
-  ShapeInfo &Types = Ctx.getAnalysisManager().getOrBuildAnalysis<ShapeInfo>(
-      M, Ctx.getAnalysisManager().getDiags(), ShapeInfo::Recorded);
-  Types.commit();
+  ShapeInfo &Types = recordInferredTypes(M, Ctx);
   if (failed(Types.getResult()))
     return failure();
   DimAnalysis &DA = Ctx.getAnalysis<DimAnalysis>();
@@ -320,9 +326,7 @@ LogicalResult FreezeDimsPass::checkConstraints(FreezeState &S, Model &M,
   std::string Err;
   if (!getDimRelations(M, Rels, Err))
     return emitError(Diags) << "cannot read the stored relations: " << Err;
-  std::map<std::string, int64_t> Values;
-  for (const auto &[Sym, B] : S.Bindings)
-    Values[Sym] = B.Value;
+  std::map<std::string, int64_t> Values = S.symbolValues();
   for (const DimRelation &R : Rels) {
     if (!R.isDecidedBy(Values)) {
       // W=H with only H frozen: W would stay dynamic though the relation
@@ -554,9 +558,7 @@ static LogicalResult storeKeptRelations(Model &M, const FreezeState &S,
   std::string Err;
   if (!getDimRelations(M, Stored, Err))
     return emitError(Diags) << "cannot read the stored relations: " << Err;
-  std::map<std::string, int64_t> Values;
-  for (const auto &[Sym, B] : S.Bindings)
-    Values[Sym] = B.Value;
+  std::map<std::string, int64_t> Values = S.symbolValues();
   for (const DimRelation &R : Stored) {
     if (R.isDecidedBy(Values)) {
       emitRemark(Diags) << "stored relation " << printDimRelationAt(R, Values)

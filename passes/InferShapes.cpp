@@ -26,6 +26,7 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Passes.h"
+#include "RecordedTypes.h"
 
 using namespace onnxopt;
 
@@ -51,9 +52,7 @@ public:
         Opts.NameUnknownDims == Defaults.NameUnknownDims) {
       // The default inference is the shared analysis: the shape passes after
       // this one reuse it instead of inferring again.
-      ShapeInfo &SI = Ctx.getAnalysisManager().getOrBuildAnalysis<ShapeInfo>(
-          M, Ctx.getAnalysisManager().getDiags(), ShapeInfo::Recorded);
-      SI.commit();
+      ShapeInfo &SI = recordInferredTypes(M, Ctx);
       R = SI.getResult();
       Ctx.Changed |= SI.getEngine().getStats().ValuesRefined > 0;
       Ctx.markAnalysisPreserved<ShapeInfo>();

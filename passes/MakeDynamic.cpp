@@ -851,8 +851,10 @@ void DynamicRewrite::repairResize(
     return;
   // Sizes read from a Shape (this repair's own) follow the new sizes,
   // whatever the dims of a round that has not seen a repair upstream say.
+  // So do the sizes this pass rebuilt, whichever rule did it.
   const Node *SizesDef = N.getOperand(3)->getDefiningNode();
-  if (SizesDef && hasTrait(*SizesDef, ReadsTypeOnly))
+  if (SizesRebuilt.count(&N) ||
+      (SizesDef && hasTrait(*SizesDef, ReadsTypeOnly)))
     return;
   const std::vector<DimExpr> *InDims = DA.getDims(*N.getOperand(0));
   const std::vector<DimExpr> *Sizes = DA.getData(*N.getOperand(3));
@@ -917,6 +919,14 @@ void DynamicRewrite::repairResize(
                "elementwise or Concat user says what they become"});
 }
 
+/// `N,16,8,12`: sizes as the remarks print them.
+static std::string joinDims(llvm::ArrayRef<DimExpr> Dims) {
+  std::vector<std::string> Printed;
+  for (const DimExpr &E : Dims)
+    Printed.push_back(E.str());
+  return llvm::join(Printed, ",");
+}
+
 /// A Resize whose result is concatenated with a value whose dims, off the
 /// Concat's axis, had the baked sizes at the old input sizes: a decoder's
 /// `F.interpolate(x, size=skip.shape[2:])` then `torch.cat([x, skip], 1)`
@@ -929,10 +939,6 @@ bool DynamicRewrite::resizeToConcatPartner(
     Node &N, llvm::ArrayRef<DimExpr> In, llvm::ArrayRef<DimExpr> Sizes,
     llvm::ArrayRef<int64_t> Baked, DimAnalysis &DA, Rewriter &RW,
     const llvm::DenseMap<const Node *, size_t> &Order) {
-  // Sizes this repair computed already follow the partner, whatever the
-  // dims of a round whose classes still merge them with old sizes say.
-  if (SizesRebuilt.count(&N))
-    return true;
   Value *Out = N.getResult(0);
   int64_t Rank = static_cast<int64_t>(In.size());
   for (const Use &U : Out->getUses()) {
@@ -978,11 +984,8 @@ bool DynamicRewrite::resizeToConcatPartner(
         }
       }
       RW.setOperand(&N, 3, B.finish("sizes_dynamic"));
-      std::vector<std::string> Printed;
-      for (const DimExpr &E : Sizes)
-        Printed.push_back(E.str());
       emitRemark(RW.getDiags(), N)
-          << "sizes '" << OldName << "' = [" << llvm::join(Printed, ",")
+          << "sizes '" << OldName << "' = [" << joinDims(Sizes)
           << "] held the old sizes of '" << Partner->getName()
           << "', which the result is concatenated with: now read from its "
              "Shape";
@@ -1013,22 +1016,13 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
   // For each position: the value and dim it reads, or none (the literal).
   std::vector<std::pair<Value *, unsigned>> Source(In.size(), {nullptr, 0});
   std::vector<std::string> Said, Kept;
-  // Sizes this pass rebuilt follow the input already; the exporter's own
-  // (torch 1.13 writes Concat(Shape(x)[0:2], [16,24])) are baked, constant
-  // or not.
-  bool SizesAreConstant = !SizesRebuilt.count(&N);
-  bool Computed = false;
+  // The sizes are the exporter's (repairResize skips those this pass
+  // rebuilt): baked, constant or computed in the graph (torch 1.13 writes
+  // Concat(Shape(x)[0:2], [16,24])).
   for (size_t K = 0; K < In.size(); ++K) {
     if (Baked[K] < 0)
       continue;
     if (oldValue(In[K]) == Baked[K]) {
-      // Sizes computed in the graph (this repair's own Concat of the
-      // input's Shape) already follow the input: a round whose dim classes
-      // still merge B with its old size must not read them as baked.
-      if (!SizesAreConstant) {
-        Computed = true;
-        continue;
-      }
       Source[K] = {N.getOperand(0), unsigned(K)};
       Kept.push_back(std::to_string(K));
       continue;
@@ -1052,7 +1046,7 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
   // Only the input's own dims (the batch of an upsampling to a fixed size,
   // `F.interpolate(y, size=(2, 4))`): they keep following the input.
   if (Said.empty() && Kept.empty())
-    return Computed;
+    return false;
   std::string OldName = N.getOperand(3)->getName().str();
   ShapeVectorBuilder B(RW, N, "size", "sizes_dynamic");
   for (size_t K = 0; K < In.size(); ++K) {
@@ -1072,17 +1066,14 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
   }
   RW.setOperand(&N, 3, B.finish("sizes_dynamic"));
   SizesRebuilt.insert(&N);
-  std::vector<std::string> Printed;
-  for (const DimExpr &E : Sizes)
-    Printed.push_back(E.str());
   if (Said.empty())
     emitRemark(RW.getDiags(), N)
-        << "sizes '" << OldName << "' = [" << llvm::join(Printed, ",")
+        << "sizes '" << OldName << "' = [" << joinDims(Sizes)
         << "] held the old sizes of the input's own dims "
         << llvm::join(Kept, ", ") << ": now read from its Shape";
   else
     emitRemark(RW.getDiags(), N)
-        << "sizes '" << OldName << "' = [" << llvm::join(Printed, ",")
+        << "sizes '" << OldName << "' = [" << joinDims(Sizes)
         << "] held the old sizes of " << llvm::join(Said, ", ")
         << ": an interpolation to the input size, now read from its Shape";
   ++RepairCounts["Resize to the input size"];

@@ -47,6 +47,7 @@
 #include "onnxopt/Pass/Pass.h"
 #include "onnxopt/Pass/PipelineParser.h"
 #include "onnxopt/Passes.h"
+#include "RecordedTypes.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -433,9 +434,7 @@ public:
     // The pass rewrites the recorded dims: it records the inferred types
     // first (as infer-shapes does; nothing to do after it).
     bool Cached = Ctx.getAnalysisManager().isCached<ShapeInfo>();
-    ShapeInfo &Types = Ctx.getAnalysisManager().getOrBuildAnalysis<ShapeInfo>(
-        M, Ctx.getAnalysisManager().getDiags(), ShapeInfo::Recorded);
-    Types.commit();
+    ShapeInfo &Types = recordInferredTypes(M, Ctx);
     if (failed(Types.getResult()))
       return Cached ? emitError(Diags) << "shape inference failed" : failure();
     if (DeclaredNameCheck(M, Diags, Explain).run()) {
