@@ -123,6 +123,24 @@ public:
   std::optional<FactorSource> findFactorSource(const Node &N,
                                                const DimExpr &Dim,
                                                int64_t OldSize);
+  /// The dims an earlier view merged into dim \p D of \p V, each as a dim
+  /// of the view's operand; empty when there is no such merge.
+  std::vector<std::pair<Value *, unsigned>>
+  mergedFrom(Value *V, unsigned D, const DimAnalysis &DA);
+  /// A dim of a Reshape's data input, with each merged dim spread out
+  /// into the dims it was made of.
+  struct SpreadDim {
+    DimExpr E;
+    Value *V; ///< the value and dim that hold it
+    unsigned Dim;
+  };
+  std::optional<std::vector<SpreadDim>> spreadMergedDims(Node &N,
+                                                         llvm::ArrayRef<DimExpr> In);
+  /// A baked target that splits such a merged dim back, entry for entry:
+  /// rewritten, already right (Kept), or not read so (None).
+  enum class SplitResult { None, Kept, Rewritten };
+  SplitResult splitMergedDims(Node &N, llvm::ArrayRef<DimExpr> In,
+                              llvm::ArrayRef<int64_t> Target, Rewriter &RW);
   /// The dim analysis of the Reshape under repair (repairReshape).
   const DimAnalysis *CurrentDA = nullptr;
   /// The graph input and dim that new symbol \p S is, if any.

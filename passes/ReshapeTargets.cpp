@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #include "MakeDynamic.h"
 #include "onnxopt/Analysis/OpFacts.h"
+#include "onnxopt/IR/ShapeVectorBuilder.h"
+#include "onnxopt/Ops/OpDef.h"
 #include <numeric>
 
 using namespace onnxopt;
@@ -126,6 +128,9 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
       // (old B = 3) counts as well with 96*B first as with B second. Where
       // the running products cut the target into groups, the group that
       // holds B decides (groupReshape): 288 spans B, 48 and part of 6.
+      if (Candidates.size() > 1 &&
+          splitMergedDims(N, *In, *Target, RW) != SplitResult::None)
+        return;
       if (Candidates.size() > 1 && groupReshape(N, *In, *Target, RW))
         return;
       // view(b, c*h, w) baked as [1,128,32]: both 128 (=4*w) and 32 (=w)
@@ -174,6 +179,9 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
       return;
     }
   }
+  if (New == *Target &&
+      splitMergedDims(N, *In, *Target, RW) != SplitResult::None)
+    return;
   if (alignReshape(N, *In, *Target, RW, &New))
     return;
   if (New == *Target)
@@ -345,6 +353,236 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
   ++RepairCounts["computed Reshape target"];
   Repaired = true;
   return true;
+}
+
+/// Where dim \p D of \p V came from when an earlier view merged several
+/// dims into it. Walks up, breadth first and 64 steps at most, through
+/// Transposes (which move the dim), elementwise ops and the batch dims of
+/// MatMul (which keep it) and views that keep it whole, to a view whose
+/// running products place the dim over a run of its operand's dims (the
+/// `[-1,24,32]` that folded MobileViT's [B,4,24,32] patches). Returns that
+/// run, each as (operand, dim); empty when no merge is found.
+std::vector<std::pair<Value *, unsigned>>
+DynamicRewrite::mergedFrom(Value *V, unsigned D, const DimAnalysis &DA) {
+  const Node *Start = V->getDefiningNode();
+  if (!Start)
+    return {};
+  const Graph *G = Start->getParentGraph();
+  llvm::SmallVector<std::pair<Value *, unsigned>, 64> Work{{V, D}};
+  std::set<std::pair<const Value *, unsigned>> Seen;
+  for (size_t Next = 0; Next < Work.size() && Next < 64; ++Next) {
+    auto [Cur, Dim] = Work[Next];
+    if (!Seen.insert({Cur, Dim}).second)
+      continue;
+    const std::vector<DimExpr> *Dims = DA.getDims(*Cur);
+    const Node *Def = Cur->getDefiningNode();
+    if (!Dims || Dim >= Dims->size() || !Def || Def->getParentGraph() != G ||
+        Def->getNumOperands() == 0 || !Def->getOperand(0))
+      continue;
+    DimExpr E = computedDim(DA, *Cur, *Dims, Dim);
+    if (hasTrait(*Def, PermutesDims)) {
+      std::optional<std::vector<int64_t>> Perm = Def->getAttrInts("perm");
+      int64_t From = Perm ? (Dim < Perm->size() ? (*Perm)[Dim] : -1)
+                          : static_cast<int64_t>(Dims->size()) - 1 - Dim;
+      if (From >= 0)
+        Work.push_back({Def->getOperand(0), static_cast<unsigned>(From)});
+      continue;
+    }
+    if (hasTrait(*Def, ViewLike)) {
+      Value *X = Def->getOperand(0);
+      const std::vector<DimExpr> *XDims = DA.getDims(*X);
+      if (!XDims)
+        continue;
+      std::vector<DimExpr> XD;
+      for (unsigned K = 0; K < XDims->size(); ++K)
+        XD.push_back(computedDim(DA, *X, *XDims, K));
+      // The operand's dims before the run hold as many elements as the
+      // result's dims before this one, and the run holds this one's.
+      DimExpr Before = DimExpr::constant(1);
+      for (unsigned K = 0; K < Dim; ++K)
+        Before = Before * computedDim(DA, *Cur, *Dims, K);
+      unsigned A = 0;
+      DimExpr P = DimExpr::constant(1);
+      while (A < XD.size() && P != Before)
+        P = P * XD[A++];
+      while (A < XD.size() && XD[A] == DimExpr::constant(1))
+        ++A;
+      if (P != Before)
+        continue;
+      std::vector<std::pair<Value *, unsigned>> Run;
+      DimExpr Q = DimExpr::constant(1);
+      for (unsigned B = A; B < XD.size() && Q != E; ++B) {
+        Q = Q * XD[B];
+        if (XD[B] != DimExpr::constant(1))
+          Run.push_back({X, B});
+      }
+      if (Q != E || Run.empty())
+        continue;
+      if (Run.size() > 1)
+        return Run;
+      Work.push_back(Run.front()); // kept whole: look further up
+      continue;
+    }
+    bool Keeps = hasTrait(*Def, ShapePreserving) ||
+                 hasTrait(*Def, ElementwiseBroadcasting) ||
+                 (hasTrait(*Def, BatchedMatrixProduct) && Dim + 2 < Dims->size());
+    if (!Keeps)
+      continue;
+    // The operands that hold the same dim at the same place.
+    for (Value *Op : Def->getOperands()) {
+      const std::vector<DimExpr> *OD = Op ? DA.getDims(*Op) : nullptr;
+      if (OD && OD->size() == Dims->size() &&
+          computedDim(DA, *Op, *OD, Dim) == E)
+        Work.push_back({Op, Dim});
+    }
+  }
+  return {};
+}
+
+/// The data input's dims with each dim an earlier view merged spread out
+/// into the dims it merged (mergedFrom), each with the value and dim that
+/// hold it; none when no dim of \p In is such a merge.
+std::optional<std::vector<DynamicRewrite::SpreadDim>>
+DynamicRewrite::spreadMergedDims(Node &N, llvm::ArrayRef<DimExpr> In) {
+  if (!CurrentDA)
+    return std::nullopt;
+  std::vector<SpreadDim> Dims;
+  bool Merged = false;
+  for (unsigned I = 0; I < In.size(); ++I) {
+    if (!In[I].isConstant() && !In[I].isSymbol()) {
+      std::vector<std::pair<Value *, unsigned>> Run =
+          mergedFrom(N.getOperand(0), I, *CurrentDA);
+      if (!Run.empty()) {
+        for (const auto &[V, K] : Run)
+          Dims.push_back(
+              {computedDim(*CurrentDA, *V, *CurrentDA->getDims(*V), K), V, K});
+        Merged = true;
+        continue;
+      }
+    }
+    Dims.push_back({In[I], N.getOperand(0), I});
+  }
+  if (!Merged)
+    return std::nullopt;
+  return Dims;
+}
+
+/// Reads \p Target over the spread dims as a view does: both are cut where
+/// their running products meet at the old sizes, smallest groups first (a
+/// dim of old size 1 is a group of its own with an entry 1). A group with a
+/// dynamic dim must hold one entry per dim, each of the dim's old size or
+/// the -1. Returns, per entry, the index of the dim it is there, or -1 for
+/// a literal of a constant group, with the old target (the -1 resolved) in
+/// \p OldTarget; none where the target cannot be read so.
+static std::optional<std::vector<int>>
+readOverSpread(llvm::ArrayRef<DynamicRewrite::SpreadDim> Dims,
+               llvm::ArrayRef<int64_t> Target, const DynamicRewrite &R,
+               std::vector<int64_t> &OldTarget) {
+  std::vector<int64_t> OldDims;
+  int64_t Total = 1, Known = 1;
+  for (const DynamicRewrite::SpreadDim &S : Dims) {
+    std::optional<int64_t> V = S.E.hasUnknown() ? std::nullopt : R.oldValue(S.E);
+    if (!V || *V < 1 || __builtin_mul_overflow(Total, *V, &Total))
+      return std::nullopt;
+    OldDims.push_back(*V);
+  }
+  int Minus = -1;
+  for (size_t K = 0; K < Target.size(); ++K) {
+    if (Target[K] == -1 && Minus < 0)
+      Minus = K;
+    else if (Target[K] < 1 || __builtin_mul_overflow(Known, Target[K], &Known))
+      return std::nullopt;
+  }
+  OldTarget.assign(Target.begin(), Target.end());
+  if (Minus >= 0) {
+    if (Total % Known != 0)
+      return std::nullopt;
+    OldTarget[Minus] = Total / Known;
+  } else if (Known != Total) {
+    return std::nullopt;
+  }
+  std::vector<int> Assign(Target.size(), -1);
+  size_t I = 0, K = 0;
+  while (I < OldDims.size() && K < OldTarget.size()) {
+    size_t GI = I, GK = K;
+    int64_t Pd = OldDims[I++], Pt = OldTarget[K++];
+    while (Pd != Pt) {
+      bool Grow = Pd < Pt;
+      if ((Grow && I == OldDims.size()) || (!Grow && K == OldTarget.size()))
+        return std::nullopt;
+      int64_t &P = Grow ? Pd : Pt;
+      if (__builtin_mul_overflow(P, Grow ? OldDims[I++] : OldTarget[K++], &P))
+        return std::nullopt;
+    }
+    bool Dynamic = false;
+    for (size_t J = GI; J < I; ++J)
+      Dynamic |= !Dims[J].E.isConstant();
+    if (!Dynamic) {
+      for (size_t L = GK; L < K; ++L)
+        if (Target[L] == -1)
+          return std::nullopt; // a -1 the new sizes would not resolve
+      continue;
+    }
+    if (I - GI != K - GK)
+      return std::nullopt;
+    for (size_t J = GI, L = GK; J < I; ++J, ++L) {
+      if (Target[L] == -1 ? Dims[J].E.isConstant() : OldDims[J] != Target[L])
+        return std::nullopt;
+      Assign[L] = static_cast<int>(J);
+    }
+  }
+  // Trailing dims or entries of old size 1 (constant) are their own groups.
+  for (; I < OldDims.size(); ++I)
+    if (OldDims[I] != 1 || !Dims[I].E.isConstant())
+      return std::nullopt;
+  for (; K < OldTarget.size(); ++K)
+    if (Target[K] != 1)
+      return std::nullopt;
+  return Assign;
+}
+
+/// A baked target that splits a dim an earlier view merged: attention's
+/// `view(b, heads, d, t)` of keys that were folded to [b*heads, t, d] and
+/// transposed, baked at batch 1 as [1,4,12,11] over [4*B,12,11]. The
+/// counts cannot tell whether the 1 or the 4 holds B; the merge can: its
+/// dims [B,4], in order, have the entries' old sizes, so the entries are
+/// those dims (readOverSpread). The first dynamic entry becomes the -1 and
+/// the others are read from the values that hold them. Kept: the target
+/// already reads so (its -1 the one dynamic entry).
+DynamicRewrite::SplitResult
+DynamicRewrite::splitMergedDims(Node &N, llvm::ArrayRef<DimExpr> In,
+                                llvm::ArrayRef<int64_t> Target, Rewriter &RW) {
+  if (zeroIsLiteral(N, Target))
+    return SplitResult::None;
+  std::optional<std::vector<SpreadDim>> Dims = spreadMergedDims(N, In);
+  if (!Dims)
+    return SplitResult::None;
+  std::vector<int64_t> OldTarget;
+  std::optional<std::vector<int>> Assign =
+      readOverSpread(*Dims, Target, *this, OldTarget);
+  if (!Assign)
+    return SplitResult::None;
+  std::vector<size_t> DynamicEntries;
+  for (size_t K = 0; K < Assign->size(); ++K)
+    if ((*Assign)[K] >= 0 && !(*Dims)[(*Assign)[K]].E.isConstant())
+      DynamicEntries.push_back(K);
+  if (DynamicEntries.size() == 1 && Target[DynamicEntries.front()] == -1)
+    return SplitResult::Kept;
+  ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
+                       "dims");
+  for (size_t K = 0; K < Target.size(); ++K) {
+    int J = (*Assign)[K];
+    if (J < 0 || (*Dims)[J].E.isConstant())
+      B.literal(OldTarget[K]);
+    else if (K == DynamicEntries.front())
+      B.literal(-1);
+    else
+      B.piece(B.dimOf((*Dims)[J].V, (*Dims)[J].Dim));
+  }
+  RW.setOperand(&N, 1, B.finish("target_dynamic"));
+  ++RepairCounts["merged-dim split"];
+  Repaired = true;
+  return SplitResult::Rewritten;
 }
 
 std::pair<Value *, unsigned>
@@ -734,9 +972,7 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
   std::vector<int64_t> OldIn;
   for (const DimExpr &E : In) {
     std::optional<int64_t> V = oldValue(E);
-    // A dynamic dim of old size 1 leaves the running products as they
-    // are: nothing says which group it belongs to.
-    if (!V || *V < 1 || (*V == 1 && !E.isConstant()))
+    if (!V || *V < 1)
       return false;
     OldIn.push_back(*V);
   }
@@ -762,6 +998,13 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
   std::set_intersection(PIn->begin() + 1, PIn->end(), PT->begin() + 1,
                         PT->end(), std::back_inserter(Cuts));
   Cuts.erase(std::unique(Cuts.begin(), Cuts.end()), Cuts.end());
+  // A dynamic dim of old size 1 leaves the running products as they are.
+  // First (a batch of 1 before [128,2,6,2]), last, or inside a group, it
+  // belongs to that group; at a cut between two groups nothing says which.
+  for (unsigned I = 1; I < In.size(); ++I)
+    if (OldIn[I] == 1 && !In[I].isConstant() && (*PIn)[I] != PIn->back() &&
+        std::binary_search(Cuts.begin(), Cuts.end(), (*PIn)[I]))
+      return false;
   std::vector<ReshapeGroup> Groups(Cuts.size());
   auto GroupOf = [&](int64_t End) {
     return static_cast<unsigned>(llvm::lower_bound(Cuts, End) - Cuts.begin());
@@ -799,6 +1042,14 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
       continue;
     auto Overlaps = [&](unsigned I, unsigned K) {
       return (*PIn)[I] < (*PT)[K + 1] && (*PT)[K] < (*PIn)[I + 1];
+    };
+    // An entry of old size 1 spans nothing; it may hold a symbol of old
+    // size 1 of the dim that starts at or runs over its place (the batch
+    // 1 of [1,32,24] over [128*B,6]).
+    auto Meets = [&](unsigned I, unsigned K) {
+      if (OldTarget[K] == 1)
+        return (*PIn)[I] <= (*PT)[K] && (*PT)[K] < (*PIn)[I + 1];
+      return Overlaps(I, K);
     };
     auto Inside = [&](unsigned I, unsigned K) {
       return (*PT)[K] <= (*PIn)[I] && (*PIn)[I + 1] <= (*PT)[K + 1];
@@ -906,7 +1157,7 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
         for (const auto &[Sym, OldV] : Old) {
           if (OldV != OldTarget[K] ||
               llvm::none_of(Dyn, [&, &Sym = Sym](unsigned I) {
-                return Overlaps(I, K) && Holds(I, Sym);
+                return Meets(I, K) && Holds(I, Sym);
               }))
             continue;
           std::optional<DimExpr> Q = Rest.divExact(DimExpr::symbol(Sym));

@@ -114,7 +114,7 @@ constexpr TraitRow Traits[] = {
     {"", "Tile", 6, MovesElements, TileOperands6, {}, -1},
     {"", "TopK", 1, 0, {}, {}, -1},
     {"", "TopK", 10, ValueDependentUnlessConstant, TopKOperands10, {}, 1},
-    {"", "Transpose", 1, MovesElements, {}, {}, -1},
+    {"", "Transpose", 1, MovesElements | PermutesDims, {}, {}, -1},
     {"", "Trilu", 1, ShapePreserving, {}, {}, -1},
     {"", "Unique", 1, ValueDependentShape, {}, {}, -1},
     {"",

@@ -109,6 +109,12 @@ enum OpTrait : uint32_t {
   /// Concat: the operands joined along the `axis` attribute, their other
   /// dims equal.
   Concatenates = 1u << 22,
+  /// Result dim i is operand dim perm[i] (the `perm` attribute, the dims
+  /// reversed without it): Transpose.
+  PermutesDims = 1u << 23,
+  /// A matrix product over the last two dims; the dims before them
+  /// broadcast as an elementwise op's do (MatMul).
+  BatchedMatrixProduct = 1u << 24,
 };
 using OpTraits = uint32_t;
 
