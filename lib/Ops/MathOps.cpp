@@ -29,6 +29,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <onnx/defs/tensor_proto_util.h>
 
 using namespace onnxopt;
@@ -103,7 +104,7 @@ constexpr TraitRow Traits[] = {
     {"", "Less", 1, ElementwiseBroadcasting | Comparison, {}, {}, -1},
     {"", "LessOrEqual", 1, ElementwiseBroadcasting | Comparison, {}, {}, -1},
     {"", "Log", 1, ShapePreserving, {}, {}, -1},
-    {"", "MatMul", 1, 0, {}, {}, -1},
+    {"", "MatMul", 1, BatchedMatrixProduct, {}, {}, -1},
     {"", "Max", 1, ElementwiseBroadcasting | ShapeArithmetic, {}, {}, -1},
     {"", "Mean", 1, ElementwiseBroadcasting, {}, {}, -1},
     {"", "Min", 1, ElementwiseBroadcasting | ShapeArithmetic, {}, {}, -1},
@@ -371,6 +372,7 @@ constexpr InferRule InferRows[] = {
                {false, 1, 3, 1, 1, "inverse:i onesided:i"}),
     // Integer division of shape values (ONNX 1.12 propagates none).
     onSchema("Div", 1, nullptr, detail::propagateIntegerDiv),
+    onSchema("Einsum", 12, detail::refineEinsum),
     onSchema("Equal", 1, nullptr, detail::propagateEqual),
     newVersion("", "Gelu", 20, inferSameAsFirstInput,
                {false, 1, 1, 1, 1, "approximate:s"}),
@@ -579,6 +581,57 @@ void transferPRelu(DimContext &C, const DimList *X) {
 
 constexpr bool NeedsX = true;
 
+/// Einsum: each output letter is the dim its first input occurrence has;
+/// an ellipsis only where every input's ellipsis dims are the same.
+void transferEinsum(DimContext &C, const DimList *) {
+  detail::EinsumTerms Terms;
+  const Node &N = C.getNode();
+  if (!detail::parseEinsum(N.getAttrString("equation", ""), Terms) ||
+      Terms.Inputs.size() != N.getNumOperands())
+    return;
+  std::map<char, DimExpr> Letter;
+  std::optional<DimList> Ellipsis;
+  bool EllipsisSame = true;
+  for (unsigned I = 0; I < Terms.Inputs.size(); ++I) {
+    const DimList *D = C.dims(I);
+    const std::string &Term = Terms.Inputs[I];
+    bool HasEllipsis = Term.find('.') != std::string::npos;
+    if (!D)
+      return;
+    int Rest = int(D->size()) - int(Term.size()) + (HasEllipsis ? 1 : 0);
+    if (Rest < 0 || (Rest > 0 && !HasEllipsis))
+      return;
+    size_t K = 0;
+    for (char Ch : Term) {
+      if (Ch == '.') {
+        DimList Own(D->begin() + K, D->begin() + K + Rest);
+        if (Ellipsis && *Ellipsis != Own)
+          EllipsisSame = false;
+        if (!Ellipsis)
+          Ellipsis = std::move(Own);
+        K += Rest;
+        continue;
+      }
+      Letter.insert({Ch, (*D)[K++]});
+    }
+  }
+  PartialDimList Out;
+  for (char Ch : Terms.Output) {
+    if (Ch == '.') {
+      if (!Ellipsis || !EllipsisSame)
+        return;
+      for (const DimExpr &E : *Ellipsis)
+        Out.push_back(E);
+      continue;
+    }
+    auto It = Letter.find(Ch);
+    if (It == Letter.end())
+      return;
+    Out.push_back(It->second);
+  }
+  C.setDims(0, std::move(Out));
+}
+
 constexpr DimRule DimRules[] = {
     {"", "Add", 1, transferArithmetic<Arithmetic::Add>},
     {"", "ArgMax", 1, transferArgMinMax, NeedsX},
@@ -588,6 +641,9 @@ constexpr DimRule DimRules[] = {
     // attribute).
     {"", "Bernoulli", 1, nullptr},
     {"", "Div", 1, transferArithmetic<Arithmetic::Div>},
+    // Letters must agree; the rule does not require it (a recorded type
+    // or the runtime says so).
+    {"", "Einsum", 12, transferEinsum, false, false},
     {"", "Equal", 1, transferEqual},
     {"", "Gemm", 1, transferGemm, NeedsX},
     {"", "MatMul", 1, transferMatMul, NeedsX},

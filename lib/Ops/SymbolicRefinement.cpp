@@ -8,7 +8,10 @@
 //===----------------------------------------------------------------------===//
 #include "SymbolicRefinement.h"
 #include "onnxopt/Ops/OpFacts.h"
+#include "llvm/ADT/SmallVector.h"
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <cstdint>
 #include <initializer_list>
 #include <onnx/defs/tensor_proto_util.h>
@@ -721,4 +724,135 @@ void detail::refineExpand(onnx::InferenceContext &Ctx) {
     if (D)
       *OutShape.mutable_dim(I) = *D;
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Einsum
+//===----------------------------------------------------------------------===//
+
+bool detail::parseEinsum(llvm::StringRef Equation, EinsumTerms &Terms) {
+  std::string Eq;
+  for (char C : Equation)
+    if (C != ' ')
+      Eq += C;
+  llvm::StringRef Rest(Eq);
+  auto [Lhs, Rhs] = Rest.split("->");
+  Terms.Explicit = Rest.contains("->");
+  auto ParseTerm = [](llvm::StringRef T, std::string &Out) {
+    for (size_t I = 0; I < T.size(); ++I) {
+      if (T.substr(I).startswith("...")) {
+        if (Out.find('.') != std::string::npos)
+          return false; // two ellipses
+        Out += '.';
+        I += 2;
+      } else if (std::isalpha(static_cast<unsigned char>(T[I]))) {
+        Out += T[I];
+      } else {
+        return false;
+      }
+    }
+    return true;
+  };
+  llvm::SmallVector<llvm::StringRef, 4> Parts;
+  Lhs.split(Parts, ',');
+  Terms.Inputs.clear();
+  for (llvm::StringRef P : Parts) {
+    Terms.Inputs.emplace_back();
+    if (!ParseTerm(P, Terms.Inputs.back()))
+      return false;
+  }
+  Terms.Output.clear();
+  if (Terms.Explicit)
+    return ParseTerm(Rhs, Terms.Output);
+  // Implicit: the ellipsis, then the letters seen once, in order.
+  std::map<char, int> Count;
+  bool Ellipsis = false;
+  for (const std::string &T : Terms.Inputs)
+    for (char C : T)
+      C == '.' ? (void)(Ellipsis = true) : (void)++Count[C];
+  if (Ellipsis)
+    Terms.Output += '.';
+  for (const auto &[C, N] : Count)
+    if (N == 1)
+      Terms.Output += C;
+  return true;
+}
+
+void detail::refineEinsum(onnx::InferenceContext &Ctx) {
+  const onnx::AttributeProto *Attr = Ctx.getAttribute("equation");
+  EinsumTerms Terms;
+  if (!Attr || !parseEinsum(Attr->s(), Terms) ||
+      Terms.Inputs.size() != Ctx.getNumInputs() || Ctx.getNumOutputs() != 1)
+    return;
+  std::map<char, Dimension> Letter;
+  std::vector<Dimension> Ellipsis; // right-aligned broadcast of every '...'
+  bool EllipsisKnown = true;
+  for (size_t I = 0; I < Terms.Inputs.size(); ++I) {
+    const onnx::TypeProto *T = Ctx.getInputType(I);
+    if (!T || !T->has_tensor_type() || !T->tensor_type().has_shape())
+      return;
+    const TensorShapeProto &Shape = T->tensor_type().shape();
+    const std::string &Term = Terms.Inputs[I];
+    int Letters = static_cast<int>(Term.size()) -
+                  (Term.find('.') != std::string::npos ? 1 : 0);
+    int EllipsisRank = Shape.dim_size() - Letters;
+    if (EllipsisRank < 0 || (EllipsisRank > 0 && Term.find('.') == std::string::npos))
+      return; // the node fails
+    int D = 0;
+    for (char C : Term) {
+      if (C == '.') {
+        std::vector<Dimension> Own(Shape.dim().begin() + D,
+                                   Shape.dim().begin() + D + EllipsisRank);
+        // Broadcast with what earlier inputs had, right-aligned.
+        size_t R = std::max(Own.size(), Ellipsis.size());
+        std::vector<Dimension> Joined(R);
+        Dimension One;
+        One.set_dim_value(1);
+        for (size_t K = 0; K < R; ++K) {
+          size_t A = K + Own.size(), B = K + Ellipsis.size();
+          const Dimension &X = A >= R ? Own[A - R] : One;
+          const Dimension &Y = B >= R ? Ellipsis[B - R] : One;
+          std::optional<Dimension> J = broadcastDim(X, Y);
+          if (!J)
+            EllipsisKnown = false;
+          else
+            Joined[K] = *J;
+        }
+        Ellipsis = std::move(Joined);
+        D += EllipsisRank;
+        continue;
+      }
+      const Dimension &Dim = Shape.dim(D++);
+      auto [It, New] = Letter.insert({C, Dim});
+      // A letter of size 1 broadcasts against the others' size.
+      if (!New && !isKnown(It->second))
+        It->second = Dim;
+      else if (!New && It->second.has_dim_value() &&
+               It->second.dim_value() == 1)
+        It->second = Dim;
+    }
+  }
+  std::vector<std::optional<Dimension>> Out;
+  for (char C : Terms.Output) {
+    if (C == '.') {
+      for (const Dimension &E : Ellipsis)
+        Out.push_back(EllipsisKnown && isKnown(E) ? std::optional(E)
+                                                  : std::nullopt);
+      continue;
+    }
+    auto It = Letter.find(C);
+    if (It == Letter.end())
+      return; // a letter no input has: the node fails
+    Out.push_back(isKnown(It->second) ? std::optional(It->second)
+                                      : std::nullopt);
+  }
+  onnx::TypeProto_Tensor &OutT = *Ctx.getOutputType(0)->mutable_tensor_type();
+  if (OutT.has_shape() && OutT.shape().dim_size() != int(Out.size()))
+    return; // ONNX said otherwise; not ours to overrule
+  TensorShapeProto &OutShape = *OutT.mutable_shape();
+  while (OutShape.dim_size() < int(Out.size()))
+    OutShape.add_dim();
+  for (size_t I = 0; I < Out.size(); ++I)
+    if (Out[I] && !isKnown(OutShape.dim(I)))
+      *OutShape.mutable_dim(I) = *Out[I];
 }

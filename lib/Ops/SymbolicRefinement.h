@@ -16,7 +16,10 @@
 #ifndef ONNXOPT_LIB_OPS_SYMBOLICREFINEMENT_H
 #define ONNXOPT_LIB_OPS_SYMBOLICREFINEMENT_H
 
+#include "llvm/ADT/StringRef.h"
 #include <onnx/defs/shape_inference.h>
+#include <string>
+#include <vector>
 
 namespace onnxopt {
 namespace detail {
@@ -51,6 +54,22 @@ void refineRange(onnx::InferenceContext &Ctx);
 /// a 1 takes the other dim, equal dims stay, a number other than 1 wins
 /// over a symbol.
 void refineExpand(onnx::InferenceContext &Ctx);
+
+/// An Einsum equation's terms: per input its letters with '.' for an
+/// ellipsis, and the output's (the implicit form's: the ellipsis, then the
+/// letters seen once, in alphabetical order).
+struct EinsumTerms {
+  std::vector<std::string> Inputs;
+  std::string Output;
+  bool Explicit = false;
+};
+/// False when \p Equation is not an equation of letters and ellipses.
+bool parseEinsum(llvm::StringRef Equation, EinsumTerms &Terms);
+
+/// Einsum: the output dims of an equation, each the dim its letter has in
+/// the inputs (ONNX 1.12 infers only the rank); the dims an ellipsis
+/// stands for broadcast as Expand's do.
+void refineEinsum(onnx::InferenceContext &Ctx);
 
 /// Data propagation for ops ONNX 1.12 propagates nothing through, on the
 /// shape tensors torch writes (`Expand(x, Where(Equal(s, -1), 1, s))`):

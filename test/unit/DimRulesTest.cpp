@@ -120,8 +120,12 @@ TEST(DimRulesTest, RowsSayWhetherTheyStateEveryCondition) {
   ASSERT_TRUE(NonZero);
   EXPECT_FALSE(NonZero->Transfer);
   EXPECT_TRUE(NonZero->StatesAllConditions);
+  // Einsum's letters must agree, which its rule does not require.
+  const DimRule *Einsum = getDimRule(lookupOp("", "Einsum", 12));
+  ASSERT_TRUE(Einsum);
+  EXPECT_FALSE(Einsum->StatesAllConditions);
   // No rule at all: not modelled (the recorded types stand).
-  EXPECT_FALSE(getDimRule(lookupOp("", "Einsum", 12)));
+  EXPECT_FALSE(getDimRule(lookupOp("", "Det", 11)));
   EXPECT_FALSE(getDimRule(lookupOp("com.microsoft", "BiasDropout", 1)));
   EXPECT_FALSE(getDimRule(nullptr));
 }
