@@ -17,6 +17,7 @@
 #include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/Analysis/ConstantPatterns.h"
 #include "onnxopt/Ops/OpDef.h"
+#include "onnxopt/Ops/OpFacts.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -222,10 +223,17 @@ Value *findLongerTable(const Tensor &T, unsigned Axis, Graph &G,
 std::optional<SinusoidForm> matchRotary(const Tensor &T, unsigned Axis,
                                         const Value *Self, Graph &G,
                                         llvm::StringRef Name,
-                                        bool &WithPartner) {
+                                        bool &WithPartner,
+                                        const Tensor *FromAngles) {
   WithPartner = false;
   if (T.getElemType() != onnx::TensorProto::FLOAT)
     return std::nullopt;
+  if (FromAngles)
+    if (std::optional<SinusoidForm> F =
+            matchSinusoid(T, Axis, FromAngles, Name)) {
+      WithPartner = true;
+      return F;
+    }
   for (Graph *Scope = &G; Scope;) {
     for (const std::unique_ptr<Value> &V : Scope->getConstants()) {
       const Tensor &P = V->getInitializer();
@@ -241,6 +249,30 @@ std::optional<SinusoidForm> matchRotary(const Tensor &T, unsigned Axis,
     Scope = Parent ? Parent->getParentGraph() : nullptr;
   }
   return matchSinusoid(T, Axis, nullptr, Name);
+}
+
+/// The partner of a table the model computes as the cosine or sine of
+/// angles it computes from constants (a rotary table the exporter left
+/// unfolded: cos(inv_freq @ positions)): the other function of the same
+/// angles, in the table's shape, cut like the table at \p Still. Null when
+/// the table is no such function.
+Tensor partnerFromAngles(const Value &Operand, const Tensor &T,
+                         llvm::ArrayRef<unsigned> Still, const Model &M,
+                         llvm::StringRef Name) {
+  bool IsSin = false;
+  const Value *A = trigAngles(Operand, IsSin);
+  if (!A)
+    return Tensor();
+  ConstantConeOptions Opts;
+  Opts.Eval.MaxResultBytes = 16 << 20;
+  Opts.Eval.AllowInexact = true; // read, never stored
+  Opts.MaxNodes = 256;
+  llvm::DenseMap<const Value *, Tensor> Memo;
+  Tensor Angles = evaluateFromConstants(*A, M.getOpsetVersion(""), Opts, Memo);
+  if (!Angles)
+    return Tensor();
+  Tensor P = otherSinusoid(Angles, IsSin, T.getDims(), Name.str() + "_partner");
+  return !P || Still.empty() ? P : sliceAtZero(P, Still, Name);
 }
 
 Value *buildSinusoid(const BakedConstant &B, const SinusoidForm &F,
@@ -341,15 +373,19 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                      ": sliced from it to " + sizesText(B, Varying));
     }
     bool WithPartner = false;
+    Tensor FromAngles = partnerFromAngles(*Operand, B.T, Still, M, Name);
     if (std::optional<SinusoidForm> F =
             matchRotary(Reduced, Axis, Still.empty() ? Operand : nullptr,
-                        *User.getParentGraph(), Name, WithPartner))
+                        *User.getParentGraph(), Name, WithPartner,
+                        FromAngles ? &FromAngles : nullptr))
       return Use(buildSinusoid(B, *F, Axis, Bld), "sinusoid table",
                  What + " is " + (F->UnitAmp ? "" : "a * ") +
                      (F->IsSin ? "sin" : "cos") + "(i * f) along " +
                      axesText(Varying) + ", one frequency per column (" +
-                     (WithPartner ? "read with its partner table"
-                                  : "read from its own angles") +
+                     (!WithPartner ? "read from its own angles"
+                      : FromAngles ? "read with the other function of the "
+                                     "angles the model computes it from"
+                                   : "read with its partner table") +
                      ", every element within 4e-6): rebuilt with Range at " +
                      sizesText(B, Varying));
     Value *Data = Still.empty() ? Operand : Bld.constant(Reduced);

@@ -45,6 +45,7 @@
 //===----------------------------------------------------------------------===//
 #include "BakedConstants.h"
 #include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/ConstantPatterns.h"
 #include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/Analysis/DimConstraints.h"
 #include "onnxopt/Analysis/DimRanges.h"
@@ -52,7 +53,9 @@
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/Rewriter.h"
+#include "onnxopt/IR/ShapeVectorBuilder.h"
 #include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Passes.h"
@@ -1089,8 +1092,73 @@ static Tensor evaluateBaked(const Value &V, int64_t Opset,
                             llvm::DenseMap<const Value *, Tensor> &Memo) {
   ConstantConeOptions Opts;
   Opts.Eval.MaxResultBytes = 16 << 20;
+  // Only read (a rotary table computed as cos(inv_freq @ positions)): the
+  // repairs rebuild what they recognise, they never store these values.
+  Opts.Eval.AllowInexact = true;
   Opts.MaxNodes = 256;
   return evaluateFromConstants(V, Opset, Opts, Memo);
+}
+
+/// GatherElements reads its data along `axis`; along its other dims the
+/// indices may not be longer than the data. A data table computed from
+/// constants at the old size of an index dim, and the same along it
+/// (RoBERTa's token types, `buffer.expand(B, -1)` gathered at the position
+/// ids), would bound the new symbol by that size: it is cut to 1 there and
+/// expanded to the indices' dim at run time. A table that varies along such
+/// a dim is left to the bound the dim analysis states.
+void DynamicRewrite::repairGatherElements(Node &N, DimAnalysis &DA,
+                                          Rewriter &RW) {
+  if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
+    return;
+  Value *Indices = N.getOperand(1);
+  Tensor T = evaluateBaked(*N.getOperand(0), RW.getModel().getOpsetVersion(""),
+                           BakedValues);
+  const std::vector<DimExpr> *ID = DA.getDims(*Indices);
+  if (!T || !ID || ID->size() != T.getDims().size())
+    return;
+  std::vector<int64_t> Dims = T.getDims();
+  int64_t Rank = Dims.size(), Axis = N.getAttrInt("axis", 0);
+  if (Axis < 0)
+    Axis += Rank;
+  std::vector<unsigned> Cut;
+  std::vector<std::string> Said;
+  for (unsigned A = 0; A < Dims.size(); ++A) {
+    if (int64_t(A) == Axis)
+      continue;
+    DimExpr E = computedDim(DA, *Indices, *ID, A);
+    if (E.isConstant() || E.hasUnknown() || oldValue(E) != Dims[A] ||
+        !isConstantAlong(T, A))
+      continue;
+    Cut.push_back(A);
+    Said.push_back(E.str() + " (dim " + std::to_string(A) + " of '" +
+                   Indices->getName().str() + "')");
+  }
+  if (Cut.empty())
+    return;
+  std::string Name = N.getOperand(0)->getName().str();
+  Tensor Collapsed = sliceAtZero(T, Cut, Name + "_collapsed");
+  if (!Collapsed)
+    return;
+  Graph &G = *N.getParentGraph();
+  ShapeVectorBuilder B(RW, N, Name + "_sizes", "gather_table");
+  for (unsigned A = 0; A < Dims.size(); ++A) {
+    if (llvm::is_contained(Cut, A))
+      B.piece(B.dimOf(Indices, A));
+    else
+      B.literal(Dims[A]);
+  }
+  Value *Shape = B.finish("gather_table");
+  Node *Expand = RW.createNode(
+      "Expand", {RW.createConstant(G, std::move(Collapsed)), Shape}, 1, "",
+      "gather_table");
+  RW.setOperand(&N, 0, Expand->getResult(0));
+  emitRemark(RW.getDiags(), N)
+      << "table '" << Name << "' " << printInts(Dims)
+      << " is the same along " << llvm::join(Said, ", ")
+      << ", index dims of its old size: cut to 1 there and expanded to "
+         "them";
+  ++RepairCounts["expanded gather table"];
+  Repaired = true;
 }
 
 /// A constant operand of an elementwise node whose dims are the old sizes
@@ -1296,6 +1364,10 @@ void DynamicRewrite::repair(Node &N, DimAnalysis &DA, Rewriter &RW,
          [](DynamicRewrite &D, Node &N, const RepairScope &S) {
            D.repairGatherND(N, S.DA, S.RW);
          }},
+        {"GatherElements",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairGatherElements(N, S.DA, S.RW);
+         }},
         {"Slice",
          [](DynamicRewrite &D, Node &N, const RepairScope &S) {
            D.repairSliceEnds(N, S.DA, S.RW);
@@ -1429,6 +1501,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
     if (failed(runInnerPipeline("dce", M, Ctx)) || failed(reinfer(M, Diags)))
       return failure();
   }
+  if (getenv("MD_DEBUG")) printModel(M, llvm::errs());
   DimAnalysis DA(M);
   DA.run();
   for (const std::string &C : DA.getConflicts())

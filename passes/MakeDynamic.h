@@ -90,6 +90,9 @@ public:
   /// A GatherND whose constant index tuples enumerate the data's dims
   /// (BakedConstants.cpp).
   void repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// A GatherElements table baked at the old size of an index dim along
+  /// which it is the same (MakeDynamic.cpp).
+  void repairGatherElements(Node &N, DimAnalysis &DA, Rewriter &RW);
   /// Where a baked constant's axis that no other operand of its user sizes
   /// meets a new input symbol further on (BakedConstants.cpp).
   std::optional<BakedAxis> downstreamAxis(const Node &User, unsigned Axis,

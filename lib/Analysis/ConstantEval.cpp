@@ -49,7 +49,8 @@ Results evaluateWith(const Node &N, const OpDef *Def,
     Why = "node has no results";
     return std::nullopt;
   }
-  EvalContext Ctx(N, *Def, Operands, Opset, Opts.MaxResultBytes, Why);
+  EvalContext Ctx(N, *Def, Operands, Opset, Opts.MaxResultBytes, Why,
+                  Opts.AllowInexact);
   Results R = Def->Eval->Eval(Ctx);
   if (!R)
     return std::nullopt;

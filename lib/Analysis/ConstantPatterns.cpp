@@ -411,6 +411,22 @@ std::optional<double> columnFrequency(const Column &C, double Amp, bool IsSin) {
 
 } // namespace
 
+Tensor onnxopt::otherSinusoid(const Tensor &Angles, bool IsSin,
+                              llvm::ArrayRef<int64_t> Dims,
+                              llvm::StringRef Name) {
+  std::optional<std::vector<float>> A = readFloats(Angles);
+  int64_t Count = 1;
+  for (int64_t D : Dims)
+    Count *= D;
+  if (!A || int64_t(A->size()) != Count)
+    return Tensor();
+  std::vector<float> Out;
+  Out.reserve(A->size());
+  for (float X : *A)
+    Out.push_back(float(IsSin ? std::cos(double(X)) : std::sin(double(X))));
+  return Tensor::fromFloats(Name, Dims, Out);
+}
+
 std::optional<SinusoidForm> onnxopt::matchSinusoid(const Tensor &T,
                                                    unsigned Axis,
                                                    const Tensor *Partner,

@@ -791,6 +791,98 @@ template <Elementwise Op> EvalResults evalUnary(EvalContext &Ctx) {
   return oneLiteral(Ctx, Out);
 }
 
+/// Cos and Sin, for reading a baked table only: a runtime's cos and sin
+/// are not correctly rounded, so the bits may differ from these.
+template <bool IsSin> EvalResults evalTrig(EvalContext &Ctx) {
+  llvm::StringRef Name = Ctx.getNode().getOpType();
+  if (!Ctx.allowsInexact())
+    return Ctx.fail(Name + " is not correctly rounded in every runtime: "
+                           "not folded");
+  std::optional<Literal> A = literalOperand(Ctx, 0);
+  if (!A)
+    return std::nullopt;
+  if (!A->isReal())
+    return Ctx.fail(Name + " needs floating operands");
+  if (!Ctx.fitsBudget(A->ET, static_cast<int64_t>(A->size())))
+    return std::nullopt;
+  Literal Out = Literal::make(A->ET, A->Dims);
+  for (double X : A->Reals)
+    Out.Reals.push_back(IsSin ? std::sin(X) : std::cos(X));
+  return oneLiteral(Ctx, Out);
+}
+
+/// MatMul of floating operands (numpy's matmul: 1-D operands gain and lose
+/// a dim, the batch dims broadcast), for reading a baked table only: a
+/// runtime sums in another order, so the bits may differ.
+EvalResults evalMatMul(EvalContext &Ctx) {
+  if (!Ctx.allowsInexact())
+    return Ctx.fail("a float MatMul's sums depend on the runtime's order: "
+                    "not folded");
+  std::optional<Literal> A = literalOperand(Ctx, 0);
+  std::optional<Literal> B = A ? literalOperand(Ctx, 1) : std::nullopt;
+  if (!A || !B)
+    return std::nullopt;
+  if (!A->isReal() || !B->isReal() || A->ET != B->ET)
+    return Ctx.fail("MatMul is read only for floating operands of one type");
+  std::vector<int64_t> AD = A->Dims, BD = B->Dims;
+  if (AD.empty() || BD.empty())
+    return Ctx.fail("MatMul of a scalar");
+  bool AVec = AD.size() == 1, BVec = BD.size() == 1;
+  if (AVec)
+    AD.insert(AD.begin(), 1);
+  if (BVec)
+    BD.push_back(1);
+  int64_t M = AD[AD.size() - 2], K = AD.back(), N = BD.back();
+  if (BD[BD.size() - 2] != K)
+    return Ctx.fail("MatMul's inner dims differ");
+  std::vector<int64_t> ABatch(AD.begin(), AD.end() - 2),
+      BBatch(BD.begin(), BD.end() - 2), Batch;
+  if (!broadcastDims({ABatch, BBatch}, Batch))
+    return Ctx.fail("MatMul's batch dims do not broadcast");
+  int64_t Count = 1;
+  for (int64_t D : Batch)
+    Count *= D;
+  // Bounded work: a table is a few thousand products.
+  if (Count * M * N * std::max<int64_t>(K, 1) > (int64_t(1) << 24))
+    return Ctx.fail("MatMul too large to read");
+  std::vector<int64_t> OutDims = Batch;
+  if (!AVec)
+    OutDims.push_back(M);
+  if (!BVec)
+    OutDims.push_back(N);
+  if (!Ctx.fitsBudget(A->ET, Count * M * N))
+    return std::nullopt;
+  // The offset of batch index I in an operand of batch dims \p Own
+  // (right-aligned, size-1 dims repeating).
+  auto Offset = [&](const std::vector<int64_t> &Own, int64_t I) {
+    int64_t Off = 0, Stride = 1;
+    for (size_t K2 = Batch.size(); K2-- > 0;) {
+      int64_t Idx = I % Batch[K2];
+      I /= Batch[K2];
+      size_t From = Batch.size() - K2;
+      if (From <= Own.size()) {
+        int64_t Dim = Own[Own.size() - From];
+        Off += (Dim == 1 ? 0 : Idx) * Stride;
+        Stride *= Dim;
+      }
+    }
+    return Off;
+  };
+  Literal Out = Literal::make(A->ET, OutDims);
+  for (int64_t I = 0; I < Count; ++I) {
+    const double *PA = A->Reals.data() + Offset(ABatch, I) * M * K;
+    const double *PB = B->Reals.data() + Offset(BBatch, I) * K * N;
+    for (int64_t R = 0; R < M; ++R)
+      for (int64_t C = 0; C < N; ++C) {
+        double Sum = 0;
+        for (int64_t J = 0; J < K; ++J)
+          Sum += PA[R * K + J] * PB[J * N + C];
+        Out.Reals.push_back(Sum);
+      }
+  }
+  return oneLiteral(Ctx, Out);
+}
+
 /// Clip to [min, max]: attributes (Clip-1 to Clip-6) or optional scalar
 /// operands (from Clip-11). NaN stays NaN, as in runtimes.
 template <From Bounds> EvalResults evalClip(EvalContext &Ctx) {
@@ -1212,6 +1304,7 @@ constexpr EvalRule EvalRows[] = {
     {"", "Ceil", 1, evalUnary<EW::Ceil>},
     {"", "Clip", 1, evalClip<From::Attribute>},
     {"", "Clip", 11, evalClip<From::Input>},
+    {"", "Cos", 7, evalTrig<false>},
     {"", "Div", 1, evalBinary<EW::Div, BC::Legacy>},
     {"", "Div", 7, evalBinary<EW::Div, BC::Numpy>},
     {"", "Equal", 1, evalBinary<EW::Equal, BC::Legacy>},
@@ -1227,6 +1320,7 @@ constexpr EvalRule EvalRows[] = {
     {"", "LessOrEqual", 7, evalBinary<EW::LessOrEqual, BC::Numpy>},
     {"", "Max", 1, evalVariadic<EW::Max, BC::None>},
     {"", "Max", 8, evalVariadic<EW::Max, BC::Numpy>},
+    {"", "MatMul", 1, evalMatMul},
     {"", "Min", 1, evalVariadic<EW::Min, BC::None>},
     {"", "Min", 8, evalVariadic<EW::Min, BC::Numpy>},
     // Mod (opset 10) never had the legacy attributes.
@@ -1243,6 +1337,7 @@ constexpr EvalRule EvalRows[] = {
     {"", "ReduceMin", 1, evalReduce<ReduceOp::Min>},
     {"", "ReduceProd", 1, evalReduce<ReduceOp::Prod>},
     {"", "ReduceSum", 1, evalReduce<ReduceOp::Sum>},
+    {"", "Sin", 7, evalTrig<true>},
     {"", "Sqrt", 1, evalUnary<EW::Sqrt>},
     {"", "Sub", 1, evalBinary<EW::Sub, BC::Legacy>},
     {"", "Sub", 7, evalBinary<EW::Sub, BC::Numpy>},

@@ -84,6 +84,24 @@ bool onnxopt::isNondeterministic(const Node &N) {
          hasTraitByName("com.microsoft", Op, Nondeterministic);
 }
 
+const Value *onnxopt::trigAngles(const Value &V, bool &IsSin) {
+  const Value *Cur = &V;
+  for (unsigned Step = 0; Step < 8 && Cur; ++Step) {
+    const Node *Def = Cur->getDefiningNode();
+    if (!Def || !Def->isOnnxDomain() || Def->getNumOperands() == 0)
+      return nullptr;
+    llvm::StringRef Op = Def->getOpType();
+    if (Op == "Cos" || Op == "Sin") {
+      IsSin = Op == "Sin";
+      return Def->getOperand(0);
+    }
+    if (!hasTrait(*Def, ViewLike) && !hasTrait(*Def, IdentityOp))
+      return nullptr;
+    Cur = Def->getOperand(0);
+  }
+  return nullptr;
+}
+
 bool onnxopt::hasValueDependentShape(llvm::StringRef OpType) {
   return hasTraitByName("", OpType, ValueDependentShape);
 }

@@ -1385,6 +1385,112 @@ EvalResults evalGather(EvalContext &Ctx) {
   return T ? Ctx.one(std::move(*T)) : std::nullopt;
 }
 
+/// GatherND: each tuple along the last dim of the indices picks a slice of
+/// the data after the `batch_dims` leading dims both share (torch writes
+/// it for `mask[:, None, None, :]` with baked position tuples).
+EvalResults evalGatherND(EvalContext &Ctx) {
+  const Node &N = Ctx.getNode();
+  const Tensor *Data = Ctx.constOperand(0);
+  std::optional<std::vector<int64_t>> Idx = Ctx.intOperand(1);
+  if (!Data || !Idx)
+    return std::nullopt;
+  std::vector<int64_t> DDims = Data->getDims();
+  std::vector<int64_t> IDims = Ctx.constOperand(1)->getDims();
+  int64_t B = N.getAttrInt("batch_dims", 0);
+  int64_t R = DDims.size(), Q = IDims.size();
+  if (Q == 0 || R == 0)
+    return Ctx.fail("GatherND of a scalar");
+  int64_t K = IDims.back();
+  if (B < 0 || B >= std::min(R, Q) || K < 1 || B + K > R)
+    return Ctx.fail("GatherND's indices do not fit its data");
+  for (int64_t I = 0; I < B; ++I)
+    if (DDims[I] != IDims[I])
+      return Ctx.fail("GatherND's batch dims differ");
+  std::vector<int64_t> OutDims(IDims.begin(), IDims.end() - 1);
+  OutDims.insert(OutDims.end(), DDims.begin() + B + K, DDims.end());
+  std::optional<int64_t> Num = numElements(OutDims);
+  if (!Num || !Ctx.fitsBudget(Data->getElemType(), *Num))
+    return Num ? std::nullopt : Ctx.fail("result too large");
+  int64_t Batches = *numElements(llvm::makeArrayRef(DDims).take_front(B));
+  int64_t Slice = *numElements(llvm::makeArrayRef(DDims).drop_front(B + K));
+  int64_t BatchSize = *numElements(llvm::makeArrayRef(DDims).drop_front(B));
+  int64_t Tuples =
+      *numElements(llvm::makeArrayRef(IDims).drop_front(B).drop_back(1));
+  std::vector<int64_t> Src;
+  Src.reserve(*Num);
+  for (int64_t Bi = 0; Bi < Batches; ++Bi)
+    for (int64_t T = 0; T < Tuples; ++T) {
+      const int64_t *Tuple = Idx->data() + (Bi * Tuples + T) * K;
+      int64_t Off = 0;
+      for (int64_t J = 0; J < K; ++J) {
+        int64_t Extent = DDims[B + J], I = Tuple[J];
+        if (I < -Extent || I >= Extent)
+          return Ctx.fail("index " + llvm::Twine(I) +
+                          " is out of range for dim " + llvm::Twine(Extent));
+        Off = Off * Extent + (I < 0 ? I + Extent : I);
+      }
+      for (int64_t E = 0; E < Slice; ++E)
+        Src.push_back(Bi * BatchSize + Off * Slice + E);
+    }
+  std::optional<Tensor> T = Ctx.take(*Data, OutDims, Src);
+  return T ? Ctx.one(std::move(*T)) : std::nullopt;
+}
+
+/// CumSum along a scalar axis (`exclusive`, `reverse`). Integers wrap as
+/// runtimes do and are exact; floating sums are read only (the runtime's
+/// rounding of each partial sum is its own), for make-dynamic.
+EvalResults evalCumSum(EvalContext &Ctx) {
+  const Node &N = Ctx.getNode();
+  std::optional<Literal> X = literalOperand(Ctx, 0);
+  std::optional<std::vector<int64_t>> Axis = Ctx.intOperand(1);
+  if (!X || !Axis)
+    return std::nullopt;
+  if (Axis->size() != 1)
+    return Ctx.fail("CumSum's axis is not a scalar");
+  if (X->isReal() && !Ctx.allowsInexact())
+    return Ctx.fail("a floating CumSum rounds each partial sum as the "
+                    "runtime does: not folded");
+  if (!isNumericType(X->ET) || X->ET == TP::UINT64)
+    return Ctx.fail("CumSum of " + typeName(X->ET) + " is not evaluated");
+  int64_t Rank = X->Dims.size(), A = Axis->front();
+  if (!Ctx.normalizeAxis(A, Rank, "axis"))
+    return std::nullopt;
+  if (!Ctx.fitsBudget(X->ET, static_cast<int64_t>(X->size())))
+    return std::nullopt;
+  bool Exclusive = N.getAttrInt("exclusive", 0), Reverse = N.getAttrInt("reverse", 0);
+  int64_t Outer = *numElements(llvm::makeArrayRef(X->Dims).take_front(A));
+  int64_t Len = X->Dims[A];
+  int64_t Inner = *numElements(llvm::makeArrayRef(X->Dims).drop_front(A + 1));
+  Literal Out = Literal::make(X->ET, X->Dims);
+  if (X->isReal())
+    Out.Reals.assign(X->size(), 0.0);
+  else
+    Out.Ints.assign(X->size(), 0);
+  for (int64_t O = 0; O < Outer; ++O)
+    for (int64_t K = 0; K < Inner; ++K) {
+      double RAcc = 0;
+      uint64_t IAcc = 0;
+      for (int64_t Step = 0; Step < Len; ++Step) {
+        int64_t I = Reverse ? Len - 1 - Step : Step;
+        size_t At = (O * Len + I) * Inner + K;
+        if (X->isReal()) {
+          if (!Exclusive)
+            RAcc += X->Reals[At];
+          Out.Reals[At] = RAcc;
+          if (Exclusive)
+            RAcc += X->Reals[At];
+        } else {
+          if (!Exclusive)
+            IAcc += static_cast<uint64_t>(X->Ints[At]);
+          Out.Ints[At] = wrapInt(X->ET, IAcc);
+          if (Exclusive)
+            IAcc += static_cast<uint64_t>(X->Ints[At]);
+        }
+      }
+    }
+  return oneLiteral(Ctx, Out);
+}
+
 /// Slice: bounds from attributes (Slice-1) or from operands (Slice-10).
 template <From Bounds> EvalResults evalSlice(EvalContext &Ctx) {
   const Node &N = Ctx.getNode();
@@ -2004,9 +2110,11 @@ constexpr EvalRule EvalRows[] = {
     {"", "Concat", 4, evalConcat<true>},
     {"", "Constant", 1, evalConstant},
     {"", "ConstantOfShape", 1, evalConstantOfShape},
+    {"", "CumSum", 11, evalCumSum},
     {"", "Expand", 1, evalExpand},
     {"", "Flatten", 1, evalFlatten},
     {"", "Gather", 1, evalGather},
+    {"", "GatherND", 11, evalGatherND},
     {"", "Identity", 1, evalIdentity},
     {"", "Range", 1, evalRange},
     {"", "Reshape", 1, evalReshape<From::Attribute, false>},

@@ -41,6 +41,10 @@ struct ConstantEvalOptions {
   /// A folded Expand or ConstantOfShape can be megabytes. `Constant` nodes
   /// are exempt: evaluating one only moves its tensor.
   uint64_t MaxResultBytes = 1 << 20;
+  /// Also evaluate ops whose float results a runtime may compute
+  /// differently in the last bits (Cos, Sin, a float MatMul's sums): for
+  /// reading what a baked constant is (make-dynamic), never for folding.
+  bool AllowInexact = false;
 };
 
 /// Evaluates \p N, an op of the default domain, at opset \p Opset.

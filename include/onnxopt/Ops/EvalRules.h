@@ -38,12 +38,18 @@ public:
   /// \p Operands holds, per operand of \p N, its constant value or a null
   /// Tensor (not constant, or omitted). \p Def is \p N's definition at
   /// \p Opset. Results over \p MaxResultBytes (0: no limit) are refused.
+  /// \p AllowInexact: the caller reads values, it does not fold them
+  /// (ConstantEvalOptions::AllowInexact).
   EvalContext(const Node &N, const OpDef &Def, llvm::ArrayRef<Tensor> Operands,
-              int64_t Opset, uint64_t MaxResultBytes, std::string &Why)
+              int64_t Opset, uint64_t MaxResultBytes, std::string &Why,
+              bool AllowInexact = false)
       : N(N), Def(Def), Operands(Operands), Opset(Opset),
-        MaxResultBytes(MaxResultBytes), Why(Why) {}
+        MaxResultBytes(MaxResultBytes), Why(Why), AllowInexact(AllowInexact) {}
 
   const Node &getNode() const { return N; }
+  /// True when results that may differ from a runtime's in the last bits
+  /// are wanted (see ConstantEvalOptions::AllowInexact).
+  bool allowsInexact() const { return AllowInexact; }
   const OpDef &getDef() const { return Def; }
   int64_t getOpset() const { return Opset; }
 
@@ -110,6 +116,7 @@ private:
   int64_t Opset;
   uint64_t MaxResultBytes;
   std::string &Why;
+  bool AllowInexact;
 };
 
 /// Computes a node's results from its constant operands, or refuses
