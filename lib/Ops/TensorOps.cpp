@@ -1067,6 +1067,35 @@ void requireTileRepeats(DimContext &C, const DimList &Repeats) {
                 "Tile's repeats must not be negative");
 }
 
+/// DepthToSpace: [N, C, H, W] to [N, C/b^2, H*b, W*b] for blocksize b;
+/// the channels must hold whole blocks.
+void transferDepthToSpace(DimContext &C, const DimList *X) {
+  int64_t B = C.getNode().getAttrInt("blocksize", 0);
+  if (X->size() != 4 || B <= 0)
+    return;
+  DimExpr Block = DimExpr::constant(B), Area = DimExpr::constant(B * B);
+  C.require(DimCondition::Divisible, (*X)[1], Area,
+            "the channels hold whole blocks");
+  std::optional<DimExpr> Channels = (*X)[1].divExact(Area);
+  C.setDims(0, PartialDimList{(*X)[0], Channels, (*X)[2] * Block,
+                              (*X)[3] * Block});
+}
+
+/// SpaceToDepth: [N, C, H, W] to [N, C*b^2, H/b, W/b] for blocksize b;
+/// H and W must hold whole blocks.
+void transferSpaceToDepth(DimContext &C, const DimList *X) {
+  int64_t B = C.getNode().getAttrInt("blocksize", 0);
+  if (X->size() != 4 || B <= 0)
+    return;
+  DimExpr Block = DimExpr::constant(B);
+  C.require(DimCondition::Divisible, (*X)[2], Block,
+            "the height holds whole blocks");
+  C.require(DimCondition::Divisible, (*X)[3], Block,
+            "the width holds whole blocks");
+  C.setDims(0, PartialDimList{(*X)[0], (*X)[1] * DimExpr::constant(B * B),
+                              (*X)[2].floorDiv(B), (*X)[3].floorDiv(B)});
+}
+
 void transferTile(DimContext &C, const DimList *X) {
   const DimList *R = C.data(1);
   if (!R || R->size() != X->size())
@@ -1246,6 +1275,7 @@ constexpr DimRule DimRules[] = {
     {"", "ConstantOfShape", 1, transferConstantOfShape},
     // No result dims modelled; no condition on dims beyond its recorded
     // type (a shape that is the input's).
+    {"", "DepthToSpace", 1, transferDepthToSpace, NeedsX},
     {"", "EyeLike", 1, nullptr},
     {"", "Expand", 1, transferExpand, NeedsX},
     {"", "Flatten", 1, transferFlatten, NeedsX},
@@ -1271,6 +1301,7 @@ constexpr DimRule DimRules[] = {
     {"", "Shape", 1, transferShape, NeedsX},
     {"", "Size", 1, transferSize, NeedsX},
     {"", "Slice", 1, transferSlice, NeedsX},
+    {"", "SpaceToDepth", 1, transferSpaceToDepth, NeedsX},
     {"", "Split", 1, transferSplit, NeedsX},
     {"", "Squeeze", 1, transferSqueeze, NeedsX},
     {"", "Tile", 1, transferTile, NeedsX},
