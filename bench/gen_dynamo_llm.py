@@ -28,10 +28,12 @@
 #        float16: 13.5 GB  (~6.7 B parameters)
 #   tiny hidden 64, 2 layers, intermediate 128, vocab 100, 4 heads, float32
 #        (for checking the generator itself)
+#   deep80  as tiny with 80 layers: bench/run_make_dynamic.sh freezes it at
+#        batch 1 and makes it dynamic again (a round per layer)
 #
 # The data file is written tensor by tensor: memory stays at one tensor.
 #
-#   /usr/bin/python3 bench/gen_dynamo_llm.py [1b|7b|tiny ...]
+#   /usr/bin/python3 bench/gen_dynamo_llm.py [1b|7b|tiny|deep80 ...]
 #
 #===------------------------------------------------------------------------===#
 import os
@@ -44,6 +46,7 @@ from onnx import TensorProto, helper
 
 SIZES = {
     "tiny": dict(hidden=64, layers=2, inter=128, vocab=100, heads=4, dtype="float32"),
+    "deep80": dict(hidden=64, layers=80, inter=128, vocab=100, heads=4, dtype="float32"),
     "1b": dict(hidden=2048, layers=16, inter=8192, vocab=32000, heads=32, dtype="float32"),
     "7b": dict(hidden=4096, layers=32, inter=11008, vocab=32000, heads=32, dtype="float16"),
 }
@@ -212,7 +215,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     for size in sys.argv[1:] or ["1b"]:
         if size not in SIZES:
-            sys.exit(f"gen_dynamo_llm.py: unknown size '{size}' (1b, 7b, tiny)")
+            sys.exit(f"gen_dynamo_llm.py: unknown size '{size}' (1b, 7b, tiny, deep80)")
         build(size, out_dir)
 
 

@@ -1421,8 +1421,10 @@ void DynamicRewrite::repair(Node &N, DimAnalysis &DA, Rewriter &RW,
     repairBakedConstants(N, DA, RW, /*IsConcat=*/false);
   for (const auto &KV : RepairCounts)
     After += KV.second;
-  if (After != Before)
+  if (After != Before) {
     MarkStale();
+    ++TimesRepaired[&N];
+  }
 }
 
 bool DynamicRewrite::alreadyReported(const Node *N,
@@ -1463,8 +1465,12 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   // baked constant (RetinaFace's second FPN Resize reads the first one's
   // result): repeat until nothing changes. A node downstream of a repair
   // waits a round (repair), so a deep model takes a round per link of its
-  // longest chain of baked constants.
-  for (int Round = 0; Round < 64; ++Round) {
+  // longest chain of baked constants: a static 80-layer decoder repairs
+  // its layers in turn. Each round is one inference of the model, so the
+  // rounds are bounded only by progress: a node repaired over and over
+  // (two repairs undoing each other) ends them.
+  TimesRepaired.clear();
+  for (int Round = 0; Round < MaxRepairRounds; ++Round) {
     Problems.clear();
     BakedValues.clear();
     Stale.clear();
@@ -1500,6 +1506,9 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
       break;
     if (failed(runInnerPipeline("dce", M, Ctx)) || failed(reinfer(M, Diags)))
       return failure();
+    if (llvm::any_of(TimesRepaired,
+                     [](const auto &KV) { return KV.second > MaxRepairsOfNode; }))
+      break;
   }
   if (getenv("MD_DEBUG")) printModel(M, llvm::errs());
   DimAnalysis DA(M);

@@ -194,6 +194,12 @@ public:
   std::vector<std::pair<Value *, std::vector<Dim>>> NewShapes;
   std::vector<Problem> Problems;
   bool Repaired = false;
+  /// How often each node was repaired in this attempt: a node repaired
+  /// more than MaxRepairsOfNode times ends the rounds (attempt).
+  llvm::DenseMap<const Node *, int> TimesRepaired;
+  static constexpr int MaxRepairsOfNode = 8;
+  /// A safety net only: progress ends the rounds before.
+  static constexpr int MaxRepairRounds = 4096;
   /// What was repaired, by kind (for the closing remark).
   std::map<std::string, int> RepairCounts;
   /// Values of constant subgraphs seen this round (evaluateBaked).
