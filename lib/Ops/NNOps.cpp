@@ -771,6 +771,37 @@ void transferRecurrent(DimContext &C, const DimList *X) {
 
 constexpr bool NeedsX = true;
 
+/// GridSample: X [N, C, D1..Dk] sampled at grid [N, O1..Ok, k] gives
+/// [N, C, O1..Ok]; the grid has X's batch and one coordinate per spatial
+/// dim (rank 4 before opset 20, any rank from it).
+void transferGridSample(DimContext &C, const DimList *X) {
+  const DimList *Grid = C.dims(1);
+  if (!Grid || Grid->size() != X->size() || X->size() < 3)
+    return;
+  C.unite((*Grid)[0], (*X)[0]);
+  C.unite(Grid->back(), DimExpr::constant(int64_t(X->size()) - 2));
+  PartialDimList Out{(*X)[0], (*X)[1]};
+  for (size_t K = 1; K + 1 < Grid->size(); ++K)
+    Out.push_back((*Grid)[K]);
+  C.setDims(0, std::move(Out));
+}
+
+/// RoiAlign: X [N, C, H, W], rois [R, 4] and batch_indices [R] give
+/// [R, C, output_height, output_width]. Which image each roi reads is
+/// data (the indices' values), as Gather's indices are.
+void transferRoiAlign(DimContext &C, const DimList *X) {
+  const DimList *Rois = C.dims(1), *Idx = C.dims(2);
+  if (X->size() != 4 || !Rois || Rois->size() != 2)
+    return;
+  C.unite((*Rois)[1], DimExpr::constant(4));
+  if (Idx && Idx->size() == 1)
+    C.unite((*Idx)[0], (*Rois)[0]);
+  const Node &N = C.getNode();
+  C.setDims(0, PartialDimList{(*Rois)[0], (*X)[1],
+                              DimExpr::constant(N.getAttrInt("output_height", 1)),
+                              DimExpr::constant(N.getAttrInt("output_width", 1))});
+}
+
 constexpr DimRule DimRules[] = {
     {"", "AveragePool", 1, transferPool, NeedsX},
     {"", "BatchNormalization", 1, transferChannelNormalization},
@@ -782,6 +813,7 @@ constexpr DimRule DimRules[] = {
     {"", "GlobalAveragePool", 1, transferGlobalPool, NeedsX},
     {"", "GlobalLpPool", 1, transferGlobalPool, NeedsX},
     {"", "GlobalMaxPool", 1, transferGlobalPool, NeedsX},
+    {"", "GridSample", 16, transferGridSample, NeedsX},
     {"", "InstanceNormalization", 1, transferChannelNormalization},
     {"", "LSTM", 1, transferRecurrent, NeedsX},
     {"", "LayerNormalization", 1, transferNormalizedTail},
@@ -790,6 +822,7 @@ constexpr DimRule DimRules[] = {
     {"", "QuantizeLinear", 1, transferQuantization},
     {"", "RNN", 1, transferRecurrent, NeedsX},
     {"", "Resize", 1, transferResize, NeedsX},
+    {"", "RoiAlign", 10, transferRoiAlign, NeedsX},
     {"", "Upsample", 1, transferUpsample, NeedsX},
 };
 
