@@ -260,7 +260,8 @@ Tensor partnerFromAngles(const Value &Operand, const Tensor &T,
                          llvm::ArrayRef<unsigned> Still, const Model &M,
                          llvm::StringRef Name) {
   bool IsSin = false;
-  const Value *A = trigAngles(Operand, IsSin);
+  double Scale = 1.0;
+  const Value *A = trigAngles(Operand, IsSin, Scale);
   if (!A)
     return Tensor();
   ConstantConeOptions Opts;
@@ -271,7 +272,8 @@ Tensor partnerFromAngles(const Value &Operand, const Tensor &T,
   Tensor Angles = evaluateFromConstants(*A, M.getOpsetVersion(""), Opts, Memo);
   if (!Angles)
     return Tensor();
-  Tensor P = otherSinusoid(Angles, IsSin, T.getDims(), Name.str() + "_partner");
+  Tensor P = otherSinusoid(Angles, IsSin, T.getDims(), Name.str() + "_partner",
+                           Scale);
   return !P || Still.empty() ? P : sliceAtZero(P, Still, Name);
 }
 
@@ -564,9 +566,12 @@ DynamicRewrite::downstreamAxis(const Node &User, unsigned Axis, unsigned Rank,
   for (size_t I = 0; I < Work.size() && I < 64; ++I) {
     for (const Use &U : Work[I]->getUses()) {
       const Node *M = U.User;
+      // Expand broadcasts its data as an elementwise op does (the padding
+      // mask and-ed with a constant, then expanded to [B,1,S,S]).
       if (!M || !M->isOnnxDomain() || M->getNumResults() != 1 ||
           !(hasTrait(*M, ElementwiseBroadcasting) ||
-            hasTrait(*M, ShapePreserving)))
+            hasTrait(*M, ShapePreserving) ||
+            (hasTrait(*M, BroadcastsToShape) && U.Index == 0)))
         continue;
       for (const Value *P : M->getOperands()) {
         const std::vector<DimExpr> *PD = P ? DA.getDims(*P) : nullptr;

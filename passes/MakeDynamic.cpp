@@ -367,6 +367,11 @@ void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
   M.getGraph().walk([&](Node &N) {
     if (!hasTrait(N, ViewLike) || !N.getNumResults() || !N.getResult(0))
       return;
+    // Only a view to a target has literals: the 1 of Flatten's [B*S, 1]
+    // or of an Unsqueeze is computed from the data, not baked.
+    if (N.getNumOperands() < 2 || hasTrait(N, InsertsUnitDims) ||
+        hasTrait(N, RemovesUnitDims))
+      return;
     const std::vector<DimExpr> *Dims = DA.getDims(*N.getResult(0));
     if (!Dims)
       return;
@@ -744,6 +749,17 @@ void DynamicRewrite::repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW) {
     if (!Best[J].isConstant() && New[J + Offset] > 1 &&
         oldValue(Best[J]) == New[J + Offset])
       New[J + Offset] = 1;
+  // An entry that repeats a dim of 1 to an old size that the result meets
+  // further on as a new symbol (the padding mask [B,1,1,S] expanded to
+  // [1,1,10,10] before it is added to the scores [B,H,S,S]): 1 gives the
+  // same values, and broadcasting there repeats it to the symbol's size.
+  for (size_t J = 0; J < New.size(); ++J) {
+    bool DataIsOne = J < Offset || (Best[J - Offset].isConstant() &&
+                                    Best[J - Offset].getConstant() == 1);
+    if (DataIsOne && New[J] > 1 &&
+        downstreamAxis(N, J, New.size(), New[J], DA))
+      New[J] = 1;
+  }
   if (New == *Shape)
     return;
   Value *C = RW.createConstant(
@@ -1099,6 +1115,72 @@ static Tensor evaluateBaked(const Value &V, int64_t Opset,
   return evaluateFromConstants(V, Opset, Opts, Memo);
 }
 
+/// A Gather whose constant indices are 0, 1, ..., n-1 in order, n the old
+/// size of the gathered dim, reads its data as it is: the TorchScript
+/// exporter writes `mask[:, None, None, :]` as the flattened mask gathered
+/// at b*S + s, baked as [3,1,1,10] of 0..29 over [B*S, 1]. Where that dim
+/// became dynamic, the Gather becomes a Reshape to the data's dims before
+/// the axis, the indices' dims and the data's dims after it, at the old
+/// sizes: the Reshape repair then reads that target like any other (here
+/// through the Flatten that merged [B,S]).
+void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
+                                         Rewriter &RW) {
+  if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1) ||
+      !N.getResult(0))
+    return;
+  Value *Data = N.getOperand(0);
+  const std::vector<DimExpr> *DD = DA.getDims(*Data);
+  Tensor Idx = evaluateBaked(*N.getOperand(1),
+                             RW.getModel().getOpsetVersion(""), BakedValues);
+  if (!DD || !Idx || RW.getModel().getOpsetVersion("") < 5)
+    return;
+  std::optional<std::vector<int64_t>> Values = Idx.toInt64s();
+  int64_t Rank = DD->size(), Axis = N.getAttrInt("axis", 0);
+  if (Axis < 0)
+    Axis += Rank;
+  if (!Values || Axis < 0 || Axis >= Rank)
+    return;
+  DimExpr Gathered = computedDim(DA, *Data, *DD, Axis);
+  if (Gathered.isConstant() || Gathered.hasUnknown() ||
+      oldValue(Gathered) != int64_t(Values->size()) || Values->empty())
+    return;
+  for (size_t I = 0; I < Values->size(); ++I)
+    if ((*Values)[I] != int64_t(I))
+      return;
+  std::vector<int64_t> Target;
+  for (int64_t K = 0; K < Rank; ++K) {
+    if (K == Axis) {
+      for (int64_t D : Idx.getDims())
+        Target.push_back(D);
+      continue;
+    }
+    std::optional<int64_t> Old = oldValue(computedDim(DA, *Data, *DD, K));
+    if (!Old)
+      return;
+    Target.push_back(*Old);
+  }
+  Graph &G = *N.getParentGraph();
+  RW.setInsertionPointBefore(&N);
+  std::string Name = N.getOperand(1)->getName().str() + "_view";
+  Node *View = RW.createNode(
+      "Reshape",
+      {Data, RW.createConstant(G, Tensor::fromInt64s(
+                                      Name, {int64_t(Target.size())}, Target))},
+      1, "", "gathered");
+  Stale.insert(View->getResult(0));
+  if (failed(RW.replaceAllUsesWith(N.getResult(0), View->getResult(0))))
+    return;
+  emitRemark(RW.getDiags(), N)
+      << "constant indices '" << N.getOperand(1)->getName() << "' "
+      << printInts(Idx.getDims()) << " are 0.." << Values->size() - 1
+      << " in order over dim " << Axis << " of '" << Data->getName()
+      << "' (" << Gathered.str()
+      << "): the gather is a view of it, a Reshape to "
+      << printInts(Target) << " at the old sizes";
+  ++RepairCounts["gather of positions in order"];
+  Repaired = true;
+}
+
 /// GatherElements reads its data along `axis`; along its other dims the
 /// indices may not be longer than the data. A data table computed from
 /// constants at the old size of an index dim, and the same along it
@@ -1363,6 +1445,10 @@ void DynamicRewrite::repair(Node &N, DimAnalysis &DA, Rewriter &RW,
         {"GatherND",
          [](DynamicRewrite &D, Node &N, const RepairScope &S) {
            D.repairGatherND(N, S.DA, S.RW);
+         }},
+        {"Gather",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairGatherInOrder(N, S.DA, S.RW);
          }},
         {"GatherElements",
          [](DynamicRewrite &D, Node &N, const RepairScope &S) {

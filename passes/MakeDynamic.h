@@ -90,6 +90,9 @@ public:
   /// A GatherND whose constant index tuples enumerate the data's dims
   /// (BakedConstants.cpp).
   void repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// A Gather of constant indices 0..n-1 in order over a dim that became
+  /// dynamic: a view of its data (MakeDynamic.cpp).
+  void repairGatherInOrder(Node &N, DimAnalysis &DA, Rewriter &RW);
   /// A GatherElements table baked at the old size of an index dim along
   /// which it is the same (MakeDynamic.cpp).
   void repairGatherElements(Node &N, DimAnalysis &DA, Rewriter &RW);

@@ -413,7 +413,7 @@ std::optional<double> columnFrequency(const Column &C, double Amp, bool IsSin) {
 
 Tensor onnxopt::otherSinusoid(const Tensor &Angles, bool IsSin,
                               llvm::ArrayRef<int64_t> Dims,
-                              llvm::StringRef Name) {
+                              llvm::StringRef Name, double Scale) {
   std::optional<std::vector<float>> A = readFloats(Angles);
   int64_t Count = 1;
   for (int64_t D : Dims)
@@ -423,7 +423,8 @@ Tensor onnxopt::otherSinusoid(const Tensor &Angles, bool IsSin,
   std::vector<float> Out;
   Out.reserve(A->size());
   for (float X : *A)
-    Out.push_back(float(IsSin ? std::cos(double(X)) : std::sin(double(X))));
+    Out.push_back(
+        float(Scale * (IsSin ? std::cos(double(X)) : std::sin(double(X)))));
   return Tensor::fromFloats(Name, Dims, Out);
 }
 

@@ -8,6 +8,7 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/Ops/OpDef.h"
 #include <algorithm>
+#include <onnx/onnx_pb.h>
 #include <climits>
 
 using namespace onnxopt;
@@ -84,8 +85,9 @@ bool onnxopt::isNondeterministic(const Node &N) {
          hasTraitByName("com.microsoft", Op, Nondeterministic);
 }
 
-const Value *onnxopt::trigAngles(const Value &V, bool &IsSin) {
+const Value *onnxopt::trigAngles(const Value &V, bool &IsSin, double &Scale) {
   const Value *Cur = &V;
+  Scale = 1.0;
   for (unsigned Step = 0; Step < 8 && Cur; ++Step) {
     const Node *Def = Cur->getDefiningNode();
     if (!Def || !Def->isOnnxDomain() || Def->getNumOperands() == 0)
@@ -94,6 +96,24 @@ const Value *onnxopt::trigAngles(const Value &V, bool &IsSin) {
     if (Op == "Cos" || Op == "Sin") {
       IsSin = Op == "Sin";
       return Def->getOperand(0);
+    }
+    // transformers' `cos * attention_scaling` then `.to(dtype)`: a scalar
+    // factor, and a cast between float types.
+    if (Op == "Cast") {
+      int64_t To = Def->getAttrInt("to", 0);
+      if (To != onnx::TensorProto::FLOAT && To != onnx::TensorProto::DOUBLE)
+        return nullptr;
+      Cur = Def->getOperand(0);
+      continue;
+    }
+    if (Op == "Mul" && Def->getNumOperands() == 2 && Def->getOperand(1)) {
+      Tensor K = getConstantValue(*Def->getOperand(1));
+      std::optional<std::vector<double>> F = K ? K.toDoubles() : std::nullopt;
+      if (!F || F->size() != 1)
+        return nullptr;
+      Scale *= F->front();
+      Cur = Def->getOperand(0);
+      continue;
     }
     if (!hasTrait(*Def, ViewLike) && !hasTrait(*Def, IdentityOp))
       return nullptr;

@@ -71,7 +71,7 @@ constexpr TraitRow Traits[] = {
     {"", "Constant", 1, ConstantProducer, {}, {}, -1},
     {"", "ConstantOfShape", 1, FillsShape, ConstantOfShapeOperands1, {}, -1},
     {"", "CumSum", 1, ShapePreserving, {}, {}, -1},
-    {"", "Expand", 1, MovesElements, ExpandOperands1, {}, -1},
+    {"", "Expand", 1, MovesElements | BroadcastsToShape, ExpandOperands1, {}, -1},
     {"", "Flatten", 1, MovesElements | ViewLike, {}, {}, -1},
     {"", "Gather", 1, ShapeArithmetic, {}, {}, -1},
     {"",

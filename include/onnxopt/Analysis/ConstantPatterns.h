@@ -95,12 +95,13 @@ struct SinusoidForm {
 /// which must then determine each frequency to 1e-9 (a short cos table of
 /// a low frequency does not: its angles stay near 0).
 /// The other function of \p Angles (the sine where \p IsSin is false, the
-/// cosine otherwise), as float of shape \p Dims (the same element count:
+/// cosine otherwise) times \p Scale, as float of shape \p Dims (the same element count:
 /// the table was a view of its angles): the partner that fixes a rotary
 /// table's low frequencies when the model computes the table (matchSinusoid).
 /// A null Tensor when \p Angles is not float or the counts differ.
 Tensor otherSinusoid(const Tensor &Angles, bool IsSin,
-                     llvm::ArrayRef<int64_t> Dims, llvm::StringRef Name);
+                     llvm::ArrayRef<int64_t> Dims, llvm::StringRef Name,
+                     double Scale = 1.0);
 
 std::optional<SinusoidForm> matchSinusoid(const Tensor &T, unsigned Axis,
                                           const Tensor *Partner,

@@ -115,6 +115,9 @@ enum OpTrait : uint32_t {
   /// A matrix product over the last two dims; the dims before them
   /// broadcast as an elementwise op's do (MatMul).
   BatchedMatrixProduct = 1u << 24,
+  /// The result is the first operand broadcast with the shape the second
+  /// holds, dims aligned from the right as an elementwise op's (Expand).
+  BroadcastsToShape = 1u << 25,
 };
 using OpTraits = uint32_t;
 

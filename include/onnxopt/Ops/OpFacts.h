@@ -61,11 +61,12 @@ bool isReductionOp(llvm::StringRef OpType);
 /// never folded or merged.
 bool isNondeterministic(const Node &N);
 
-/// The angles \p V is the cosine or sine of (\p IsSin says which): \p V is
-/// Cos(A) or Sin(A) of the default domain, seen through ops that only
-/// reshape or copy their first operand (Unsqueeze, Reshape, Identity, ...).
-/// Null when it is not.
-const Value *trigAngles(const Value &V, bool &IsSin);
+/// The angles \p V is \p Scale times the cosine or sine of (\p IsSin says
+/// which): \p V is Cos(A) or Sin(A) of the default domain, seen through
+/// ops that only reshape or copy their first operand (Unsqueeze, Reshape,
+/// Identity, ...), casts between float types and Muls by a constant
+/// scalar. Null when it is not.
+const Value *trigAngles(const Value &V, bool &IsSin, double &Scale);
 
 /// Ops whose result dims depend on the values of their operands, not only
 /// on their shapes (NonZero, NonMaxSuppression, Unique, Compress).
