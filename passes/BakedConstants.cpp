@@ -568,7 +568,10 @@ DynamicRewrite::downstreamAxis(const Node &User, unsigned Axis, unsigned Rank,
       const Node *M = U.User;
       // Expand broadcasts its data as an elementwise op does (the padding
       // mask and-ed with a constant, then expanded to [B,1,S,S]).
+      // A softmax or a cumulative sum along the cut dim would see one
+      // element instead of many: only ops that read element by element.
       if (!M || !M->isOnnxDomain() || M->getNumResults() != 1 ||
+          hasTrait(*M, MixesAlongDims) ||
           !(hasTrait(*M, ElementwiseBroadcasting) ||
             hasTrait(*M, ShapePreserving) ||
             (hasTrait(*M, BroadcastsToShape) && U.Index == 0)))

@@ -1162,11 +1162,9 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
   Graph &G = *N.getParentGraph();
   RW.setInsertionPointBefore(&N);
   std::string Name = N.getOperand(1)->getName().str() + "_view";
-  Node *View = RW.createNode(
-      "Reshape",
-      {Data, RW.createConstant(G, Tensor::fromInt64s(
-                                      Name, {int64_t(Target.size())}, Target))},
-      1, "", "gathered");
+  Value *Shape = RW.createConstant(
+      G, Tensor::fromInt64s(Name, {int64_t(Target.size())}, Target));
+  Node *View = RW.createNode("Reshape", {Data, Shape}, 1, "", "gathered");
   Stale.insert(View->getResult(0));
   if (failed(RW.replaceAllUsesWith(N.getResult(0), View->getResult(0))))
     return;

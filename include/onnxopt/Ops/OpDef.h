@@ -118,6 +118,11 @@ enum OpTrait : uint32_t {
   /// The result is the first operand broadcast with the shape the second
   /// holds, dims aligned from the right as an elementwise op's (Expand).
   BroadcastsToShape = 1u << 25,
+  /// Each result element depends on other elements of the operand along
+  /// some dims (softmax, the normalizations, cumulative sums, LRN, Trilu's
+  /// positions, ReverseSequence): a dim cut to 1 changes the values, even
+  /// where the operand is the same along it.
+  MixesAlongDims = 1u << 26,
 };
 using OpTraits = uint32_t;
 
