@@ -264,12 +264,9 @@ Tensor partnerFromAngles(const Value &Operand, const Tensor &T,
   const Value *A = trigAngles(Operand, IsSin, Scale);
   if (!A)
     return Tensor();
-  ConstantConeOptions Opts;
-  Opts.Eval.MaxResultBytes = 16 << 20;
-  Opts.Eval.AllowInexact = true; // read, never stored
-  Opts.MaxNodes = 256;
   llvm::DenseMap<const Value *, Tensor> Memo;
-  Tensor Angles = evaluateFromConstants(*A, M.getOpsetVersion(""), Opts, Memo);
+  Tensor Angles =
+      evaluateFromConstants(*A, M.getOpsetVersion(""), bakedConeOptions(), Memo);
   if (!Angles)
     return Tensor();
   Tensor P = otherSinusoid(Angles, IsSin, T.getDims(), Name.str() + "_partner",
@@ -292,6 +289,14 @@ Value *buildSinusoid(const BakedConstant &B, const SinusoidForm &F,
 }
 
 } // namespace
+
+ConstantConeOptions onnxopt::bakedConeOptions() {
+  ConstantConeOptions Opts;
+  Opts.Eval.MaxResultBytes = 16 << 20;
+  Opts.Eval.AllowInexact = true;
+  Opts.MaxNodes = 256;
+  return Opts;
+}
 
 RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                                             Rewriter &RW) {
@@ -460,9 +465,8 @@ void DynamicRewrite::repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (!DD)
     return;
   std::vector<DimExpr> In = expressInInputs(DA, *Data, *DD, Old);
-  ConstantConeOptions Opts;
-  Opts.Eval.MaxResultBytes = 16 << 20;
-  Opts.MaxNodes = 256;
+  ConstantConeOptions Opts = bakedConeOptions();
+  Opts.Eval.AllowInexact = false; // integer tuples, compared exactly
   Tensor T = evaluateFromConstants(
       *N.getOperand(1), RW.getModel().getOpsetVersion(""), Opts, BakedValues);
   std::optional<std::vector<int64_t>> Idx = T ? T.toInt64s() : std::nullopt;

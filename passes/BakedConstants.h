@@ -19,6 +19,7 @@
 #ifndef ONNXOPT_PASSES_BAKEDCONSTANTS_H
 #define ONNXOPT_PASSES_BAKEDCONSTANTS_H
 
+#include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
 #include <string>
@@ -58,6 +59,12 @@ struct RebuildResult {
 
 /// Rebuilds \p B's constant at the partner's sizes and makes the user read
 /// the rebuilt value. Changes nothing when no rule applies.
+/// How make-dynamic evaluates a value computed from constants to read what
+/// was baked: cones of up to 256 nodes, results up to 16 MiB, and the ops a
+/// runtime rounds its own way (Cos, a float MatMul) included, as the
+/// repairs only read these values and rebuild what they recognise.
+ConstantConeOptions bakedConeOptions();
+
 RebuildResult rebuildBakedConstant(const BakedConstant &B, Model &M,
                                    Rewriter &RW);
 

@@ -53,7 +53,6 @@
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
-#include "onnxopt/Export/Export.h"
 #include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/IR/ShapeVectorBuilder.h"
 #include "onnxopt/Ops/OpDef.h"
@@ -1106,13 +1105,7 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
 /// are memoized per round in \p Memo.
 static Tensor evaluateBaked(const Value &V, int64_t Opset,
                             llvm::DenseMap<const Value *, Tensor> &Memo) {
-  ConstantConeOptions Opts;
-  Opts.Eval.MaxResultBytes = 16 << 20;
-  // Only read (a rotary table computed as cos(inv_freq @ positions)): the
-  // repairs rebuild what they recognise, they never store these values.
-  Opts.Eval.AllowInexact = true;
-  Opts.MaxNodes = 256;
-  return evaluateFromConstants(V, Opset, Opts, Memo);
+  return evaluateFromConstants(V, Opset, bakedConeOptions(), Memo);
 }
 
 /// A Gather whose constant indices are 0, 1, ..., n-1 in order, n the old
@@ -1135,11 +1128,11 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
   if (!DD || !Idx || RW.getModel().getOpsetVersion("") < 5)
     return;
   std::optional<std::vector<int64_t>> Values = Idx.toInt64s();
-  int64_t Rank = DD->size(), Axis = N.getAttrInt("axis", 0);
-  if (Axis < 0)
-    Axis += Rank;
-  if (!Values || Axis < 0 || Axis >= Rank)
+  int64_t Rank = DD->size();
+  std::optional<int64_t> AxisOf = resolveAxis(N.getAttrInt("axis", 0), Rank);
+  if (!Values || !AxisOf)
     return;
+  int64_t Axis = *AxisOf;
   DimExpr Gathered = computedDim(DA, *Data, *DD, Axis);
   if (Gathered.isConstant() || Gathered.hasUnknown() ||
       oldValue(Gathered) != int64_t(Values->size()) || Values->empty())
@@ -1197,13 +1190,14 @@ void DynamicRewrite::repairGatherElements(Node &N, DimAnalysis &DA,
   if (!T || !ID || ID->size() != T.getDims().size())
     return;
   std::vector<int64_t> Dims = T.getDims();
-  int64_t Rank = Dims.size(), Axis = N.getAttrInt("axis", 0);
-  if (Axis < 0)
-    Axis += Rank;
+  std::optional<int64_t> Axis =
+      resolveAxis(N.getAttrInt("axis", 0), int64_t(Dims.size()));
+  if (!Axis)
+    return;
   std::vector<unsigned> Cut;
   std::vector<std::string> Said;
   for (unsigned A = 0; A < Dims.size(); ++A) {
-    if (int64_t(A) == Axis)
+    if (int64_t(A) == *Axis)
       continue;
     DimExpr E = computedDim(DA, *Indices, *ID, A);
     if (E.isConstant() || E.hasUnknown() || oldValue(E) != Dims[A] ||
@@ -1594,7 +1588,6 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
                      [](const auto &KV) { return KV.second > MaxRepairsOfNode; }))
       break;
   }
-  if (getenv("MD_DEBUG")) printModel(M, llvm::errs());
   DimAnalysis DA(M);
   DA.run();
   for (const std::string &C : DA.getConflicts())

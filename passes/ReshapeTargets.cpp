@@ -62,7 +62,6 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   for (unsigned K = 0; K < InDims->size(); ++K)
     Best.push_back(computedDim(DA, *N.getOperand(0), *InDims, K));
   const std::vector<DimExpr> *In = &Best;
-  if (getenv("MD_DEBUG")) { llvm::errs() << "DBGR " << N.getName() << " T=" << printInts(*Target) << " In=["; for (auto &E : Best) llvm::errs() << E.str() << ","; llvm::errs() << "]\n"; }
   bool Dynamic = false;
   for (const DimExpr &E : *In) {
     // A symbol that inference made up (unk__4: the dim algebra did not
@@ -569,21 +568,12 @@ DynamicRewrite::splitMergedDims(Node &N, llvm::ArrayRef<DimExpr> In,
       DynamicEntries.push_back(K);
   if (DynamicEntries.size() == 1 && Target[DynamicEntries.front()] == -1)
     return SplitResult::Kept;
-  std::string Name = N.getOperand(1)->getName().str();
-  if (DynamicEntries.size() == 1) {
-    // One dynamic entry: the -1 among literals, a constant target.
-    std::vector<int64_t> New = OldTarget;
-    New[DynamicEntries.front()] = -1;
-    RW.setOperand(&N, 1,
-                  RW.createConstant(*N.getParentGraph(),
-                                    Tensor::fromInt64s(
-                                        Name + "_dynamic",
-                                        {int64_t(New.size())}, New)));
-    ++RepairCounts["merged-dim split"];
-    Repaired = true;
-    return SplitResult::Rewritten;
-  }
-  ShapeVectorBuilder B(RW, N, Name + "_part", "dims");
+  // One dynamic entry: the -1 among literals, one constant target (named
+  // as the other repairs name theirs); more: dims read at run time.
+  ShapeVectorBuilder B(RW, N,
+                       N.getOperand(1)->getName().str() +
+                           (DynamicEntries.size() == 1 ? "_dynamic" : "_part"),
+                       "dims");
   for (size_t K = 0; K < Target.size(); ++K) {
     int J = (*Assign)[K];
     if (J < 0 || (*Dims)[J].E.isConstant())

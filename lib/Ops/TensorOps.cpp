@@ -1376,6 +1376,17 @@ EvalResults evalSize(EvalContext &Ctx) {
   return Ctx.one(Tensor::fromInt64s(Ctx.resultName(0), {}, {*Num}));
 }
 
+/// Index \p I of a dim of \p Extent, a negative one counted from the
+/// back; false (with the reason) when it is outside the dim.
+bool indexInDim(EvalContext &Ctx, int64_t &I, int64_t Extent) {
+  if (I < -Extent || I >= Extent)
+    return Ctx.error("index " + llvm::Twine(I) + " is out of range for dim " +
+                     llvm::Twine(Extent));
+  if (I < 0)
+    I += Extent;
+  return true;
+}
+
 EvalResults evalGather(EvalContext &Ctx) {
   const Node &N = Ctx.getNode();
   const Tensor *Data = Ctx.constOperand(0);
@@ -1390,13 +1401,9 @@ EvalResults evalGather(EvalContext &Ctx) {
   if (!Ctx.normalizeAxis(Axis, Rank, "axis"))
     return std::nullopt;
   int64_t Extent = DDims[Axis];
-  for (int64_t &I : *Indices) {
-    if (I < -Extent || I >= Extent)
-      return Ctx.fail("index " + llvm::Twine(I) + " is out of range for dim " +
-                      llvm::Twine(Extent));
-    if (I < 0)
-      I += Extent;
-  }
+  for (int64_t &I : *Indices)
+    if (!indexInDim(Ctx, I, Extent))
+      return std::nullopt;
   std::vector<int64_t> IDims = Ctx.constOperand(1)->getDims();
   std::vector<int64_t> OutDims(DDims.begin(), DDims.begin() + Axis);
   OutDims.insert(OutDims.end(), IDims.begin(), IDims.end());
@@ -1454,11 +1461,10 @@ EvalResults evalGatherND(EvalContext &Ctx) {
       const int64_t *Tuple = Idx->data() + (Bi * Tuples + T) * K;
       int64_t Off = 0;
       for (int64_t J = 0; J < K; ++J) {
-        int64_t Extent = DDims[B + J], I = Tuple[J];
-        if (I < -Extent || I >= Extent)
-          return Ctx.fail("index " + llvm::Twine(I) +
-                          " is out of range for dim " + llvm::Twine(Extent));
-        Off = Off * Extent + (I < 0 ? I + Extent : I);
+        int64_t I = Tuple[J];
+        if (!indexInDim(Ctx, I, DDims[B + J]))
+          return std::nullopt;
+        Off = Off * DDims[B + J] + I;
       }
       for (int64_t E = 0; E < Slice; ++E)
         Src.push_back(Bi * BatchSize + Off * Slice + E);
