@@ -298,6 +298,11 @@ ConstantConeOptions onnxopt::bakedConeOptions() {
   return Opts;
 }
 
+Tensor onnxopt::evaluateBaked(const Value &V, int64_t Opset,
+                              llvm::DenseMap<const Value *, Tensor> &Memo) {
+  return evaluateFromConstants(V, Opset, bakedConeOptions(), Memo);
+}
+
 RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                                             Rewriter &RW) {
   Node &User = *B.User;
@@ -553,6 +558,76 @@ void DynamicRewrite::repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW) {
   Repaired = true;
 }
 
+/// Axis \p Axis of a baked constant (dim \p FromRight from the right of
+/// operand \p Operand of \p M) when \p M needs it at a partner's size
+/// exactly and that partner's dim is a new input symbol of old size
+/// \p Size; the input dim is read from the graph input.
+std::optional<BakedAxis>
+DynamicRewrite::exactAxis(const Node &M, unsigned Operand, unsigned FromRight,
+                          unsigned Axis, int64_t Size, const DimAnalysis &DA) {
+  std::optional<std::pair<unsigned, unsigned>> P =
+      exactDimPartner(M, Operand, FromRight);
+  if (!P || P->first >= M.getNumOperands() || !M.getOperand(P->first))
+    return std::nullopt;
+  const Value &Partner = *M.getOperand(P->first);
+  const std::vector<DimExpr> *PD = DA.getDims(Partner);
+  if (!PD || P->second >= PD->size())
+    return std::nullopt;
+  DimExpr E = computedDim(DA, Partner, *PD, P->second);
+  if (!E.isSymbol() || oldValue(E) != Size)
+    return std::nullopt;
+  auto [Input, Dim] = inputDimOf(E.getSymbol());
+  if (!Input)
+    return std::nullopt;
+  BakedAxis BA;
+  BA.Axis = Axis;
+  BA.Partner = Input;
+  BA.PartnerAxis = Dim;
+  BA.IsInputSymbol = true;
+  BA.DimText = E.getSymbol().str();
+  BA.Exact = true;
+  return BA;
+}
+
+/// The constant operands of \p N whose dims \p N needs at another
+/// operand's size exactly: each axis whose partner is a new input symbol
+/// at the axis's old size is rebuilt and expanded to it. RotaryEmbedding's
+/// caches at batch 1 ([1,S,d], computed from constants) become [B,S,d];
+/// an Attention's constant causal mask [1,1,S,S] is rebuilt in S.
+void DynamicRewrite::repairExactOperands(Node &N, DimAnalysis &DA,
+                                         Rewriter &RW) {
+  int Opset = RW.getModel().getOpsetVersion("");
+  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+    Value *C = N.getOperand(I);
+    Tensor T = C ? evaluateBaked(*C, Opset, BakedValues) : Tensor();
+    if (!T)
+      continue;
+    const std::vector<int64_t> &Dims = T.getDims();
+    BakedConstant B;
+    B.User = &N;
+    B.Operand = I;
+    B.T = T;
+    std::set<std::string> New;
+    for (unsigned A = 0; A < Dims.size(); ++A)
+      if (std::optional<BakedAxis> BA =
+              exactAxis(N, I, Dims.size() - A, A, Dims[A], DA)) {
+        New.insert(BA->DimText);
+        B.Axes.push_back(*BA);
+      }
+    if (B.Axes.empty())
+      continue;
+    if (Problem P = expandBakedOperand(
+            B, RW, "the dims " + N.getOpType().str() + " needs exactly",
+            "expanded constant");
+        !P.Message.empty())
+      Problems.push_back({&N,
+                          P.Message + "; re-export with dynamic axes, or keep " +
+                              llvm::join(New, ", ") +
+                              " static with allow-partial=true",
+                          New});
+  }
+}
+
 /// The size an axis of a baked constant must have where its user's result
 /// meets other operands further on: `And(mask[1,1,10,10], pad[B,1,1,S])`
 /// says nothing about axis 2, the `Add(scores[B,H,S,S], ...)` after a Where
@@ -570,6 +645,14 @@ DynamicRewrite::downstreamAxis(const Node &User, unsigned Axis, unsigned Rank,
   for (size_t I = 0; I < Work.size() && I < 64; ++I) {
     for (const Use &U : Work[I]->getUses()) {
       const Node *M = U.User;
+      // An op that needs the dim at its partner's size exactly (an
+      // Attention's mask rows are Q's sequence): the search ends there.
+      if (M && exactDimPartner(*M, U.Index, FromRight)) {
+        if (std::optional<BakedAxis> BA =
+                exactAxis(*M, U.Index, FromRight, Axis, Size, DA))
+          return BA;
+        continue;
+      }
       // Expand broadcasts its data as an elementwise op does (the padding
       // mask and-ed with a constant, then expanded to [B,1,S,S]).
       // A softmax or a cumulative sum along the cut dim would see one

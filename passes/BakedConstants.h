@@ -22,6 +22,7 @@
 #include "onnxopt/Analysis/ConstantEval.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
+#include "llvm/ADT/DenseMap.h"
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct BakedAxis {
   bool IsInputSymbol = false;
   /// The partner's dim, as an expression over the input symbols.
   std::string DimText;
+  /// A user further on needs the dim at the partner's size exactly, not
+  /// broadcast from 1 (an Attention's mask rows): the rebuilt constant is
+  /// expanded to it.
+  bool Exact = false;
 };
 
 struct BakedConstant {
@@ -57,14 +62,21 @@ struct RebuildResult {
   bool Bounds = false;
 };
 
-/// Rebuilds \p B's constant at the partner's sizes and makes the user read
-/// the rebuilt value. Changes nothing when no rule applies.
 /// How make-dynamic evaluates a value computed from constants to read what
 /// was baked: cones of up to 256 nodes, results up to 16 MiB, and the ops a
 /// runtime rounds its own way (Cos, a float MatMul) included, as the
 /// repairs only read these values and rebuild what they recognise.
 ConstantConeOptions bakedConeOptions();
 
+/// The value of \p V when it is computed from constants only (a grid that
+/// torch built with Expand and Cast, a mask made by Trilu of a constant):
+/// the exporter left the subgraph, its value is what was baked. Results
+/// are memoized per round in \p Memo.
+Tensor evaluateBaked(const Value &V, int64_t Opset,
+                     llvm::DenseMap<const Value *, Tensor> &Memo);
+
+/// Rebuilds \p B's constant at the partner's sizes and makes the user read
+/// the rebuilt value. Changes nothing when no rule applies.
 RebuildResult rebuildBakedConstant(const BakedConstant &B, Model &M,
                                    Rewriter &RW);
 

@@ -1099,15 +1099,6 @@ bool DynamicRewrite::resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
   return true;
 }
 
-/// The value of \p V when it is computed from constants only (a grid that
-/// torch built with Expand and Cast, a mask made by Trilu of a constant):
-/// the exporter left the subgraph, its value is what was baked. Results
-/// are memoized per round in \p Memo.
-static Tensor evaluateBaked(const Value &V, int64_t Opset,
-                            llvm::DenseMap<const Value *, Tensor> &Memo) {
-  return evaluateFromConstants(V, Opset, bakedConeOptions(), Memo);
-}
-
 /// A Gather whose constant indices are 0, 1, ..., n-1 in order, n the old
 /// size of the gathered dim, reads its data as it is: the TorchScript
 /// exporter writes `mask[:, None, None, :]` as the flattened mask gathered
@@ -1315,8 +1306,14 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
       HeldBack = true;
       continue;
     }
-    if (IsConcat) {
-      if (Problem P = repairConcatOperand(B, RW); !P.Message.empty())
+    bool Exact = llvm::any_of(B.Axes, [](const BakedAxis &A) { return A.Exact; });
+    if (IsConcat || Exact) {
+      if (Problem P = expandBakedOperand(
+              B, RW,
+              IsConcat ? "the dims of the other inputs it is concatenated with"
+                       : "the dims its result must have further on",
+              IsConcat ? "expanded Concat operand" : "expanded constant");
+          !P.Message.empty())
         Problems.push_back(
             {&N,
              P.Message + "; re-export with dynamic axes, or keep " +
@@ -1359,13 +1356,14 @@ DimExpr DynamicRewrite::computedDim(const DimAnalysis &DA, const Value &V,
   return F;
 }
 
-/// A constant Concat operand sized for the old input: the axes of more
+/// A constant sized for the old input where no broadcast may stand in for
+/// the new size (a Concat operand, an Attention's mask): the axes of more
 /// than one element are rebuilt as for elementwise ops (the same along
 /// them, affine, ...), then the operand is expanded to the partner's dims
 /// on every baked axis (Expand keeps a dim where its shape says 1).
-/// Returns a problem whose Message is empty on success.
-Problem DynamicRewrite::repairConcatOperand(const BakedConstant &B,
-                                            Rewriter &RW) {
+Problem DynamicRewrite::expandBakedOperand(const BakedConstant &B,
+                                           Rewriter &RW, llvm::StringRef Why,
+                                           llvm::StringRef Rule) {
   Node &N = *B.User;
   std::string Name = N.getOperand(B.Operand)->getName().str();
   BakedConstant Wide = B;
@@ -1400,10 +1398,8 @@ Problem DynamicRewrite::repairConcatOperand(const BakedConstant &B,
   RW.setOperand(&N, B.Operand, Expand->getResult(0));
   emitRemark(RW.getDiags(), N)
       << Said << "constant '" << Name << "' " << printInts(B.T.getDims())
-      << " is expanded to " << llvm::join(Dims, ", ")
-      << ", the dims of the other inputs it is "
-      << "concatenated with";
-  ++RepairCounts["expanded Concat operand"];
+      << " is expanded to " << llvm::join(Dims, ", ") << ", " << Why;
+  ++RepairCounts[Rule.str()];
   Repaired = true;
   return {};
 }
@@ -1470,6 +1466,14 @@ void DynamicRewrite::repair(Node &N, DimAnalysis &DA, Rewriter &RW,
         {"Concat",
          [](DynamicRewrite &D, Node &N, const RepairScope &S) {
            D.repairBakedConstants(N, S.DA, S.RW, /*IsConcat=*/true);
+         }},
+        {"Attention",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairExactOperands(N, S.DA, S.RW);
+         }},
+        {"RotaryEmbedding",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairExactOperands(N, S.DA, S.RW);
          }},
     };
     llvm::StringMap<RepairFn> Map;

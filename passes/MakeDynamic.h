@@ -101,6 +101,12 @@ public:
   std::optional<BakedAxis> downstreamAxis(const Node &User, unsigned Axis,
                                           unsigned Rank, int64_t Size,
                                           const DimAnalysis &DA);
+  /// Axis \p Axis of a baked constant that \p M's operand \p Operand
+  /// must have at a partner's size exactly (exactDimPartner), when that
+  /// size is a new input symbol of old size \p Size (BakedConstants.cpp).
+  std::optional<BakedAxis> exactAxis(const Node &M, unsigned Operand,
+                                     unsigned FromRight, unsigned Axis,
+                                     int64_t Size, const DimAnalysis &DA);
   bool tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
                        llvm::ArrayRef<int64_t> Target, Rewriter &RW);
   bool alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
@@ -165,7 +171,16 @@ public:
   /// (\p IsConcat: no broadcasting, other dims must be equal).
   void repairBakedConstants(Node &N, DimAnalysis &DA, Rewriter &RW,
                             bool IsConcat);
-  Problem repairConcatOperand(const BakedConstant &B, Rewriter &RW);
+  /// Rebuilds \p B's axes of more than one element and expands it to its
+  /// partners' dims on every baked axis; \p Why ends the remark (what the
+  /// dims are); \p Rule counts it. Returns a problem whose Message is
+  /// empty on success.
+  Problem expandBakedOperand(const BakedConstant &B, Rewriter &RW,
+                             llvm::StringRef Why, llvm::StringRef Rule);
+  /// The constant operands of an op that needs some of their dims to equal
+  /// another operand's exactly (exactDimPartner: an Attention's mask,
+  /// RotaryEmbedding's caches), expanded to them (BakedConstants.cpp).
+  void repairExactOperands(Node &N, DimAnalysis &DA, Rewriter &RW);
   /// True if a repair already reported why \p N pins every one of \p New.
   bool alreadyReported(const Node *N, const std::set<std::string> &New) const;
 

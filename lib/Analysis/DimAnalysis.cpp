@@ -895,7 +895,8 @@ std::vector<DimAnalysis::Class> DimAnalysis::getClasses() const {
 /// input's or an operand's contents).
 bool onnxopt::dimRulesCover(const Node &N) {
   const DimRule *Rule = getDimRule(lookupOp(N));
-  return Rule && Rule->StatesAllConditions;
+  return Rule && Rule->StatesAllConditions &&
+         (!Rule->StatesAllConditionsFor || Rule->StatesAllConditionsFor(N));
 }
 
 /// Whether a condition needed by \p N binds the model: a node inside an If

@@ -561,27 +561,52 @@ void setResultDims(DimContext &C, unsigned I,
     C.setDims(I, PartialDimList(Dims));
 }
 
-/// attn_mask is added to the scores [B, q heads, q seq, total kv seq]: its
-/// leading dims broadcast to theirs. Its last dim is at most the total:
-/// Attention-23 broadcasts it (1 or the total) and Attention-24 also pads a
-/// shorter one; both semantics need this much.
+/// attn_mask is added to the scores [B, q heads, q seq, total kv seq].
+/// ONNX lets it broadcast; ONNX Runtime requires its last two dims to be
+/// the q sequence and the total kv sequence exactly (Attention-24's
+/// padding of a shorter mask included), and broadcasts only the leading
+/// ones. The rule states ONNX Runtime's, the stricter: a model that meets
+/// them runs under either.
 void requireMaskFits(DimContext &C, const DimList &Scores) {
   const DimList *M = C.dims(3);
   if (!M || M->empty() || M->size() > Scores.size())
     return;
   size_t Offset = Scores.size() - M->size();
-  for (size_t K = 0; K + 1 < M->size(); ++K)
-    C.require(DimCondition::Broadcast, (*M)[K], Scores[Offset + K],
-              "attn_mask broadcasts to the scores");
-  C.require(DimCondition::AtMost, M->back(), Scores.back(),
-            "attn_mask spans at most the kv sequence");
+  for (size_t K = 0; K < M->size(); ++K) {
+    if (Offset + K + 2 >= Scores.size())
+      C.unite((*M)[K], Scores[Offset + K]);
+    else
+      C.require(DimCondition::Broadcast, (*M)[K], Scores[Offset + K],
+                "attn_mask broadcasts to the scores");
+  }
+}
+
+/// Attention's head counts: a 4-D form's attributes, when given, must be
+/// its dims; q heads are whole groups of kv heads. With kv heads not a
+/// number the rule asks for equal heads, which suffices.
+void requireHeads(DimContext &C, const HeadDims &Q, const HeadDims &K,
+                  bool FourD) {
+  const Node &N = C.getNode();
+  int64_t QHeads = N.getAttrInt("q_num_heads", 0);
+  int64_t KVHeads = N.getAttrInt("kv_num_heads", 0);
+  if (FourD && QHeads > 0)
+    C.unite(Q.Heads, DimExpr::constant(QHeads));
+  if (FourD && KVHeads > 0)
+    C.unite(K.Heads, DimExpr::constant(KVHeads));
+  if (K.Heads.isConstant() && K.Heads.getConstant() > 0)
+    C.require(DimCondition::Divisible, Q.Heads, K.Heads,
+              "q heads are groups of kv heads");
+  else
+    C.require(DimCondition::Equal, Q.Heads, K.Heads,
+              "q heads are groups of kv heads (stated as equal heads)");
 }
 
 /// Attention-23/24: Y, present_key, present_value and qk_matmul_output
 /// (see inferAttention), with the sequence extended by the past as an
 /// expression. Q, K and V share the batch; Q and K the head size; K and V
-/// the sequence and heads; q heads are a multiple of kv heads (stated when
-/// the kv heads are a number); attn_mask fits the scores.
+/// the sequence and heads; the caches the current K's and V's other dims;
+/// the heads as requireHeads says; attn_mask fits the scores. These are
+/// all the conditions ONNX Runtime checks on dims, so the rule states all.
 void transferAttention(DimContext &C, const DimList *) {
   const Node &N = C.getNode();
   int64_t QHeads = N.getAttrInt("q_num_heads", 0);
@@ -599,9 +624,7 @@ void transferAttention(DimContext &C, const DimList *) {
   // Attention-24's nonpad_kv_seqlen: one length per batch entry.
   if (const DimList *L = C.dims(6); L && L->size() == 1)
     C.unite((*L)[0], Q->Batch);
-  if (K->Heads.isConstant() && K->Heads.getConstant() > 0)
-    C.require(DimCondition::Divisible, Q->Heads, K->Heads,
-              "q heads are groups of kv heads");
+  requireHeads(C, *Q, *K, C.dims(0)->size() == 4);
   std::optional<DimExpr> KeyTotal = extendByPast(C, 4, *K);
   std::optional<DimExpr> ValueTotal = extendByPast(C, 5, *V);
   // Scores of every key reach every value: both caches are as long.
@@ -618,40 +641,62 @@ void transferAttention(DimContext &C, const DimList *) {
     requireMaskFits(C, {Q->Batch, Q->Heads, Q->Seq, *KeyTotal});
 }
 
-/// RotaryEmbedding-23: X's shape, of whole heads. Without position_ids the
-/// caches
-/// ([B, seq, rotary / 2]) broadcast to X's batch and sequence; with them,
-/// position_ids ([B, seq]) do, and which rows of the caches they read
-/// depends on their values: those conditions are not stated, so make-dynamic
-/// does not rely on this rule.
+/// RotaryEmbedding-23: X's shape. X is [B, heads, seq, head size], or
+/// [B, seq, hidden] split into num_heads heads. The rotated part of a head
+/// (rotary_embedding_dim, else all of it, then of an even size) is at most
+/// the head, and the caches hold half of it per row. The caches share one
+/// shape: [B, seq, half] without position_ids; with them [rows, half],
+/// and position_ids are [B, seq]. These are ONNX Runtime's checks (it
+/// broadcasts nothing). Which rows position_ids read is data, so only the
+/// form without them states all conditions (rotaryStatesAll).
 void transferRotaryEmbedding(DimContext &C, const DimList *X) {
   transferShapePreserving(C, X);
   if (!X || (X->size() != 3 && X->size() != 4))
     return;
   const Node &N = C.getNode();
-  // The 3-D form holds whole heads; a head rotated in full is split in
-  // halves, so its size is even.
-  int64_t Heads = X->size() == 3 ? N.getAttrInt("num_heads", 0) : 1;
-  if (Heads > 0 && N.getAttrInt("rotary_embedding_dim", 0) == 0)
-    C.require(DimCondition::Divisible, X->back(), DimExpr::constant(2 * Heads),
-              "each head splits into halves");
-  else if (Heads > 1)
+  bool Split = X->size() == 3;
+  int64_t Heads = Split ? N.getAttrInt("num_heads", 0) : 1;
+  if (Heads <= 0)
+    return; // inference refuses a 3-D X without num_heads
+  if (Heads > 1)
     C.require(DimCondition::Divisible, X->back(), DimExpr::constant(Heads),
               "the hidden size splits into heads");
-  DimExpr Batch = (*X)[0], Seq = X->size() == 4 ? (*X)[2] : (*X)[1];
+  std::optional<DimExpr> HeadSize =
+      Heads > 1 ? X->back().divExact(DimExpr::constant(Heads)) : X->back();
+  DimExpr Batch = (*X)[0], Seq = Split ? (*X)[1] : (*X)[2];
   const DimList *Cos = C.dims(1), *Sin = C.dims(2);
-  // The two caches are read at the same positions: they have one shape.
   if (Cos && Sin && Cos->size() == Sin->size())
     for (size_t K = 0; K < Cos->size(); ++K)
       C.unite((*Cos)[K], (*Sin)[K]);
-  const DimList *Rows = hasOperand(N, 3) ? C.dims(3) : Cos;
-  if (!Rows || Rows->size() < 2)
+  bool ByPosition = hasOperand(N, 3);
+  if (const DimList *P = ByPosition ? C.dims(3) : nullptr; P && P->size() == 2) {
+    C.unite((*P)[0], Batch);
+    C.unite((*P)[1], Seq);
+  }
+  size_t Width = ByPosition ? 1 : 2;
+  if (!Cos || Cos->size() != Width + 1)
     return;
-  C.require(DimCondition::Broadcast, (*Rows)[0], Batch,
-            "the rotation angles broadcast to the batch");
-  C.require(DimCondition::Broadcast, (*Rows)[1], Seq,
-            "the rotation angles broadcast to the sequence");
+  if (!ByPosition) {
+    C.unite((*Cos)[0], Batch);
+    C.unite((*Cos)[1], Seq);
+  }
+  if (!HeadSize)
+    return;
+  int64_t Rotary = N.getAttrInt("rotary_embedding_dim", 0);
+  if (Rotary > 0) {
+    C.require(DimCondition::AtLeast, *HeadSize, DimExpr::constant(Rotary),
+              "the rotated part fits in a head");
+    C.unite((*Cos)[Width], DimExpr::constant(Rotary / 2));
+    return;
+  }
+  C.require(DimCondition::Divisible, *HeadSize, DimExpr::constant(2),
+            "each head splits into halves");
+  C.unite((*Cos)[Width] * DimExpr::constant(2), *HeadSize);
 }
+
+/// RotaryEmbedding's rule states all its conditions only where no
+/// position_ids pick the cache rows.
+bool rotaryStatesAll(const Node &N) { return !hasOperand(N, 3); }
 
 /// TensorScatter-24: past_cache's shape; update has it off the axis and is
 /// at most as long on it; write_indices has one entry per batch entry.
@@ -676,12 +721,12 @@ void transferTensorScatter(DimContext &C, const DimList *Past) {
 
 constexpr DimRule DimRules[] = {
     // The 3-D form needs its rank; the rule reads every operand itself.
-    {"", "Attention", 23, transferAttention, /*NeedsFirstOperandDims=*/true,
-     /*StatesAllConditions=*/false},
+    {"", "Attention", 23, transferAttention, /*NeedsFirstOperandDims=*/true},
     // As LayerNormalization: X's shape, the scale broadcast to X[axis:].
     {"", "RMSNormalization", 23, dims::transferNormalizedTail},
     {"", "RotaryEmbedding", 23, transferRotaryEmbedding,
-     /*NeedsFirstOperandDims=*/false, /*StatesAllConditions=*/false},
+     /*NeedsFirstOperandDims=*/false, /*StatesAllConditions=*/true,
+     rotaryStatesAll},
     // Where write_indices put the update is data: not stated.
     {"", "TensorScatter", 24, transferTensorScatter,
      /*NeedsFirstOperandDims=*/true, /*StatesAllConditions=*/false},

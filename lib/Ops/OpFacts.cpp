@@ -122,6 +122,45 @@ const Value *onnxopt::trigAngles(const Value &V, bool &IsSin, double &Scale) {
   return nullptr;
 }
 
+namespace {
+/// The rank of operand \p I of \p N as recorded; 0 when absent or unknown.
+size_t operandRank(const Node &N, unsigned I) {
+  const Value *V = I < N.getNumOperands() ? N.getOperand(I) : nullptr;
+  return V && V->getType().hasShape() ? V->getType().getRank() : 0;
+}
+
+bool hasOperandAt(const Node &N, unsigned I) {
+  return I < N.getNumOperands() && N.getOperand(I);
+}
+} // namespace
+
+std::optional<std::pair<unsigned, unsigned>>
+onnxopt::exactDimPartner(const Node &N, unsigned Operand, unsigned FromRight) {
+  if (!N.isOnnxDomain() || FromRight == 0)
+    return std::nullopt;
+  llvm::StringRef Op = N.getOpType();
+  // Q, K and V are [B, heads, seq, size] or [B, seq, hidden].
+  size_t QKVRank = operandRank(N, 0);
+  unsigned SeqAxis = QKVRank == 4 ? 2 : 1;
+  if (Op == "Attention" && Operand == 3 && (QKVRank == 3 || QKVRank == 4) &&
+      !hasOperandAt(N, 4)) {
+    if (FromRight == 1)
+      return std::make_pair(1u, SeqAxis);
+    if (FromRight == 2)
+      return std::make_pair(0u, SeqAxis);
+    return std::nullopt;
+  }
+  // RotaryEmbedding's caches without position_ids: [B, seq, half].
+  if (Op == "RotaryEmbedding" && (Operand == 1 || Operand == 2) &&
+      !hasOperandAt(N, 3) && (QKVRank == 3 || QKVRank == 4)) {
+    if (FromRight == 3)
+      return std::make_pair(0u, 0u);
+    if (FromRight == 2)
+      return std::make_pair(0u, SeqAxis);
+  }
+  return std::nullopt;
+}
+
 bool onnxopt::hasValueDependentShape(llvm::StringRef OpType) {
   return hasTraitByName("", OpType, ValueDependentShape);
 }

@@ -169,6 +169,10 @@ struct DimRule {
   /// model whose dims satisfy what the analysis lists runs (make-dynamic
   /// relies on it: dimRulesCover).
   bool StatesAllConditions = true;
+  /// When set, narrows StatesAllConditions to the nodes it accepts: a rule
+  /// that states every condition of one form of its op and not of another
+  /// (RotaryEmbedding without position_ids, whose rows are data).
+  bool (*StatesAllConditionsFor)(const Node &N) = nullptr;
 };
 
 /// The numbers in \p D when every entry is a constant; std::nullopt when one

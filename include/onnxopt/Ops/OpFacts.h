@@ -68,6 +68,16 @@ bool isNondeterministic(const Node &N);
 /// scalar. Null when it is not.
 const Value *trigAngles(const Value &V, bool &IsSin, double &Scale);
 
+/// Where dim \p FromRight (1 = the last) of operand \p Operand of \p N must
+/// equal a dim of another operand exactly, not by broadcasting, for \p N
+/// to run on ONNX Runtime: that operand and dim. An Attention's attn_mask
+/// rows and columns are Q's and K's sequences (without a past cache);
+/// RotaryEmbedding's caches without position_ids are X's batch and
+/// sequence. std::nullopt for every other operand and op. The ranks are
+/// read from the operands' recorded types.
+std::optional<std::pair<unsigned, unsigned>>
+exactDimPartner(const Node &N, unsigned Operand, unsigned FromRight);
+
 /// Ops whose result dims depend on the values of their operands, not only
 /// on their shapes (NonZero, NonMaxSuppression, Unique, Compress).
 bool hasValueDependentShape(llvm::StringRef OpType);
