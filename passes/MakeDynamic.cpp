@@ -349,6 +349,40 @@ void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
   });
 }
 
+/// Whether entry \p K of the view \p N's result \p Out (in input symbols)
+/// lies, at the old sizes, strictly inside the span of one operand dim
+/// that holds no symbol: the elements before it are not a whole number of
+/// the operand's leading dims, so it splits that constant dim.
+bool DynamicRewrite::splitsConstantDim(const DimAnalysis &DA, const Node &N,
+                                       llvm::ArrayRef<DimExpr> Out,
+                                       size_t K) const {
+  const Value *X = N.getOperand(0);
+  const std::vector<DimExpr> *XDims = X ? DA.getDims(*X) : nullptr;
+  if (!XDims)
+    return false;
+  std::vector<DimExpr> In = expressInInputs(DA, *X, *XDims, Old);
+  int64_t Before = 1;
+  for (size_t I = 0; I < K; ++I) {
+    std::optional<int64_t> V = Out[I].hasUnknown() ? std::nullopt
+                                                   : oldValue(Out[I]);
+    if (!V || *V < 1 || __builtin_mul_overflow(Before, *V, &Before))
+      return false;
+  }
+  int64_t Start = 1;
+  for (const DimExpr &E : In) {
+    std::optional<int64_t> V = E.hasUnknown() ? std::nullopt : oldValue(E);
+    int64_t End;
+    if (!V || *V < 1 || __builtin_mul_overflow(Start, *V, &End))
+      return false;
+    if (Start < Before && Before < End)
+      return E.isConstant();
+    if (Before <= Start)
+      return false;
+    Start = End;
+  }
+  return false;
+}
+
 /// A symbol merged away (issue 31): a view (Reshape, Flatten, ...) whose
 /// result has a dim that is the literal old size of a new symbol S while S
 /// survives only inside a product with other dims (10*N). At the old sizes
@@ -360,7 +394,10 @@ void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
 /// such node, naming it. Only for old sizes of 1 (the batch): a 1 next to
 /// a merged batch cannot be told from the batch's place, while a larger
 /// literal equal to an old size is mostly another dim of that size (the 4
-/// box coordinates of a head made dynamic from H = 4).
+/// box coordinates of a head made dynamic from H = 4). A 1 strictly inside
+/// the span of one constant operand dim is a split of that dim (Swin's
+/// [B*nW,N,3,1,d] with one head: the 1 splits the 3*d channels), never the
+/// batch's place.
 void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
   std::set<std::string> Reported;
   M.getGraph().walk([&](Node &N) {
@@ -383,7 +420,8 @@ void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
       bool Whole = false;
       for (size_t K = 0; K < Out.size(); ++K) {
         const DimExpr &E = Out[K];
-        if (E.isConstant() && E.getConstant() == OldSize && !Literal)
+        if (E.isConstant() && E.getConstant() == OldSize && !Literal &&
+            !splitsConstantDim(DA, N, Out, K))
           Literal = K;
         bool Mentions = false;
         // A structured binding cannot be captured in C++17 (clang refuses).

@@ -252,6 +252,8 @@ public:
                      std::set<std::string> &Out) const;
   void examineDataOperands(Model &M, const DimAnalysis &DA);
   void examineMergedSymbols(Model &M, const DimAnalysis &DA);
+  bool splitsConstantDim(const DimAnalysis &DA, const Node &N,
+                         llvm::ArrayRef<DimExpr> Out, size_t K) const;
   LogicalResult storeBounds(Model &M, DiagnosticEngine &Diags);
 };
 

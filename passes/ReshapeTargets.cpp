@@ -357,8 +357,9 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
 
 /// Where dim \p D of \p V came from when an earlier view merged several
 /// dims into it. Walks up, breadth first and 64 steps at most, through
-/// Transposes (which move the dim), elementwise ops and the batch dims of
-/// MatMul (which keep it) and views that keep it whole, to a view whose
+/// Transposes (which move the dim), Splits along another axis, elementwise
+/// ops and the batch dims of MatMul (which keep it) and views that keep it
+/// whole, to a view whose
 /// running products place the dim over a run of its operand's dims (the
 /// `[-1,24,32]` that folded MobileViT's [B,4,24,32] patches). Returns that
 /// run, each as (operand, dim); empty when no merge is found.
@@ -421,6 +422,15 @@ DynamicRewrite::mergedFrom(Value *V, unsigned D, const DimAnalysis &DA) {
       if (Run.size() > 1)
         return Run;
       Work.push_back(Run.front()); // kept whole: look further up
+      continue;
+    }
+    // Swin's q, k and v split from one [3, B*nW, heads, N, d] tensor keep
+    // the windows dim whole.
+    if (hasTrait(*Def, SplitsAlongAxis)) {
+      std::optional<int64_t> Axis =
+          resolveAxis(Def->getAttrInt("axis", 0), Dims->size());
+      if (Axis && *Axis != static_cast<int64_t>(Dim))
+        Work.push_back({Def->getOperand(0), Dim});
       continue;
     }
     bool Keeps = hasTrait(*Def, ShapePreserving) ||

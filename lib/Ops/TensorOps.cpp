@@ -93,9 +93,9 @@ constexpr TraitRow Traits[] = {
     {"", "Slice", 1, MovesElements | ShapeArithmetic, {}, {}, -1},
     {"", "Slice", 10, MovesElements | ShapeArithmetic, SliceOperands10, {}, -1},
     // Split-1 took `split` as an optional input; 2 to 12 as an attribute.
-    {"", "Split", 1, 0, SplitOperands1, {}, -1},
-    {"", "Split", 2, 0, {}, {}, -1},
-    {"", "Split", 13, 0, SplitOperands13, {}, -1},
+    {"", "Split", 1, MovesElements | SplitsAlongAxis, SplitOperands1, {}, -1},
+    {"", "Split", 2, MovesElements | SplitsAlongAxis, {}, {}, -1},
+    {"", "Split", 13, MovesElements | SplitsAlongAxis, SplitOperands13, {}, -1},
     {"",
      "Squeeze",
      1,

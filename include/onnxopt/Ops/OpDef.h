@@ -123,6 +123,10 @@ enum OpTrait : uint32_t {
   /// positions, ReverseSequence): a dim cut to 1 changes the values, even
   /// where the operand is the same along it.
   MixesAlongDims = 1u << 26,
+  /// Its results are consecutive slices of its first operand along the
+  /// `axis` attribute (0 without it); every other dim is the operand's,
+  /// element for element (Split).
+  SplitsAlongAxis = 1u << 27,
 };
 using OpTraits = uint32_t;
 
