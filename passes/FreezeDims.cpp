@@ -37,6 +37,7 @@
 #include "onnxopt/Analysis/ShapeInference.h"
 #include "onnxopt/Analysis/TypeWalk.h"
 #include "onnxopt/IR/IR.h"
+#include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Passes.h"
 #include "RecordedTypes.h"
@@ -465,17 +466,28 @@ static DimPlaces symbolicDims(Model &M) {
   return P;
 }
 
+/// Whether a 0 where a symbol was is a size the model cannot have: a
+/// frozen input of 0, or a window op (convolution, pooling) or resampling
+/// whose arithmetic went below one (an input shorter than its kernel). An
+/// empty slice is a tensor like any other: MobileBERT's `x[:, 1:]` of one
+/// token is [1,0,d], padded back to [1,1,d], and runs.
+static bool zeroIsBroken(const Value *V) {
+  const Node *Def = V ? V->getDefiningNode() : nullptr;
+  return !Def || hasTrait(*Def, KernelOp) || hasTrait(*Def, Resampling);
+}
+
 /// After freezing: every dim is a size a tensor can have. A negative dim,
-/// or a 0 where a symbol was (empty constants such as Resize's roi are
-/// fine), means an op's arithmetic went below zero (a convolution over an
-/// input shorter than its kernel); the model would not run.
+/// or a 0 where a symbol was that zeroIsBroken (empty constants such as
+/// Resize's roi are fine), means an op's arithmetic went below zero; the
+/// model would not run.
 static LogicalResult checkFrozenDims(Model &M, const DimPlaces &WasSymbolic,
                                      DiagnosticEngine &Diags) {
   unsigned Bad = 0;
   forEachRecordedDim(M, [&](Dim &D, const Value *V, unsigned Index) {
     bool Broken =
         D.isKnown() && (D.getValue() < 0 ||
-                        (D.getValue() == 0 && WasSymbolic.count({V, Index})));
+                        (D.getValue() == 0 && WasSymbolic.count({V, Index}) &&
+                         zeroIsBroken(V)));
     if (Broken && Bad++ < 5) {
       const Node *Def = V ? V->getDefiningNode() : nullptr;
       auto Diag = Def ? emitError(Diags, *Def)

@@ -803,7 +803,7 @@ void DynamicRewrite::repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW) {
       *N.getParentGraph(),
       Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
                          {static_cast<int64_t>(New.size())}, New));
-  RW.setOperand(&N, 1, C);
+  setShapeOperand(N, 1, C, RW);
   ++RepairCounts["Expand shape"];
   Repaired = true;
 }
@@ -1545,6 +1545,25 @@ void DynamicRewrite::repair(Node &N, DimAnalysis &DA, Rewriter &RW,
     MarkStale();
     ++TimesRepaired[&N];
   }
+}
+
+void DynamicRewrite::setShapeOperand(Node &N, unsigned I, Value *New,
+                                     Rewriter &RW) {
+  if (const Value *Old = N.getOperand(I)) {
+    auto It = ShapeOrigin.find(Old->getName().str());
+    ShapeOrigin[New->getName().str()] =
+        It != ShapeOrigin.end() ? It->second : Old->getName().str();
+  }
+  RW.setOperand(&N, I, New);
+}
+
+std::string DynamicRewrite::shapeOperandName(const Node &N, unsigned I) const {
+  llvm::StringRef Name = N.getOperand(I)->getName();
+  auto It = ShapeOrigin.find(Name.str());
+  if (It == ShapeOrigin.end() || It->second == Name)
+    return "'" + Name.str() + "'";
+  return "'" + It->second + "' (as make-dynamic rebuilt it: '" + Name.str() +
+         "')";
 }
 
 bool DynamicRewrite::alreadyReported(const Node *N,

@@ -220,6 +220,15 @@ public:
   static constexpr int MaxRepairRounds = 4096;
   /// What was repaired, by kind (for the closing remark).
   std::map<std::string, int> RepairCounts;
+  /// The model's own name of each shape operand this pass has rewritten,
+  /// by the rewrite's name: a later round's report names what the user
+  /// has (DeiT's 'val_39', not the 'val_39_dynamic' an earlier round made).
+  std::map<std::string, std::string> ShapeOrigin;
+  /// Sets \p N's shape operand \p I to \p New, recording its origin.
+  void setShapeOperand(Node &N, unsigned I, Value *New, Rewriter &RW);
+  /// How a report names \p N's shape operand \p I: its own name, or the
+  /// model's original and what this pass made of it.
+  std::string shapeOperandName(const Node &N, unsigned I) const;
   /// Values of constant subgraphs seen this round (evaluateBaked).
   llvm::DenseMap<const Value *, Tensor> BakedValues;
   /// Results downstream of this round's repairs, whose dims are stale until

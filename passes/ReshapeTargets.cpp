@@ -46,9 +46,8 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
     return; // computed in the graph: it follows the new sizes already
   const std::vector<DimExpr> *InDims = DA.getDims(*N.getOperand(0));
   auto Report = [&](const std::string &Why) {
-    Problems.push_back({&N, "constant target '" +
-                                N.getOperand(1)->getName().str() +
-                                "' = " + printInts(*Target) + ": " + Why});
+    Problems.push_back({&N, "constant target " + shapeOperandName(N, 1) +
+                                " = " + printInts(*Target) + ": " + Why});
   };
   if (!InDims) {
     Report("the rank of the data input is unknown");
@@ -190,7 +189,7 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   Value *C = RW.createConstant(
       G, Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
                             {static_cast<int64_t>(New.size())}, New));
-  RW.setOperand(&N, 1, C);
+  setShapeOperand(N, 1, C, RW);
   if (llvm::is_contained(New, 0))
     clearAllowZero(N, RW);
   ++RepairCounts["Reshape target"];
@@ -349,7 +348,7 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
     else
       B.piece(B.dimOf(N.getOperand(0), Src[I]));
   }
-  RW.setOperand(&N, 1, B.finish("target_dynamic"));
+  setShapeOperand(N, 1, B.finish("target_dynamic"), RW);
   ++RepairCounts["computed Reshape target"];
   Repaired = true;
   return true;
@@ -593,7 +592,7 @@ DynamicRewrite::splitMergedDims(Node &N, llvm::ArrayRef<DimExpr> In,
     else
       B.piece(B.dimOf((*Dims)[J].V, (*Dims)[J].Dim));
   }
-  RW.setOperand(&N, 1, B.finish("target_dynamic"));
+  setShapeOperand(N, 1, B.finish("target_dynamic"), RW);
   ++RepairCounts["merged-dim split"];
   Repaired = true;
   return SplitResult::Rewritten;
@@ -914,7 +913,7 @@ bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
       V = B.mul(V, B.dimOf(N.getOperand(0), J));
     B.piece(V);
   }
-  RW.setOperand(&N, 1, B.finish("target_dynamic"));
+  setShapeOperand(N, 1, B.finish("target_dynamic"), RW);
   ++RepairCounts["aligned Reshape target"];
   Repaired = true;
   return true;
@@ -1348,6 +1347,6 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
     }
     }
   }
-  RW.setOperand(&N, 1, B.finish("target_dynamic"));
+  setShapeOperand(N, 1, B.finish("target_dynamic"), RW);
   return true;
 }
