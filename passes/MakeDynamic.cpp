@@ -349,13 +349,15 @@ void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
   });
 }
 
-/// Whether entry \p K of the view \p N's result \p Out (in input symbols)
-/// lies, at the old sizes, strictly inside the span of one operand dim
-/// that holds no symbol: the elements before it are not a whole number of
-/// the operand's leading dims, so it splits that constant dim.
-bool DynamicRewrite::splitsConstantDim(const DimAnalysis &DA, const Node &N,
-                                       llvm::ArrayRef<DimExpr> Out,
-                                       size_t K) const {
+/// Whether the literal entry \p K of the view \p N's result \p Out (in
+/// input symbols) is, at the old sizes, somewhere other than where \p Sym
+/// was: strictly inside the span of one operand dim that holds no symbol
+/// (it splits that constant dim), or, where \p Sym is a whole dim of the
+/// operand, at another offset than that dim's (the elements before it are
+/// not those before \p Sym).
+bool DynamicRewrite::notPlaceOf(const DimAnalysis &DA, const Node &N,
+                                llvm::ArrayRef<DimExpr> Out, size_t K,
+                                const DimExpr &Sym) const {
   const Value *X = N.getOperand(0);
   const std::vector<DimExpr> *XDims = X ? DA.getDims(*X) : nullptr;
   if (!XDims)
@@ -369,18 +371,20 @@ bool DynamicRewrite::splitsConstantDim(const DimAnalysis &DA, const Node &N,
       return false;
   }
   int64_t Start = 1;
+  std::optional<int64_t> SymStart;
+  bool Inside = false;
   for (const DimExpr &E : In) {
     std::optional<int64_t> V = E.hasUnknown() ? std::nullopt : oldValue(E);
     int64_t End;
     if (!V || *V < 1 || __builtin_mul_overflow(Start, *V, &End))
       return false;
-    if (Start < Before && Before < End)
-      return E.isConstant();
-    if (Before <= Start)
-      return false;
+    if (Start < Before && Before < End && E.isConstant())
+      Inside = true;
+    if (E == Sym && !SymStart)
+      SymStart = Start;
     Start = End;
   }
-  return false;
+  return Inside || (SymStart && *SymStart != Before);
 }
 
 /// A symbol merged away (issue 31): a view (Reshape, Flatten, ...) whose
@@ -394,10 +398,11 @@ bool DynamicRewrite::splitsConstantDim(const DimAnalysis &DA, const Node &N,
 /// such node, naming it. Only for old sizes of 1 (the batch): a 1 next to
 /// a merged batch cannot be told from the batch's place, while a larger
 /// literal equal to an old size is mostly another dim of that size (the 4
-/// box coordinates of a head made dynamic from H = 4). A 1 strictly inside
-/// the span of one constant operand dim is a split of that dim (Swin's
-/// [B*nW,N,3,1,d] with one head: the 1 splits the 3*d channels), never the
-/// batch's place.
+/// box coordinates of a head made dynamic from H = 4). Nor is a 1 that is
+/// plainly elsewhere (notPlaceOf): inside a constant operand dim (Swin's
+/// [4*B,N,3,1,d] with one head splits the 3*d channels), or at another
+/// offset than the operand's own batch dim (Swin's [B,4,1,N,N] viewed as
+/// [4*B,1,N,N]: the 1 is the head).
 void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
   std::set<std::string> Reported;
   M.getGraph().walk([&](Node &N) {
@@ -421,7 +426,7 @@ void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
       for (size_t K = 0; K < Out.size(); ++K) {
         const DimExpr &E = Out[K];
         if (E.isConstant() && E.getConstant() == OldSize && !Literal &&
-            !splitsConstantDim(DA, N, Out, K))
+            !notPlaceOf(DA, N, Out, K, Sym))
           Literal = K;
         bool Mentions = false;
         // A structured binding cannot be captured in C++17 (clang refuses).

@@ -261,8 +261,9 @@ public:
                      std::set<std::string> &Out) const;
   void examineDataOperands(Model &M, const DimAnalysis &DA);
   void examineMergedSymbols(Model &M, const DimAnalysis &DA);
-  bool splitsConstantDim(const DimAnalysis &DA, const Node &N,
-                         llvm::ArrayRef<DimExpr> Out, size_t K) const;
+  bool notPlaceOf(const DimAnalysis &DA, const Node &N,
+                  llvm::ArrayRef<DimExpr> Out, size_t K,
+                  const DimExpr &Sym) const;
   LogicalResult storeBounds(Model &M, DiagnosticEngine &Diags);
 };
 
