@@ -1350,6 +1350,17 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
       continue;
     }
     bool Exact = llvm::any_of(B.Axes, [](const BakedAxis &A) { return A.Exact; });
+    if (IsConcat) {
+      std::string Why = positionInTuples(N, B, DA);
+      if (!Why.empty()) {
+        Problems.push_back({&N,
+                            Why + "; re-export with dynamic axes, or keep " +
+                                llvm::join(New, ", ") +
+                                " static with allow-partial=true",
+                            New});
+        continue;
+      }
+    }
     if (IsConcat || Exact) {
       if (Problem P = expandBakedOperand(
               B, RW,
@@ -1377,6 +1388,60 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
                             Names + " static with allow-partial=true",
                         New});
   }
+}
+
+/// A one-element constant 0 that a Concat along the last axis makes
+/// component c of GatherND's index tuples, where component c picks along
+/// the very dim the constant's axis of old size 1 stands for: CLIP's
+/// `hidden[arange(B), eos]` baked at batch 1 as the tuple part [[0]]. At
+/// the old size the 0 is both "row 0 for every row" and "each row's own
+/// position"; expanding it would read row 0 for every row, so it is
+/// refused (at any other batch the constant is [0,1,2], rebuilt with
+/// Range). Returns why, or empty where the constant is no such part.
+std::string DynamicRewrite::positionInTuples(Node &N, const BakedConstant &B,
+                                             DimAnalysis &DA) {
+  std::vector<int64_t> Dims = B.T.getDims();
+  std::optional<std::vector<int64_t>> Values = B.T.toInt64s();
+  if (!Values || Values->size() != 1 || (*Values)[0] != 0 || Dims.empty())
+    return {};
+  int64_t Axis = N.getAttrInt("axis", 0);
+  if (Axis != -1 && Axis != int64_t(Dims.size()) - 1)
+    return {};
+  // The component the operand holds: the widths of the operands before it.
+  int64_t Component = 0;
+  for (unsigned J = 0; J < B.Operand; ++J) {
+    const std::vector<DimExpr> *D =
+        N.getOperand(J) ? DA.getDims(*N.getOperand(J)) : nullptr;
+    if (!D || D->size() != Dims.size() || !D->back().isConstant())
+      return {};
+    Component += D->back().getConstant();
+  }
+  for (const Use &U : N.getResult(0)->getUses()) {
+    if (U.isGraphOutput() || U.Index != 1 ||
+        !hasTrait(*U.User, GathersTuples) || !U.User->getOperand(0))
+      continue;
+    Value *Data = U.User->getOperand(0);
+    const std::vector<DimExpr> *DD = DA.getDims(*Data);
+    int64_t Dim = U.User->getAttrInt("batch_dims", 0) + Component;
+    if (!DD || Dim >= int64_t(DD->size()))
+      continue;
+    DimExpr E = computedDim(DA, *Data, *DD, Dim);
+    if (E.isConstant())
+      continue;
+    for (const BakedAxis &A : B.Axes) {
+      const std::vector<DimExpr> *PD = DA.getDims(*A.Partner);
+      if (Dims[A.Axis] == 1 && PD &&
+          computedDim(DA, *A.Partner, *PD, A.PartnerAxis) == E)
+        return "constant '" + N.getOperand(B.Operand)->getName().str() +
+               "' " + printInts(Dims) + " is component " +
+               std::to_string(Component) + " of the index tuples of '" +
+               U.User->getResult(0)->getName().str() +
+               "', which picks along " + A.DimText +
+               ": at the old size 1 its 0 may be row 0 for every row or "
+               "each row's own position, and nothing tells which";
+    }
+  }
+  return {};
 }
 
 /// Dim \p K of \p V as computed from the input symbols. The baked

@@ -261,6 +261,8 @@ public:
                      std::set<std::string> &Out) const;
   void examineDataOperands(Model &M, const DimAnalysis &DA);
   void examineMergedSymbols(Model &M, const DimAnalysis &DA);
+  std::string positionInTuples(Node &N, const BakedConstant &B,
+                               DimAnalysis &DA);
   bool notPlaceOf(const DimAnalysis &DA, const Node &N,
                   llvm::ArrayRef<DimExpr> Out, size_t K,
                   const DimExpr &Sym) const;

@@ -74,6 +74,7 @@ constexpr TraitRow Traits[] = {
     {"", "Expand", 1, MovesElements | BroadcastsToShape, ExpandOperands1, {}, -1},
     {"", "Flatten", 1, MovesElements | ViewLike, {}, {}, -1},
     {"", "Gather", 1, ShapeArithmetic, {}, {}, -1},
+    {"", "GatherND", 11, GathersTuples, {}, {}, -1},
     {"",
      "Identity",
      1,

@@ -127,6 +127,9 @@ enum OpTrait : uint32_t {
   /// `axis` attribute (0 without it); every other dim is the operand's,
   /// element for element (Split).
   SplitsAlongAxis = 1u << 27,
+  /// Its second operand's last dim holds index tuples whose component c
+  /// picks along dim batch_dims + c of its first operand (GatherND).
+  GathersTuples = 1u << 28,
 };
 using OpTraits = uint32_t;
 
