@@ -573,7 +573,18 @@ DynamicRewrite::exactAxis(const Node &M, unsigned Operand, unsigned FromRight,
   const std::vector<DimExpr> *PD = DA.getDims(Partner);
   if (!PD || P->second >= PD->size())
     return std::nullopt;
-  DimExpr E = computedDim(DA, Partner, *PD, P->second);
+  std::optional<BakedAxis> BA =
+      inputSymbolAxis(Axis, computedDim(DA, Partner, *PD, P->second), Size);
+  if (BA)
+    BA->Exact = true;
+  return BA;
+}
+
+/// Axis \p Axis of a baked constant sized by \p E where \p E is a new
+/// input symbol of old size \p Size, its partner the graph input's dim.
+std::optional<BakedAxis> DynamicRewrite::inputSymbolAxis(unsigned Axis,
+                                                         const DimExpr &E,
+                                                         int64_t Size) const {
   if (!E.isSymbol() || oldValue(E) != Size)
     return std::nullopt;
   auto [Input, Dim] = inputDimOf(E.getSymbol());
@@ -585,7 +596,6 @@ DynamicRewrite::exactAxis(const Node &M, unsigned Operand, unsigned FromRight,
   BA.PartnerAxis = Dim;
   BA.IsInputSymbol = true;
   BA.DimText = E.getSymbol().str();
-  BA.Exact = true;
   return BA;
 }
 
@@ -667,19 +677,9 @@ DynamicRewrite::downstreamAxis(const Node &User, unsigned Axis, unsigned Rank,
         const std::vector<DimExpr> *PD = P ? DA.getDims(*P) : nullptr;
         if (!PD || P == Work[I] || PD->size() < FromRight)
           continue;
-        DimExpr E = computedDim(DA, *P, *PD, PD->size() - FromRight);
-        if (!E.isSymbol() || oldValue(E) != Size)
-          continue;
-        auto [Input, Dim] = inputDimOf(E.getSymbol());
-        if (!Input)
-          continue;
-        BakedAxis BA;
-        BA.Axis = Axis;
-        BA.Partner = Input;
-        BA.PartnerAxis = Dim;
-        BA.IsInputSymbol = true;
-        BA.DimText = E.getSymbol().str();
-        return BA;
+        if (std::optional<BakedAxis> BA = inputSymbolAxis(
+                Axis, computedDim(DA, *P, *PD, PD->size() - FromRight), Size))
+          return BA;
       }
       const Value *R = M->getResult(0);
       if (R && Seen.insert(R).second)

@@ -157,6 +157,8 @@ public:
   const DimAnalysis *CurrentDA = nullptr;
   /// The graph input and dim that new symbol \p S is, if any.
   std::pair<Value *, unsigned> inputDimOf(llvm::StringRef S) const;
+  std::optional<BakedAxis> inputSymbolAxis(unsigned Axis, const DimExpr &E,
+                                           int64_t Size) const;
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
                     const llvm::DenseMap<const Node *, size_t> &Order);
   bool resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
