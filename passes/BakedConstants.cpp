@@ -95,6 +95,27 @@ public:
     return op("Reshape", {R, ints("index_shape", {int64_t(Rank)}, Shape)},
               "baked_index");
   }
+  /// The same as indicesAlong, built with Unsqueeze: no literal 1 that a
+  /// later round of make-dynamic could take for an old size of 1.
+  Value *positionsAlong(Value *P, unsigned PA, unsigned Axis, unsigned Rank) {
+    if (!Zero) {
+      Zero = ints("zero", {}, {0});
+      One = ints("one", {}, {1});
+    }
+    Value *R = op("Range", {Zero, dimScalar(P, PA), One}, "tuple_position");
+    std::vector<int64_t> Axes;
+    for (unsigned I = 0; I < Rank; ++I)
+      if (I != Axis)
+        Axes.push_back(I);
+    if (Axes.empty())
+      return R;
+    if (Opset >= 13)
+      return op("Unsqueeze", {R, ints("axes", {int64_t(Axes.size())}, Axes)},
+                "tuple_position");
+    Node *N = RW.createNode("Unsqueeze", {R}, 1, "", "tuple_position");
+    N->setAttr(Attribute::getInts("axes", Axes));
+    return N->getResult(0);
+  }
   Value *castTo(Value *V, int32_t ET) {
     if (ET == onnx::TensorProto::INT64)
       return V;
@@ -301,6 +322,15 @@ ConstantConeOptions onnxopt::bakedConeOptions() {
 Tensor onnxopt::evaluateBaked(const Value &V, int64_t Opset,
                               llvm::DenseMap<const Value *, Tensor> &Memo) {
   return evaluateFromConstants(V, Opset, bakedConeOptions(), Memo);
+}
+
+Value *onnxopt::buildPositions(const BakedConstant &B, unsigned Axis,
+                              Model &M, Rewriter &RW) {
+  Builder Bld(M, RW, *B.User);
+  const BakedAxis &A = axisInfo(B, Axis);
+  return Bld.castTo(Bld.positionsAlong(A.Partner, A.PartnerAxis, Axis,
+                                       B.T.getDims().size()),
+                    B.T.getElemType());
 }
 
 RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,

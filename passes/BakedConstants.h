@@ -79,6 +79,12 @@ Tensor evaluateBaked(const Value &V, int64_t Opset,
 /// the rebuilt value. Changes nothing when no rule applies.
 RebuildResult rebuildBakedConstant(const BakedConstant &B, Model &M,
                                    Rewriter &RW);
+/// 0, 1, ..., n-1 along \p Axis of \p B's constant (1 on its other axes),
+/// n being the partner's dim of that baked axis, in the constant's element
+/// type: a tuple component that is each row's own position. Built before
+/// B's user; the user is left as it is.
+Value *buildPositions(const BakedConstant &B, unsigned Axis, Model &M,
+                      Rewriter &RW);
 
 } // namespace onnxopt
 

@@ -1351,13 +1351,18 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
     }
     bool Exact = llvm::any_of(B.Axes, [](const BakedAxis &A) { return A.Exact; });
     if (IsConcat) {
-      std::string Why = positionInTuples(N, B, DA);
-      if (!Why.empty()) {
-        Problems.push_back({&N,
-                            Why + "; re-export with dynamic axes, or keep " +
-                                llvm::join(New, ", ") +
-                                " static with allow-partial=true",
-                            New});
+      std::string Said;
+      if (std::optional<unsigned> Row = positionInTuples(N, B, DA, Said)) {
+        if (Problem P = expandBakedOperand(
+                B, RW, "the dims of the other inputs it is concatenated with",
+                "tuple position", Row, Said);
+            !P.Message.empty())
+          Problems.push_back({&N,
+                              P.Message + "; re-export with dynamic axes, or "
+                                          "keep " +
+                                  llvm::join(New, ", ") +
+                                  " static with allow-partial=true",
+                              New});
         continue;
       }
     }
@@ -1395,25 +1400,29 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
 /// the very dim the constant's axis of old size 1 stands for: CLIP's
 /// `hidden[arange(B), eos]` baked at batch 1 as the tuple part [[0]]. At
 /// the old size the 0 is both "row 0 for every row" and "each row's own
-/// position"; expanding it would read row 0 for every row, so it is
-/// refused (at any other batch the constant is [0,1,2], rebuilt with
-/// Range). Returns why, or empty where the constant is no such part.
-std::string DynamicRewrite::positionInTuples(Node &N, const BakedConstant &B,
-                                             DimAnalysis &DA) {
+/// position". The export of the same model at batch 3 bakes [0,1,2] there
+/// (rebuilt with Range, as an affine constant) and "row 0" would bake
+/// [0,0,0]; the tuple's rows are the data's rows, so the 0 is read as the
+/// position, which every other batch agrees with. Expanding it would read
+/// row 0 for every row. Returns the constant's axis of the rows (with
+/// \p Said saying why), or nullopt where the constant is no such part.
+std::optional<unsigned>
+DynamicRewrite::positionInTuples(Node &N, const BakedConstant &B,
+                                 DimAnalysis &DA, std::string &Said) {
   std::vector<int64_t> Dims = B.T.getDims();
   std::optional<std::vector<int64_t>> Values = B.T.toInt64s();
   if (!Values || Values->size() != 1 || (*Values)[0] != 0 || Dims.empty())
-    return {};
+    return std::nullopt;
   int64_t Axis = N.getAttrInt("axis", 0);
   if (Axis != -1 && Axis != int64_t(Dims.size()) - 1)
-    return {};
+    return std::nullopt;
   // The component the operand holds: the widths of the operands before it.
   int64_t Component = 0;
   for (unsigned J = 0; J < B.Operand; ++J) {
     const std::vector<DimExpr> *D =
         N.getOperand(J) ? DA.getDims(*N.getOperand(J)) : nullptr;
     if (!D || D->size() != Dims.size() || !D->back().isConstant())
-      return {};
+      return std::nullopt;
     Component += D->back().getConstant();
   }
   for (const Use &U : N.getResult(0)->getUses()) {
@@ -1432,16 +1441,19 @@ std::string DynamicRewrite::positionInTuples(Node &N, const BakedConstant &B,
       const std::vector<DimExpr> *PD = DA.getDims(*A.Partner);
       if (Dims[A.Axis] == 1 && PD &&
           computedDim(DA, *A.Partner, *PD, A.PartnerAxis) == E)
-        return "constant '" + N.getOperand(B.Operand)->getName().str() +
+      {
+        Said = "constant '" + N.getOperand(B.Operand)->getName().str() +
                "' " + printInts(Dims) + " is component " +
                std::to_string(Component) + " of the index tuples of '" +
                U.User->getResult(0)->getName().str() +
                "', which picks along " + A.DimText +
-               ": at the old size 1 its 0 may be row 0 for every row or "
-               "each row's own position, and nothing tells which";
+               ": its 0 is each row's own position (an export at another "
+               "batch bakes 0, 1, 2, ... there), rebuilt with Range; ";
+        return A.Axis;
+      }
     }
   }
-  return {};
+  return std::nullopt;
 }
 
 /// Dim \p K of \p V as computed from the input symbols. The baked
@@ -1471,7 +1483,9 @@ DimExpr DynamicRewrite::computedDim(const DimAnalysis &DA, const Value &V,
 /// on every baked axis (Expand keeps a dim where its shape says 1).
 Problem DynamicRewrite::expandBakedOperand(const BakedConstant &B,
                                            Rewriter &RW, llvm::StringRef Why,
-                                           llvm::StringRef Rule) {
+                                           llvm::StringRef Rule,
+                                           std::optional<unsigned> Positions,
+                                           llvm::StringRef Said) {
   Node &N = *B.User;
   std::string Name = N.getOperand(B.Operand)->getName().str();
   BakedConstant Wide = B;
@@ -1479,13 +1493,24 @@ Problem DynamicRewrite::expandBakedOperand(const BakedConstant &B,
   for (const BakedAxis &A : B.Axes)
     if (B.T.getDims()[A.Axis] > 1)
       Wide.Axes.push_back(A);
-  std::string Said;
-  if (!Wide.Axes.empty()) {
+  std::string Done = Said.str();
+  if (Positions) {
+    RW.setOperand(&N, B.Operand,
+                  buildPositions(B, *Positions, RW.getModel(), RW));
+    // Range gives the rows their size already; the other baked axes (none
+    // in CLIP's [[0]]) still need the Expand.
+    if (B.Axes.size() == 1) {
+      emitRemark(RW.getDiags(), N) << Done.substr(0, Done.size() - 2);
+      ++RepairCounts[Rule.str()];
+      Repaired = true;
+      return {};
+    }
+  } else if (!Wide.Axes.empty()) {
     RebuildResult R = rebuildBakedConstant(Wide, RW.getModel(), RW);
     if (R.Rule.empty())
       return {&N, R.Message, {}};
     ++RepairCounts[R.Rule];
-    Said = R.Message + "; ";
+    Done = R.Message + "; ";
   }
   ShapeVectorBuilder Shape(RW, N, Name + "_sizes", "baked_expand");
   std::vector<std::string> Dims;
@@ -1505,7 +1530,7 @@ Problem DynamicRewrite::expandBakedOperand(const BakedConstant &B,
                                "", "baked_expand");
   RW.setOperand(&N, B.Operand, Expand->getResult(0));
   emitRemark(RW.getDiags(), N)
-      << Said << "constant '" << Name << "' " << printInts(B.T.getDims())
+      << Done << "constant '" << Name << "' " << printInts(B.T.getDims())
       << " is expanded to " << llvm::join(Dims, ", ") << ", " << Why;
   ++RepairCounts[Rule.str()];
   Repaired = true;

@@ -175,10 +175,13 @@ public:
                             bool IsConcat);
   /// Rebuilds \p B's axes of more than one element and expands it to its
   /// partners' dims on every baked axis; \p Why ends the remark (what the
-  /// dims are); \p Rule counts it. Returns a problem whose Message is
-  /// empty on success.
+  /// dims are); \p Rule counts it. With \p Positions, the constant is
+  /// first rebuilt as each row's position along that axis (\p Said tells
+  /// why). Returns a problem whose Message is empty on success.
   Problem expandBakedOperand(const BakedConstant &B, Rewriter &RW,
-                             llvm::StringRef Why, llvm::StringRef Rule);
+                             llvm::StringRef Why, llvm::StringRef Rule,
+                             std::optional<unsigned> Positions = std::nullopt,
+                             llvm::StringRef Said = "");
   /// The constant operands of an op that needs some of their dims to equal
   /// another operand's exactly (exactDimPartner: an Attention's mask,
   /// RotaryEmbedding's caches), expanded to them (BakedConstants.cpp).
@@ -263,8 +266,8 @@ public:
                      std::set<std::string> &Out) const;
   void examineDataOperands(Model &M, const DimAnalysis &DA);
   void examineMergedSymbols(Model &M, const DimAnalysis &DA);
-  std::string positionInTuples(Node &N, const BakedConstant &B,
-                               DimAnalysis &DA);
+  std::optional<unsigned> positionInTuples(Node &N, const BakedConstant &B,
+                                           DimAnalysis &DA, std::string &Said);
   bool notPlaceOf(const DimAnalysis &DA, const Node &N,
                   llvm::ArrayRef<DimExpr> Out, size_t K,
                   const DimExpr &Sym) const;
