@@ -1351,6 +1351,14 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
     }
     bool Exact = llvm::any_of(B.Axes, [](const BakedAxis &A) { return A.Exact; });
     if (IsConcat) {
+      if (std::string Why = indicesPastData(N, B, DA); !Why.empty()) {
+        Problems.push_back({&N,
+                            Why + "; re-export with dynamic axes, or keep " +
+                                llvm::join(New, ", ") +
+                                " static with allow-partial=true",
+                            New});
+        continue;
+      }
       std::string Said;
       if (std::optional<unsigned> Row = positionInTuples(N, B, DA, Said)) {
         if (Problem P = expandBakedOperand(
@@ -1411,49 +1419,109 @@ DynamicRewrite::positionInTuples(Node &N, const BakedConstant &B,
                                  DimAnalysis &DA, std::string &Said) {
   std::vector<int64_t> Dims = B.T.getDims();
   std::optional<std::vector<int64_t>> Values = B.T.toInt64s();
-  if (!Values || Values->size() != 1 || (*Values)[0] != 0 || Dims.empty())
+  if (!Values || Values->size() != 1 || (*Values)[0] != 0)
     return std::nullopt;
+  for (const TuplePick &P : tuplePicks(N, B, DA)) {
+    if (P.Dim.isConstant())
+      continue;
+    for (const BakedAxis &A : B.Axes) {
+      const std::vector<DimExpr> *PD = DA.getDims(*A.Partner);
+      if (Dims[A.Axis] != 1 || !PD ||
+          computedDim(DA, *A.Partner, *PD, A.PartnerAxis) != P.Dim)
+        continue;
+      Said = "constant '" + N.getOperand(B.Operand)->getName().str() + "' " +
+             printInts(Dims) + " is component " +
+             std::to_string(P.Component) + " of the index tuples of '" +
+             P.User->getResult(0)->getName().str() + "', which picks along " +
+             A.DimText +
+             ": its 0 is each row's own position (an export at another "
+             "batch bakes 0, 1, 2, ... there), rebuilt with Range; ";
+      return A.Axis;
+    }
+  }
+  return std::nullopt;
+}
+
+/// The components of GatherND index tuples that Concat \p N's constant
+/// operand holds (a Concat along the last axis; the widths of the operands
+/// before it give the first), with the data dim each picks along.
+std::vector<DynamicRewrite::TuplePick>
+DynamicRewrite::tuplePicks(Node &N, const BakedConstant &B, DimAnalysis &DA) {
+  std::vector<int64_t> Dims = B.T.getDims();
   int64_t Axis = N.getAttrInt("axis", 0);
-  if (Axis != -1 && Axis != int64_t(Dims.size()) - 1)
-    return std::nullopt;
-  // The component the operand holds: the widths of the operands before it.
-  int64_t Component = 0;
+  if (Dims.empty() || (Axis != -1 && Axis != int64_t(Dims.size()) - 1))
+    return {};
+  int64_t First = 0;
   for (unsigned J = 0; J < B.Operand; ++J) {
     const std::vector<DimExpr> *D =
         N.getOperand(J) ? DA.getDims(*N.getOperand(J)) : nullptr;
     if (!D || D->size() != Dims.size() || !D->back().isConstant())
-      return std::nullopt;
-    Component += D->back().getConstant();
+      return {};
+    First += D->back().getConstant();
   }
+  std::vector<TuplePick> Picks;
   for (const Use &U : N.getResult(0)->getUses()) {
     if (U.isGraphOutput() || U.Index != 1 ||
         !hasTrait(*U.User, GathersTuples) || !U.User->getOperand(0))
       continue;
     Value *Data = U.User->getOperand(0);
     const std::vector<DimExpr> *DD = DA.getDims(*Data);
-    int64_t Dim = U.User->getAttrInt("batch_dims", 0) + Component;
-    if (!DD || Dim >= int64_t(DD->size()))
-      continue;
-    DimExpr E = computedDim(DA, *Data, *DD, Dim);
-    if (E.isConstant())
-      continue;
-    for (const BakedAxis &A : B.Axes) {
-      const std::vector<DimExpr> *PD = DA.getDims(*A.Partner);
-      if (Dims[A.Axis] == 1 && PD &&
-          computedDim(DA, *A.Partner, *PD, A.PartnerAxis) == E)
-      {
-        Said = "constant '" + N.getOperand(B.Operand)->getName().str() +
-               "' " + printInts(Dims) + " is component " +
-               std::to_string(Component) + " of the index tuples of '" +
-               U.User->getResult(0)->getName().str() +
-               "', which picks along " + A.DimText +
-               ": its 0 is each row's own position (an export at another "
-               "batch bakes 0, 1, 2, ... there), rebuilt with Range; ";
-        return A.Axis;
-      }
-    }
+    int64_t Batch = U.User->getAttrInt("batch_dims", 0);
+    for (int64_t C = First; C < First + Dims.back(); ++C)
+      if (DD && Batch + C < int64_t(DD->size()))
+        Picks.push_back({U.User, C - First, C, Batch + C,
+                         computedDim(DA, *Data, *DD, Batch + C)});
   }
-  return std::nullopt;
+  return Picks;
+}
+
+/// True if component \p C (along the last axis) of the int64 values \p V
+/// of dims \p Dims differs anywhere along \p Axis.
+static bool componentVaries(llvm::ArrayRef<int64_t> V,
+                            llvm::ArrayRef<int64_t> Dims, unsigned Axis,
+                            int64_t C) {
+  int64_t Stride = 1;
+  for (size_t K = Axis + 1; K < Dims.size(); ++K)
+    Stride *= Dims[K];
+  for (size_t I = 0; I < V.size(); ++I) {
+    int64_t Along = (int64_t(I) / Stride) % Dims[Axis];
+    if (int64_t(I) % Dims.back() == C && Along > 0 &&
+        V[I] != V[I - size_t(Along * Stride)])
+      return true;
+  }
+  return false;
+}
+
+/// A constant operand of a Concat that makes GatherND's index tuples, with
+/// a component that grows along a baked axis (the batch positions [0,1,2]
+/// beside an ArgMax): rebuilt at the partner's size, its indices reach
+/// that size less one, so the data dim the component picks along must be
+/// the partner's dim itself. A data dim that stays a number (or is another
+/// symbol) would be read past at larger sizes. Returns why, or empty.
+std::string DynamicRewrite::indicesPastData(Node &N, const BakedConstant &B,
+                                            DimAnalysis &DA) {
+  std::optional<std::vector<int64_t>> Values = B.T.toInt64s();
+  if (!Values)
+    return {};
+  std::vector<int64_t> Dims = B.T.getDims();
+  for (const TuplePick &P : tuplePicks(N, B, DA))
+    for (const BakedAxis &A : B.Axes) {
+      if (!componentVaries(*Values, Dims, A.Axis, P.OwnComponent))
+        continue;
+      const std::vector<DimExpr> *PD = DA.getDims(*A.Partner);
+      if (PD && computedDim(DA, *A.Partner, *PD, A.PartnerAxis) == P.Dim)
+        continue;
+      return "constant '" + N.getOperand(B.Operand)->getName().str() + "' " +
+             printInts(Dims) + " holds component " +
+             std::to_string(P.Component) + " of the index tuples of '" +
+             P.User->getResult(0)->getName().str() + "', which grows along " +
+             A.DimText + " (dim " + std::to_string(A.PartnerAxis) + " of '" +
+             A.Partner->getName().str() + "') but picks along dim " +
+             std::to_string(P.DataDim) + " of '" +
+             P.User->getOperand(0)->getName().str() + "', which is " +
+             P.Dim.str() + ": rebuilt, the indices would pass it";
+    }
+  return {};
 }
 
 /// Dim \p K of \p V as computed from the input symbols. The baked

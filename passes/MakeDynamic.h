@@ -266,8 +266,19 @@ public:
                      std::set<std::string> &Out) const;
   void examineDataOperands(Model &M, const DimAnalysis &DA);
   void examineMergedSymbols(Model &M, const DimAnalysis &DA);
+  /// A component of GatherND's index tuples that a Concat operand holds:
+  /// its index in the tuple and in the operand, and the data dim it picks.
+  struct TuplePick {
+    const Node *User;
+    int64_t OwnComponent, Component, DataDim;
+    DimExpr Dim;
+  };
+  std::vector<TuplePick> tuplePicks(Node &N, const BakedConstant &B,
+                                    DimAnalysis &DA);
   std::optional<unsigned> positionInTuples(Node &N, const BakedConstant &B,
                                            DimAnalysis &DA, std::string &Said);
+  std::string indicesPastData(Node &N, const BakedConstant &B,
+                              DimAnalysis &DA);
   bool notPlaceOf(const DimAnalysis &DA, const Node &N,
                   llvm::ArrayRef<DimExpr> Out, size_t K,
                   const DimExpr &Sym) const;
