@@ -255,6 +255,176 @@ void DynamicRewrite::examineResizes(Model &M, const DimAnalysis &DA) {
   });
 }
 
+/// The (before, after) split of TensorFlow's "same" padding of a dim of
+/// size \p D for a window of extent \p Extent and stride \p Stride: it
+/// depends on D modulo the stride only.
+static std::pair<int64_t, int64_t> samePadding(int64_t D, int64_t Extent,
+                                               int64_t Stride) {
+  int64_t Total =
+      std::max<int64_t>((D + Stride - 1) / Stride * Stride - D + Extent -
+                            Stride,
+                        0);
+  return {Total / 2, Total - Total / 2};
+}
+
+/// Pad's constant amounts per axis of its data, as (before, after); empty
+/// where they are not constants.
+static std::vector<std::pair<int64_t, int64_t>>
+constantPads(const Node &Pad, size_t Rank, const DimAnalysis &DA) {
+  std::vector<int64_t> Flat;
+  if (std::optional<std::vector<int64_t>> A = Pad.getAttrInts("pads")) {
+    Flat = *A;
+  } else if (Pad.getNumOperands() > 1 && Pad.getOperand(1)) {
+    const std::vector<DimExpr> *D = DA.getData(*Pad.getOperand(1));
+    if (!D)
+      return {};
+    for (const DimExpr &E : *D) {
+      if (!E.isConstant())
+        return {};
+      Flat.push_back(E.getConstant());
+    }
+  }
+  std::vector<int64_t> Axes;
+  if (Pad.getNumOperands() > 3 && Pad.getOperand(3)) {
+    const std::vector<DimExpr> *D = DA.getData(*Pad.getOperand(3));
+    if (!D)
+      return {};
+    for (const DimExpr &E : *D) {
+      if (!E.isConstant())
+        return {};
+      Axes.push_back(E.getConstant() < 0 ? E.getConstant() + int64_t(Rank)
+                                         : E.getConstant());
+    }
+  } else {
+    for (size_t K = 0; K < Rank; ++K)
+      Axes.push_back(int64_t(K));
+  }
+  if (Flat.size() != 2 * Axes.size())
+    return {};
+  std::vector<std::pair<int64_t, int64_t>> Pads(Rank, {0, 0});
+  for (size_t K = 0; K < Axes.size(); ++K) {
+    if (Axes[K] < 0 || Axes[K] >= int64_t(Rank))
+      return {};
+    Pads[Axes[K]] = {Flat[K], Flat[K + Axes.size()]};
+  }
+  return Pads;
+}
+
+/// A constant Pad before a strided window (Conv, a pool) whose amounts
+/// along a now-dynamic dim are TensorFlow's "same" padding at the old size
+/// (timm's tf_* models, Keras ports: `pad_same` ahead of a stride-2 conv).
+/// The constant reads two ways: fixed amounts (F.pad), or "same" padding
+/// that an export at another size computes anew, and which changes with
+/// the dim modulo the stride. The two agree where the dim keeps its old
+/// residue; elsewhere the model would run with other values than a
+/// dynamic export, so the dim must keep it (a relation such as H%32=0), or
+/// the pass refuses naming the Pad.
+void DynamicRewrite::examinePads(Model &M, const DimAnalysis &DA) {
+  M.getGraph().walk([&](Node &N) {
+    if (!N.isOnnxDomain() || N.getOpType() != "Pad" || !N.getNumOperands() ||
+        !N.getOperand(0) || !N.getNumResults() || !N.getResult(0))
+      return;
+    const std::vector<DimExpr> *In = DA.getDims(*N.getOperand(0));
+    if (!In || In->size() < 3)
+      return;
+    std::vector<std::pair<int64_t, int64_t>> Pads =
+        constantPads(N, In->size(), DA);
+    if (Pads.empty())
+      return;
+    for (const Use &U : N.getResult(0)->getUses()) {
+      if (U.isGraphOutput() || U.Index != 0 || !hasTrait(*U.User, KernelOp) ||
+          U.User->getOpType() == "ConvTranspose" ||
+          U.User->getOpType() == "MaxUnpool")
+        continue;
+      if (std::string Why = samePadConflict(N, *U.User, *In, Pads, DA);
+          !Why.empty())
+        return;
+    }
+  });
+}
+
+/// The check of examinePads for one window \p W after Pad \p N; records
+/// a problem and returns it, or returns empty.
+std::string DynamicRewrite::samePadConflict(
+    const Node &N, const Node &W, llvm::ArrayRef<DimExpr> In,
+    llvm::ArrayRef<std::pair<int64_t, int64_t>> Pads, const DimAnalysis &DA) {
+  size_t Spatial = In.size() - 2;
+  std::vector<int64_t> Kernel;
+  if (std::optional<std::vector<int64_t>> K = W.getAttrInts("kernel_shape")) {
+    Kernel = *K;
+  } else if (W.getNumOperands() > 1 && W.getOperand(1)) {
+    const std::vector<DimExpr> *WD = DA.getDims(*W.getOperand(1));
+    if (!WD || WD->size() != In.size())
+      return {};
+    for (size_t K = 2; K < WD->size(); ++K) {
+      DimExpr E = DA.getBest((*WD)[K]);
+      if (!E.isConstant())
+        return {};
+      Kernel.push_back(E.getConstant());
+    }
+  }
+  std::vector<int64_t> Strides =
+      W.getAttrInts("strides").value_or(std::vector<int64_t>(Spatial, 1));
+  std::vector<int64_t> Dilations =
+      W.getAttrInts("dilations").value_or(std::vector<int64_t>(Spatial, 1));
+  if (Kernel.size() != Spatial || Strides.size() != Spatial ||
+      Dilations.size() != Spatial)
+    return {};
+  std::vector<std::string> Dims;
+  std::set<std::string> New;
+  std::optional<DimConstraint> First;
+  for (size_t A = 0; A < Spatial; ++A) {
+    DimExpr D = DA.getBest(In[A + 2]);
+    std::optional<int64_t> OldD = oldValue(D);
+    int64_t S = Strides[A];
+    if (D.isConstant() || !OldD || S <= 1)
+      continue;
+    int64_t Extent = (Kernel[A] - 1) * Dilations[A] + 1;
+    if (samePadding(*OldD, Extent, S) != Pads[A + 2])
+      continue; // fixed amounts only: no other reading
+    bool EveryResidue = true;
+    for (int64_t R = 0; R < S; ++R)
+      EveryResidue &= samePadding(R, Extent, S) == Pads[A + 2];
+    if (EveryResidue)
+      continue; // "same" is these amounts at every size
+    DimConstraint C;
+    C.K = DimConstraint::Divisible;
+    C.Lhs = D - DimExpr::constant(*OldD);
+    C.Rhs = DimExpr::constant(S);
+    C.N = &N;
+    if (decide(C, Domain) == Verdict::Holds)
+      continue;
+    size_t Before = New.size();
+    D.forEachSymbol([&](llvm::StringRef Sym) {
+      if (Old.count(Sym.str()))
+        New.insert(Sym.str());
+    });
+    if (New.size() == Before)
+      continue;
+    if (!First)
+      First = C;
+    Dims.push_back("dim " + std::to_string(A + 2) + " (" + D.str() + ") by (" +
+                   std::to_string(Pads[A + 2].first) + ", " +
+                   std::to_string(Pads[A + 2].second) + "), 'same' at " +
+                   std::to_string(*OldD) + " for stride " + std::to_string(S));
+  }
+  if (Dims.empty())
+    return {};
+  std::string Hint = relationHint(*First, New);
+  std::string Why =
+      "pads " + llvm::join(Dims, "; ") + " of '" +
+      N.getOperand(0)->getName().str() + "' before the " +
+      W.getOpType().str() + " producing '" + W.getResult(0)->getName().str() +
+      "': TensorFlow's 'same' padding at the old size, which an export at "
+      "another size computes anew from the size modulo the stride, while "
+      "this constant stays; the two agree only at sizes of the old "
+      "remainder" +
+      (Hint.empty() ? ": keep " + llvm::join(New, ", ") + " static"
+                    : ": give relations=" + Hint);
+  Problems.push_back({&N, Why, New});
+  return Why;
+}
+
 void DynamicRewrite::addNewSymbols(const DimAnalysis &DA, const Value *V,
                                    std::set<std::string> &Out) const {
   const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
@@ -1824,6 +1994,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   // constraints say which symbols that pins.
   examineConstraints(DA);
   examineResizes(M, DA);
+  examinePads(M, DA);
   examineUncovered(M, DA);
   examineDataOperands(M, DA);
   examineMergedSymbols(M, DA);

@@ -260,6 +260,11 @@ public:
   std::string relationHint(const DimConstraint &C,
                            const std::set<std::string> &New) const;
   void examineResizes(Model &M, const DimAnalysis &DA);
+  void examinePads(Model &M, const DimAnalysis &DA);
+  std::string samePadConflict(const Node &N, const Node &W,
+                              llvm::ArrayRef<DimExpr> In,
+                              llvm::ArrayRef<std::pair<int64_t, int64_t>> Pads,
+                              const DimAnalysis &DA);
   void examineUncovered(Model &M, const DimAnalysis &DA);
   /// Adds the new symbols \p V's dims depend on to \p Out.
   void addNewSymbols(const DimAnalysis &DA, const Value *V,
