@@ -153,24 +153,63 @@ private:
 std::string
 DynamicRewrite::relationHint(const DimConstraint &C,
                              const std::set<std::string> &New) const {
+  std::vector<std::string> Texts;
+  for (const DimRelation &R : relationsFor(C, New))
+    Texts.push_back(printDimRelation(R));
+  return llvm::join(Texts, ",");
+}
+
+/// The relations of relationHint (none if there are none). They hold at
+/// the old sizes: one that breaks them describes another model.
+DimRelations DynamicRewrite::relationsFor(const DimConstraint &C,
+                                          const std::set<std::string> &New) const {
   if (C.K != DimConstraint::Equal && C.K != DimConstraint::Broadcast &&
       C.K != DimConstraint::Divisible)
-    return "";
+    return {};
+  std::map<std::string, int64_t> At(Old.begin(), Old.end());
   for (int64_t K = 2; K <= 128; ++K) {
-    DimRelations With = Relations;
-    std::vector<std::string> Texts;
+    DimRelations With = Relations, Added;
     for (const std::string &S : New) {
       DimRelation R;
       R.K = DimRelation::Multiple;
       R.Lhs = S;
       R.Divisor = K;
       With.push_back(R);
-      Texts.push_back(printDimRelation(R));
+      Added.push_back(R);
     }
-    if (decide(C, SymbolDomain({}, With)) == Verdict::Holds)
-      return llvm::join(Texts, ",");
+    if (llvm::all_of(Added, [&](const DimRelation &R) { return R.holds(At); }) &&
+        decide(C, SymbolDomain({}, With)) == Verdict::Holds)
+      return Added;
   }
-  return "";
+  return {};
+}
+
+/// Adds \p Added to Relations (a multiple of 8 stands for one of 2) and to
+/// the domain the later decisions read.
+LogicalResult DynamicRewrite::assumeRelations(Model &M,
+                                              const DimRelations &Added,
+                                              DiagnosticEngine &Diags) {
+  for (const DimRelation &R : Added) {
+    auto Implied = [&](const DimRelation &Q) {
+      return Q.K == DimRelation::Multiple && R.K == DimRelation::Multiple &&
+             Q.Lhs == R.Lhs && Q.Divisor % R.Divisor == 0;
+    };
+    if (llvm::any_of(Relations, Implied))
+      continue;
+    llvm::erase_if(Relations, [&](const DimRelation &Q) {
+      return Q.K == DimRelation::Multiple && Q.Lhs == R.Lhs &&
+             R.Divisor % Q.Divisor == 0;
+    });
+    Relations.push_back(R);
+  }
+  std::string Error;
+  DimRangeMap Ranges;
+  DimRelations All;
+  if (!getDimRanges(M, Ranges, Error) || !getDimRelations(M, All, Error))
+    return emitError(Diags) << Error;
+  All.insert(All.end(), Relations.begin(), Relations.end());
+  Domain = SymbolDomain(Ranges, All);
+  return success();
 }
 
 /// The conditions the dynamic model needs that speak about new symbols: a
@@ -319,7 +358,8 @@ constantPads(const Node &Pad, size_t Rank, const DimAnalysis &DA) {
 /// residue; elsewhere the model would run with other values than a
 /// dynamic export, so the dim must keep it (a relation such as H%32=0), or
 /// the pass refuses naming the Pad.
-void DynamicRewrite::examinePads(Model &M, const DimAnalysis &DA) {
+void DynamicRewrite::examinePads(Model &M, const DimAnalysis &DA,
+                                 DiagnosticEngine &Diags) {
   M.getGraph().walk([&](Node &N) {
     if (!N.isOnnxDomain() || N.getOpType() != "Pad" || !N.getNumOperands() ||
         !N.getOperand(0) || !N.getNumResults() || !N.getResult(0))
@@ -336,7 +376,8 @@ void DynamicRewrite::examinePads(Model &M, const DimAnalysis &DA) {
           U.User->getOpType() == "ConvTranspose" ||
           U.User->getOpType() == "MaxUnpool")
         continue;
-      if (std::string Why = samePadConflict(N, *U.User, *In, Pads, DA);
+      if (std::string Why =
+              samePadConflict(M, Diags, N, *U.User, *In, Pads, DA);
           !Why.empty())
         return;
     }
@@ -346,7 +387,7 @@ void DynamicRewrite::examinePads(Model &M, const DimAnalysis &DA) {
 /// The check of examinePads for one window \p W after Pad \p N; records
 /// a problem and returns it, or returns empty.
 std::string DynamicRewrite::samePadConflict(
-    const Node &N, const Node &W, llvm::ArrayRef<DimExpr> In,
+    Model &M, DiagnosticEngine &Diags, const Node &N, const Node &W, llvm::ArrayRef<DimExpr> In,
     llvm::ArrayRef<std::pair<int64_t, int64_t>> Pads, const DimAnalysis &DA) {
   size_t Spatial = In.size() - 2;
   std::vector<int64_t> Kernel;
@@ -410,7 +451,6 @@ std::string DynamicRewrite::samePadConflict(
   }
   if (Dims.empty())
     return {};
-  std::string Hint = relationHint(*First, New);
   std::string Why =
       "pads " + llvm::join(Dims, "; ") + " of '" +
       N.getOperand(0)->getName().str() + "' before the " +
@@ -418,11 +458,21 @@ std::string DynamicRewrite::samePadConflict(
       "': TensorFlow's 'same' padding at the old size, which an export at "
       "another size computes anew from the size modulo the stride, while "
       "this constant stays; the two agree only at sizes of the old "
-      "remainder" +
-      (Hint.empty() ? ": keep " + llvm::join(New, ", ") + " static"
-                    : ": give relations=" + Hint);
-  Problems.push_back({&N, Why, New});
-  return Why;
+      "remainder";
+  DimRelations Added = relationsFor(*First, New);
+  if (Added.empty() ||
+      failed(assumeRelations(M, Added, Diags))) {
+    Problems.push_back({&N, Why + ": keep " + llvm::join(New, ", ") + " static",
+                        New});
+    return Why;
+  }
+  std::vector<std::string> Texts;
+  for (const DimRelation &R : Added)
+    Texts.push_back(printDimRelation(R));
+  emitRemark(Diags, N)
+      << Why << ": stored relations " << llvm::join(Texts, ",")
+      << " (the sizes they agree at)";
+  return {};
 }
 
 void DynamicRewrite::addNewSymbols(const DimAnalysis &DA, const Value *V,
@@ -1994,7 +2044,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   // constraints say which symbols that pins.
   examineConstraints(DA);
   examineResizes(M, DA);
-  examinePads(M, DA);
+  examinePads(M, DA, Diags);
   examineUncovered(M, DA);
   examineDataOperands(M, DA);
   examineMergedSymbols(M, DA);

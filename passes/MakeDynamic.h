@@ -257,11 +257,16 @@ public:
   /// Gives \p Symbols their old sizes back in the new input shapes.
   void pin(const std::set<std::string> &Symbols);
   void examineConstraints(const DimAnalysis &DA);
+  DimRelations relationsFor(const DimConstraint &C,
+                            const std::set<std::string> &New) const;
+  LogicalResult assumeRelations(Model &M, const DimRelations &Added,
+                                DiagnosticEngine &Diags);
   std::string relationHint(const DimConstraint &C,
                            const std::set<std::string> &New) const;
   void examineResizes(Model &M, const DimAnalysis &DA);
-  void examinePads(Model &M, const DimAnalysis &DA);
-  std::string samePadConflict(const Node &N, const Node &W,
+  void examinePads(Model &M, const DimAnalysis &DA, DiagnosticEngine &Diags);
+  std::string samePadConflict(Model &M, DiagnosticEngine &Diags, const Node &N,
+                              const Node &W,
                               llvm::ArrayRef<DimExpr> In,
                               llvm::ArrayRef<std::pair<int64_t, int64_t>> Pads,
                               const DimAnalysis &DA);
