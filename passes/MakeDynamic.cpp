@@ -360,21 +360,48 @@ constantPads(const Node &Pad, size_t Rank, const DimAnalysis &DA) {
 /// the pass refuses naming the Pad.
 void DynamicRewrite::examinePads(Model &M, const DimAnalysis &DA,
                                  DiagnosticEngine &Diags) {
+  auto IsWindow = [](const Node &W) {
+    return hasTrait(W, KernelOp) && W.getOpType() != "ConvTranspose" &&
+           W.getOpType() != "MaxUnpool";
+  };
+  auto OwnPads = [](const Node &W) {
+    std::optional<std::vector<int64_t>> P = W.getAttrInts("pads");
+    return P && llvm::any_of(*P, [](int64_t V) { return V != 0; });
+  };
   M.getGraph().walk([&](Node &N) {
-    if (!N.isOnnxDomain() || N.getOpType() != "Pad" || !N.getNumOperands() ||
-        !N.getOperand(0) || !N.getNumResults() || !N.getResult(0))
+    if (!N.isOnnxDomain() || !N.getNumOperands() || !N.getOperand(0) ||
+        !N.getNumResults() || !N.getResult(0))
       return;
     const std::vector<DimExpr> *In = DA.getDims(*N.getOperand(0));
     if (!In || In->size() < 3)
+      return;
+    // A converter's window that pads itself asymmetrically (tf2onnx writes
+    // "same" at a known size as explicit pads): torch only pads evenly, so
+    // an uneven pair is TensorFlow's.
+    if (IsWindow(N) && OwnPads(N) &&
+        N.getAttrString("auto_pad", "NOTSET") == "NOTSET") {
+      std::vector<int64_t> P = *N.getAttrInts("pads");
+      size_t Spatial = In->size() - 2;
+      if (P.size() != 2 * Spatial)
+        return;
+      // (-1, -1): an even pair, read as torch's, not examined.
+      std::vector<std::pair<int64_t, int64_t>> Pads(In->size(), {-1, -1});
+      for (size_t A = 0; A < Spatial; ++A)
+        if (P[A] != P[A + Spatial])
+          Pads[A + 2] = {P[A], P[A + Spatial]};
+      samePadConflict(M, Diags, N, N, *In, Pads, DA);
+      return;
+    }
+    if (N.getOpType() != "Pad" || N.getAttrString("mode", "constant") !=
+                                      "constant")
       return;
     std::vector<std::pair<int64_t, int64_t>> Pads =
         constantPads(N, In->size(), DA);
     if (Pads.empty())
       return;
     for (const Use &U : N.getResult(0)->getUses()) {
-      if (U.isGraphOutput() || U.Index != 0 || !hasTrait(*U.User, KernelOp) ||
-          U.User->getOpType() == "ConvTranspose" ||
-          U.User->getOpType() == "MaxUnpool")
+      if (U.isGraphOutput() || U.Index != 0 || !IsWindow(*U.User) ||
+          OwnPads(*U.User))
         continue;
       if (std::string Why =
               samePadConflict(M, Diags, N, *U.User, *In, Pads, DA);
@@ -418,7 +445,7 @@ std::string DynamicRewrite::samePadConflict(
     DimExpr D = DA.getBest(In[A + 2]);
     std::optional<int64_t> OldD = oldValue(D);
     int64_t S = Strides[A];
-    if (D.isConstant() || !OldD || S <= 1)
+    if (D.isConstant() || !OldD || S <= 1 || Pads[A + 2].first < 0)
       continue;
     int64_t Extent = (Kernel[A] - 1) * Dilations[A] + 1;
     if (samePadding(*OldD, Extent, S) != Pads[A + 2])
@@ -451,11 +478,15 @@ std::string DynamicRewrite::samePadConflict(
   }
   if (Dims.empty())
     return {};
+  std::string Where = &N == &W ? "'" : "' before the " +
+                                            W.getOpType().str() +
+                                            " producing '" +
+                                            W.getResult(0)->getName().str() +
+                                            "'";
   std::string Why =
       "pads " + llvm::join(Dims, "; ") + " of '" +
-      N.getOperand(0)->getName().str() + "' before the " +
-      W.getOpType().str() + " producing '" + W.getResult(0)->getName().str() +
-      "': TensorFlow's 'same' padding at the old size, which an export at "
+      N.getOperand(0)->getName().str() + Where +
+      ": TensorFlow's 'same' padding at the old size, which an export at "
       "another size computes anew from the size modulo the stride, while "
       "this constant stays; the two agree only at sizes of the old "
       "remainder";
