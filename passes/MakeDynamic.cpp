@@ -355,9 +355,10 @@ constantPads(const Node &Pad, size_t Rank, const DimAnalysis &DA) {
 /// The constant reads two ways: fixed amounts (F.pad), or "same" padding
 /// that an export at another size computes anew, and which changes with
 /// the dim modulo the stride. The two agree where the dim keeps its old
-/// residue; elsewhere the model would run with other values than a
-/// dynamic export, so the dim must keep it (a relation such as H%32=0), or
-/// the pass refuses naming the Pad.
+/// remainder; elsewhere the model would compute other values than one of
+/// the two dynamic exports, so the relation that keeps it (H%32=0) is
+/// stored with the model, as a bound from a table is; where no relation
+/// H%k=0 keeps it, the Pad is reported.
 void DynamicRewrite::examinePads(Model &M, const DimAnalysis &DA,
                                  DiagnosticEngine &Diags) {
   auto IsWindow = [](const Node &W) {
@@ -411,8 +412,10 @@ void DynamicRewrite::examinePads(Model &M, const DimAnalysis &DA,
   });
 }
 
-/// The check of examinePads for one window \p W after Pad \p N; records
-/// a problem and returns it, or returns empty.
+/// The check of examinePads for one window \p W after Pad \p N (or \p N
+/// itself, its own uneven pads): assumes and stores the relation that
+/// keeps the old remainder, with a remark, or records a problem and
+/// returns it; empty when nothing is left to report.
 std::string DynamicRewrite::samePadConflict(
     Model &M, DiagnosticEngine &Diags, const Node &N, const Node &W, llvm::ArrayRef<DimExpr> In,
     llvm::ArrayRef<std::pair<int64_t, int64_t>> Pads, const DimAnalysis &DA) {
