@@ -361,10 +361,7 @@ constantPads(const Node &Pad, size_t Rank, const DimAnalysis &DA) {
 /// H%k=0 keeps it, the Pad is reported.
 void DynamicRewrite::examinePads(Model &M, const DimAnalysis &DA,
                                  DiagnosticEngine &Diags) {
-  auto IsWindow = [](const Node &W) {
-    return hasTrait(W, KernelOp) && W.getOpType() != "ConvTranspose" &&
-           W.getOpType() != "MaxUnpool";
-  };
+  auto IsWindow = [](const Node &W) { return hasTrait(W, StridedWindow); };
   auto OwnPads = [](const Node &W) {
     std::optional<std::vector<int64_t>> P = W.getAttrInts("pads");
     return P && llvm::any_of(*P, [](int64_t V) { return V != 0; });
@@ -393,8 +390,8 @@ void DynamicRewrite::examinePads(Model &M, const DimAnalysis &DA,
       samePadConflict(M, Diags, N, N, *In, Pads, DA);
       return;
     }
-    if (N.getOpType() != "Pad" || N.getAttrString("mode", "constant") !=
-                                      "constant")
+    if (!hasTrait(N, PadsEdges) ||
+        N.getAttrString("mode", "constant") != "constant")
       return;
     std::vector<std::pair<int64_t, int64_t>> Pads =
         constantPads(N, In->size(), DA);

@@ -39,10 +39,10 @@ constexpr ShapeOperand ResizeOperands11[] = {{2, "scales"}, {3, "sizes"}};
 constexpr ShapeOperand UpsampleOperands9[] = {{1, "scales"}};
 
 constexpr TraitRow Traits[] = {
-    {"", "AveragePool", 1, KernelOp, {}, {}, -1},
+    {"", "AveragePool", 1, KernelOp | StridedWindow, {}, {}, -1},
     {"", "BatchNormalization", 1, ShapePreserving, {}, {}, -1},
-    {"", "Conv", 1, KernelOp, {}, {}, -1},
-    {"", "ConvInteger", 1, KernelOp, {}, {}, -1},
+    {"", "Conv", 1, KernelOp | StridedWindow, {}, {}, -1},
+    {"", "ConvInteger", 1, KernelOp | StridedWindow, {}, {}, -1},
     {"", "ConvTranspose", 1, KernelOp, {}, {}, -1},
     {"", "DeformConv", 1, KernelOp, {}, {}, -1},
     {"", "DequantizeLinear", 1, ShapePreserving, {}, {}, -1},
@@ -55,8 +55,8 @@ constexpr TraitRow Traits[] = {
     {"", "LayerNormalization", 1, ShapePreserving | MixesAlongDims, {}, {}, -1},
     {"", "LogSoftmax", 1, ShapePreserving | MixesAlongDims, {}, {}, -1},
     {"", "LpNormalization", 1, ShapePreserving | MixesAlongDims, {}, {}, -1},
-    {"", "LpPool", 1, KernelOp, {}, {}, -1},
-    {"", "MaxPool", 1, KernelOp, {}, {}, -1},
+    {"", "LpPool", 1, KernelOp | StridedWindow, {}, {}, -1},
+    {"", "MaxPool", 1, KernelOp | StridedWindow, {}, {}, -1},
     {"", "MaxUnpool", 1, KernelOp, MaxUnpoolOperands1, {}, -1},
     {"", "MeanVarianceNormalization", 1, ShapePreserving | MixesAlongDims, {}, {}, -1},
     {"", "NonMaxSuppression", 1, ValueDependentShape, {}, {}, -1},

@@ -130,6 +130,14 @@ enum OpTrait : uint32_t {
   /// Its second operand's last dim holds index tuples whose component c
   /// picks along dim batch_dims + c of its first operand (GatherND).
   GathersTuples = 1u << 28,
+  /// Its result is its first operand with amounts added before and after
+  /// dims (the `pads` attribute, or operand 1 along operand 3's axes): Pad.
+  PadsEdges = 1u << 29,
+  /// Each result position reads a window of its first operand, strides
+  /// apart, over that operand padded by its own `pads` (Conv, ConvInteger,
+  /// the pools): the dims shrink by the stride. Not ConvTranspose or
+  /// MaxUnpool, whose dims grow by it.
+  StridedWindow = 1u << 30,
 };
 using OpTraits = uint32_t;
 
