@@ -464,6 +464,22 @@ void transferArithmetic(DimContext &C, const DimList *X) {
     C.setData(0, std::move(*D));
 }
 
+/// Sum, Max, Min and Mean before opset 8 take operands of one shape, no
+/// broadcasting (ONNX Runtime checks it): the result is that shape, and
+/// every operand's dims must equal the first's.
+void transferSameShapes(DimContext &C, const DimList *X) {
+  const Node &N = C.getNode();
+  for (unsigned I = 1; I < N.getNumOperands(); ++I) {
+    const DimList *D = C.dims(I);
+    if (!D || D->size() != X->size())
+      continue;
+    for (size_t K = 0; K < X->size(); ++K)
+      C.require(DimCondition::Equal, (*D)[K], (*X)[K],
+                "operands of one shape (no broadcasting before opset 8)");
+  }
+  C.setDims(0, full(*X));
+}
+
 /// Equal on two elements of shape data: 1, 0, or undecided.
 std::optional<int64_t> equalElements(const DimExpr &A, const DimExpr &B) {
   if (A == B)
@@ -647,12 +663,20 @@ constexpr DimRule DimRules[] = {
     {"", "Equal", 1, transferEqual},
     {"", "Gemm", 1, transferGemm, NeedsX},
     {"", "MatMul", 1, transferMatMul, NeedsX},
+    {"", "Max", 1, transferSameShapes, NeedsX},
+    {"", "Max", 8, transferBroadcast},
+    {"", "Mean", 1, transferSameShapes, NeedsX},
+    {"", "Mean", 8, transferBroadcast},
+    {"", "Min", 1, transferSameShapes, NeedsX},
+    {"", "Min", 8, transferBroadcast},
     {"", "Mul", 1, transferArithmetic<Arithmetic::Mul>},
     {"", "Multinomial", 1, nullptr},
     {"", "PRelu", 1, transferPRelu},
     {"", "RandomNormalLike", 1, nullptr},
     {"", "RandomUniformLike", 1, nullptr},
     {"", "Sub", 1, transferArithmetic<Arithmetic::Sub>},
+    {"", "Sum", 1, transferSameShapes, NeedsX},
+    {"", "Sum", 8, transferBroadcast},
 };
 
 llvm::ArrayRef<DimRule> dimRules() { return DimRules; }

@@ -592,6 +592,16 @@ void transferConvTranspose(DimContext &C, const DimList *X) {
       if ((*Y)[K])
         C.require(DimCondition::AtLeast, *(*Y)[K], DimExpr::constant(1),
                   "output size >= 1");
+  // The weight is [C, M/group, k...]: its first dim is the input's channels.
+  if (const DimList *W = C.dims(1); W && W->size() >= 2 && X->size() >= 2) {
+    C.require(DimCondition::Equal, (*X)[1], (*W)[0],
+              "input channels = the weight's first dim");
+    if (const DimList *B = C.dims(2); B && B->size() == 1)
+      C.require(DimCondition::Equal, (*B)[0],
+                (*W)[1] *
+                    DimExpr::constant(C.getNode().getAttrInt("group", 1)),
+                "one bias per output channel");
+  }
 }
 
 void transferGlobalPool(DimContext &C, const DimList *X) {
