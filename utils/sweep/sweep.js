@@ -8,7 +8,13 @@
 // Normally started by sweep.sh; see README.md.
 //
 //   node utils/sweep/sweep.js --bin /tmp/sweep/bin/onnx-opt --out /tmp/sweep
-//        [--list FILE] [--every K] [--filter REGEX] [--timeout 60] [model...]
+//        [--list FILE] [--every K] [--filter REGEX] [--timeout 60]
+//        [--each-input] [model...]
+//
+// --each-input also makes every other static input dynamic alone
+// (make-dynamic#k, strict): an input that other inputs must match (a
+// second operand of one shape, indices into a fixed table) must then be
+// refused or still run at the new size.
 //
 // Writes OUT/results.jsonl (one record per model and pipeline) and
 // OUT/summary.md (via summarize.js); keeps the outputs that violate the
@@ -42,6 +48,7 @@ function parseArgs(argv) {
     else if (a === '--filter') o.filter = new RegExp(v());
     else if (a === '--timeout') o.timeout = Number(v());
     else if (a === '--append') o.append = true;
+    else if (a === '--each-input') o.eachInput = true;
     else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
     else o.models.push(a);
   }
@@ -211,13 +218,13 @@ function freezeSpec(info, shapes) {
       .map((i) => `${i.name}:${fmt(shapes[i.name])}`).join(',');
 }
 
-/// make-dynamic target: the first input of rank >= 2, every dim but dim 1 a
-/// fresh symbol.
-function makeDynamicTarget(info) {
+/// make-dynamic target: the first input of rank >= 2 (or \p inp), every
+/// dim but dim 1 a fresh symbol (a rank-1 input: its only dim).
+function makeDynamicTarget(info, inp) {
   if (isDynamic(info))
     return null;
-  const inp = info.inputs.find((i) => i.dims && i.dims.length >= 2 && i.type !== 'non-tensor');
-  if (!inp)
+  inp = inp || info.inputs.find((i) => i.dims && i.dims.length >= 2 && i.type !== 'non-tensor');
+  if (!inp || !inp.dims || !inp.dims.length || inp.type === 'non-tensor')
     return null;
   const r = inp.dims.length;
   const names = r === 4 ? ['N', null, 'H', 'W'] : inp.dims.map((_, k) => (k === 0 ? 'N' : k === 1 ? null : `S${k}`));
@@ -227,6 +234,45 @@ function makeDynamicTarget(info) {
   if (newDims.reduce((a, b) => a * b, 1) > (1 << 22))
     newDims = inp.dims.map((d, k) => (k === 1 ? d : d + 1));
   return {input: inp.name, spec: `${inp.name}[${syms.join(',')}]`, oldDims: inp.dims.slice(), newDims};
+}
+
+/// The other static inputs, each a target of its own (--each-input).
+function eachInputTargets(info, first) {
+  if (isDynamic(info))
+    return [];
+  return info.inputs.filter((i) => !first || i.name !== first.input)
+      .map((i) => makeDynamicTarget(info, i)).filter(Boolean);
+}
+
+/// The shape sets a make-dynamic result of \p target runs at: the old
+/// shapes (compared with the original) and the new size, each dim the
+/// output made dynamic in the target input at its new value (a symbol
+/// shared with other inputs follows it; a stored dim range caps it).
+function makeDynamicSets(outInfo, target, old) {
+  const ranges = outInfo.dimRanges || {};
+  const t = outInfo.inputs.find((i) => i.name === target.input);
+  const symVal = {};
+  if (t && t.dims)
+    t.dims.forEach((d, k) => {
+      if (isStaticDim(d) || d === null)
+        return;
+      const r = ranges[d];
+      symVal[d] = r ? Math.max(r[0], Math.min(r[1], target.newDims[k])) : target.newDims[k];
+    });
+  const fresh = {};
+  for (const i of outInfo.inputs) {
+    const oldDims = old[i.name] || [];
+    fresh[i.name] = (i.dims || []).map((d, k) => {
+      if (isStaticDim(d)) return d;
+      if (d !== null && d in symVal) return symVal[d];
+      if (i.name === target.input) return target.newDims[k];
+      return oldDims[k];
+    });
+  }
+  const sets = [{shapes: old, compare: true, why: 'old size'}];
+  if (shapesKey(fresh) !== shapesKey(old))
+    sets.push({shapes: fresh, compare: false, why: 'new size'});
+  return sets;
 }
 
 //===----------------------------------------------------------------------===//
@@ -393,30 +439,17 @@ async function main() {
       for (const partial of [false, true]) {
         const flags = partial ? [`--pass-pipeline=make-dynamic{shapes=${target.spec} allow-partial=true}`]
                               : [`--make-dynamic=shapes=${target.spec}`];
-        await doPipeline(partial ? 'make-dynamic(allow-partial)' : 'make-dynamic', flags, (outInfo) => {
-          const old = runnable[0];
-          // New size: each dim the output made dynamic in the target input takes
-          // its new value; a symbol shared with other inputs follows it.
-          const t = outInfo.inputs.find((i) => i.name === target.input);
-          const symVal = {};
-          if (t && t.dims)
-            t.dims.forEach((d, k) => { if (!isStaticDim(d) && d !== null) symVal[d] = target.newDims[k]; });
-          const fresh = {};
-          for (const i of outInfo.inputs) {
-            const oldDims = old[i.name] || [];
-            fresh[i.name] = (i.dims || []).map((d, k) => {
-              if (isStaticDim(d)) return d;
-              if (i.name === target.input) return target.newDims[k];
-              if (d !== null && d in symVal) return symVal[d];
-              return oldDims[k];
-            });
-          }
-          const sets = [{shapes: old, compare: true, why: 'old size'}];
-          if (shapesKey(fresh) !== shapesKey(old))
-            sets.push({shapes: fresh, compare: false, why: 'new size'});
-          return {sets};
-        }, {spec: target.spec});
+        await doPipeline(partial ? 'make-dynamic(allow-partial)' : 'make-dynamic', flags,
+                         (outInfo) => ({sets: makeDynamicSets(outInfo, target, runnable[0])}),
+                         {spec: target.spec});
       }
+    }
+    if (o.eachInput) {
+      const others = eachInputTargets(info, target);
+      for (let k = 0; k < others.length; ++k)
+        await doPipeline(`make-dynamic#${k + 1}`, [`--make-dynamic=shapes=${others[k].spec}`],
+                         (outInfo) => ({sets: makeDynamicSets(outInfo, others[k], runnable[0])}),
+                         {spec: others[k].spec});
     }
     const dt = (Date.now() - tModel) / 1000;
     process.stderr.write(`[${mi + 1}/${o.models.length}] ${model} ${dt.toFixed(1)}s (total ${((Date.now() - t0) / 1000).toFixed(0)}s)\n`);
