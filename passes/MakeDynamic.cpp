@@ -202,6 +202,11 @@ LogicalResult DynamicRewrite::assumeRelations(Model &M,
     });
     Relations.push_back(R);
   }
+  return rebuildDomain(M, Diags);
+}
+
+/// Domain from the ranges and relations the model stores and Relations.
+LogicalResult DynamicRewrite::rebuildDomain(Model &M, DiagnosticEngine &Diags) {
   std::string Error;
   DimRangeMap Ranges;
   DimRelations All;
@@ -977,13 +982,7 @@ LogicalResult DynamicRewrite::readRelations(Model &M,
     Relations.push_back(R);
   }
   // The relations and ranges the model already stores hold as well.
-  DimRangeMap Ranges;
-  DimRelations All;
-  if (!getDimRanges(M, Ranges, Error) || !getDimRelations(M, All, Error))
-    return emitError(Diags) << Error;
-  All.insert(All.end(), Relations.begin(), Relations.end());
-  Domain = SymbolDomain(Ranges, All);
-  return success();
+  return rebuildDomain(M, Diags);
 }
 
 LogicalResult DynamicRewrite::storeRelations(Model &M,

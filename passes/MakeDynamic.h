@@ -261,6 +261,7 @@ public:
                             const std::set<std::string> &New) const;
   LogicalResult assumeRelations(Model &M, const DimRelations &Added,
                                 DiagnosticEngine &Diags);
+  LogicalResult rebuildDomain(Model &M, DiagnosticEngine &Diags);
   std::string relationHint(const DimConstraint &C,
                            const std::set<std::string> &New) const;
   void examineResizes(Model &M, const DimAnalysis &DA);

@@ -27,11 +27,12 @@ Replaces this generator's entries in ../manifest.json and keeps the others.
 """
 
 import argparse
-import json
 import os
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
+
+from manifest_entries import replace_entries
 
 GENERATOR = "test/models/gen_swin_windows.py"
 SIDE, WIN, CH = 8, 4, 4          # feature map side, window side, channels
@@ -162,14 +163,7 @@ def main():
         })
         print(f"wrote {path} ({os.path.getsize(path)} bytes)")
 
-    manifest_path = os.path.join(out, "..", "manifest.json")
-    with open(manifest_path) as f:
-        manifest = json.load(f)
-    manifest["models"] = [m for m in manifest["models"]
-                          if m.get("generator") != GENERATOR] + entries
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=2)
-        f.write("\n")
+    replace_entries(os.path.join(out, "..", "manifest.json"), GENERATOR, entries)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ Replaces this generator's entries in manifest.json and keeps the others.
 """
 
 import argparse
-import json
 import os
 
 import torch
@@ -32,6 +31,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from gen_dynamic_twins import export, seeded, shape_str
+
+from manifest_entries import replace_entries
 
 SEED = 20261206
 GENERATOR = "test/models/gen_unet_twins.py"
@@ -133,14 +134,7 @@ def main():
           "all-MLP head interpolating every stage to stage 1's size, concatenated",
           out, entries)
 
-    manifest_path = os.path.join(out, "manifest.json")
-    with open(manifest_path) as f:
-        manifest = json.load(f)
-    manifest["models"] = [m for m in manifest["models"]
-                          if m.get("generator") != GENERATOR] + entries
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=2)
-        f.write("\n")
+    replace_entries(os.path.join(out, "manifest.json"), GENERATOR, entries)
 
 
 def twins(cls, seed, name, example_shape, new_shapes, purpose, out, entries):
