@@ -574,10 +574,48 @@ static bool readsInputData(const Value *V,
 /// sizes, Squeeze's axes, ...) that the model is given as data, where the
 /// node's input depends on a new symbol: whether the data fits a new size
 /// is up to whoever feeds it, which nothing here can prove.
+/// An operand whose values decide \p N's result shape (Resize's scales,
+/// Slice's starts, Tile's repeats, Unsqueeze's axes) that the new symbols
+/// size: its length is tied to the data's rank or to the other lists, and
+/// its values are the model's, so nothing proves they fit a new length.
+/// Records the problem; true if there was one.
+bool DynamicRewrite::examineValueOperandDims(Node &N, const DimAnalysis &DA) {
+  const OpDef *Def = lookupOp(N);
+  if (!Def)
+    return false;
+  std::vector<std::pair<unsigned, std::string>> Lists;
+  for (const ShapeOperand &S : Def->ShapeOperands)
+    if (S.Index > 0)
+      Lists.push_back({S.Index, S.Name});
+  if (Def->Axes.K == AxesSource::Input && Def->Axes.Index > 0)
+    Lists.push_back({Def->Axes.Index, Def->Axes.Name});
+  for (const auto &[Index, Name] : Lists) {
+    const Value *V = Index < N.getNumOperands() ? N.getOperand(Index) : nullptr;
+    std::set<std::string> New;
+    addNewSymbols(DA, V, New);
+    if (New.empty())
+      continue;
+    Problems.push_back(
+        {&N,
+         "its " + Name + " input '" + V->getName().str() +
+             "' holds values that decide the result's shape, and its dims "
+             "now depend on " +
+             llvm::join(New, ", ") +
+             ": its length is tied to the data's rank or to the other lists, "
+             "so nothing proves new values fit; keep " +
+             (New.size() > 1 ? "them" : "it") + " static",
+         New});
+    return true;
+  }
+  return false;
+}
+
 void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
   llvm::DenseMap<const Value *, bool> Memo;
   M.getGraph().walk([&](Node &N) {
     if (!N.isOnnxDomain() || !N.getNumOperands())
+      return;
+    if (examineValueOperandDims(N, DA))
       return;
     std::set<std::string> New;
     addNewSymbols(DA, N.getOperand(0), New);

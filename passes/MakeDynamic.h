@@ -276,6 +276,7 @@ public:
   void addNewSymbols(const DimAnalysis &DA, const Value *V,
                      std::set<std::string> &Out) const;
   void examineDataOperands(Model &M, const DimAnalysis &DA);
+  bool examineValueOperandDims(Node &N, const DimAnalysis &DA);
   void examineMergedSymbols(Model &M, const DimAnalysis &DA);
   /// A component of GatherND's index tuples that a Concat operand holds:
   /// its index in the tuple and in the operand, and the data dim it picks.

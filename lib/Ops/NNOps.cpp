@@ -524,6 +524,13 @@ void transferConv(DimContext &C, const DimList *X) {
     C.require(DimCondition::Equal, (*X)[1],
               (*W)[1] * DimExpr::constant(C.getNode().getAttrInt("group", 1)),
               "input channels = weight channels * group");
+    // A kernel_shape attribute must be the weight's spatial dims.
+    if (std::optional<std::vector<int64_t>> K =
+            C.getNode().getAttrInts("kernel_shape");
+        K && K->size() + 2 == W->size())
+      for (size_t I = 0; I < K->size(); ++I)
+        C.require(DimCondition::Equal, (*W)[I + 2], DimExpr::constant((*K)[I]),
+                  "kernel_shape = the weight's spatial dims");
     if (const DimList *B = C.dims(2); B && B->size() == 1)
       C.require(DimCondition::Equal, (*B)[0], (*W)[0],
                 "one bias per output channel");
