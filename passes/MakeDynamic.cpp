@@ -55,6 +55,7 @@
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
 #include "onnxopt/IR/ShapeVectorBuilder.h"
+#include "onnxopt/Ops/DimRules.h"
 #include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Pass/PassManager.h"
 #include "onnxopt/Passes.h"
@@ -319,26 +320,20 @@ constantPads(const Node &Pad, size_t Rank, const DimAnalysis &DA) {
   if (std::optional<std::vector<int64_t>> A = Pad.getAttrInts("pads")) {
     Flat = *A;
   } else if (Pad.getNumOperands() > 1 && Pad.getOperand(1)) {
-    const std::vector<DimExpr> *D = DA.getData(*Pad.getOperand(1));
-    if (!D)
+    std::optional<std::vector<int64_t>> P =
+        getConstantDims(DA.getData(*Pad.getOperand(1)));
+    if (!P)
       return {};
-    for (const DimExpr &E : *D) {
-      if (!E.isConstant())
-        return {};
-      Flat.push_back(E.getConstant());
-    }
+    Flat = *P;
   }
   std::vector<int64_t> Axes;
   if (Pad.getNumOperands() > 3 && Pad.getOperand(3)) {
-    const std::vector<DimExpr> *D = DA.getData(*Pad.getOperand(3));
-    if (!D)
+    std::optional<std::vector<int64_t>> A =
+        getConstantDims(DA.getData(*Pad.getOperand(3)));
+    if (!A)
       return {};
-    for (const DimExpr &E : *D) {
-      if (!E.isConstant())
-        return {};
-      Axes.push_back(E.getConstant() < 0 ? E.getConstant() + int64_t(Rank)
-                                         : E.getConstant());
-    }
+    for (int64_t K : *A)
+      Axes.push_back(K < 0 ? K + int64_t(Rank) : K);
   } else {
     for (size_t K = 0; K < Rank; ++K)
       Axes.push_back(int64_t(K));
