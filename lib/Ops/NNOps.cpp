@@ -698,10 +698,33 @@ void requireResizeNonEmpty(DimContext &C, const DimList &X, bool HasRoi) {
   }
 }
 
+/// Resize's roi is read only by tf_crop_and_resize, and there ONNX Runtime
+/// requires [starts, ends] for every resized axis: 2 * rank entries, or
+/// 2 * len(axes) with Resize-18's axes.
+void requireResizeRoi(DimContext &C, const DimList &X) {
+  const Node &N = C.getNode();
+  if (N.getAttrString("coordinate_transformation_mode", "half_pixel") !=
+      "tf_crop_and_resize")
+    return;
+  const DimList *Roi = C.dims(1);
+  if (!Roi || Roi->size() != 1)
+    return;
+  size_t Axes = X.size();
+  if (std::optional<std::vector<int64_t>> A = N.getAttrInts("axes"))
+    Axes = A->size();
+  DimExpr Want = DimExpr::constant(2 * static_cast<int64_t>(Axes));
+  if (!C.holdsAlways(DimCondition::Equal, (*Roi)[0], Want))
+    C.require(DimCondition::Equal, (*Roi)[0], Want,
+              "tf_crop_and_resize reads a start and an end per resized axis "
+              "from roi");
+}
+
 void transferResize(DimContext &C, const DimList *X) {
   bool HasRoi = C.getNode().getNumOperands() >= 3;
   C.setDims(0, resize(C, *X, HasRoi));
   requireResizeNonEmpty(C, *X, HasRoi);
+  if (HasRoi)
+    requireResizeRoi(C, *X);
 }
 
 void transferUpsample(DimContext &C, const DimList *X) {

@@ -1149,6 +1149,18 @@ void requirePadRunnable(DimContext &C, const DimExpr &In, const DimExpr &Begin,
   }
 }
 
+/// OneHot's run-time precondition: values is [off, on], exactly two
+/// entries (ONNX Runtime refuses any other length). Its depth is an
+/// operand's contents, so no result dim is modelled.
+void transferOneHot(DimContext &C, const DimList *) {
+  const DimList *Values = C.dims(2);
+  if (!Values || Values->size() != 1 ||
+      C.holdsAlways(DimCondition::Equal, (*Values)[0], DimExpr::constant(2)))
+    return;
+  C.require(DimCondition::Equal, (*Values)[0], DimExpr::constant(2),
+            "values holds exactly [off_value, on_value]");
+}
+
 void transferPad(DimContext &C, const DimList *X) {
   const Node &N = C.getNode();
   std::optional<std::vector<int64_t>> Pads = N.getAttrInts("pads");
@@ -1287,8 +1299,7 @@ constexpr DimRule DimRules[] = {
     {"", "Identity", 1, transferPassThrough},
     // Data-dependent (its traits say so): nothing more to require.
     {"", "NonZero", 1, nullptr},
-    // Its depth is an operand's contents: no condition on dims.
-    {"", "OneHot", 1, nullptr},
+    {"", "OneHot", 1, transferOneHot},
     {"", "Pad", 1, transferPad, NeedsX},
     {"", "Range", 1, transferRange},
     {"", "Reshape", 1, transferReshape, NeedsX},
