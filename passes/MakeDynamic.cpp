@@ -140,8 +140,8 @@ private:
   ListOption<std::string> Relations{
       *this, "relations",
       "relations the new symbols keep, as set-dim-range takes them: A=B, "
-      "A%k=0 (a multiple of k) or A+B<=n; assumed when proving the model "
-      "runs, and stored with the dim ranges",
+      "A%k=0 (a multiple of k), A>=n or A+B<=n; assumed when proving the "
+      "model runs, and stored with the dim ranges",
       checkedBy(checkRelationEntry)};
 };
 
@@ -162,8 +162,9 @@ DynamicRewrite::relationHint(const DimConstraint &C,
 
 /// The relations of relationHint (none if there are none). They hold at
 /// the old sizes: one that breaks them describes another model.
-DimRelations DynamicRewrite::relationsFor(const DimConstraint &C,
-                                          const std::set<std::string> &New) const {
+DimRelations
+DynamicRewrite::relationsFor(const DimConstraint &C,
+                             const std::set<std::string> &New) const {
   if (C.K != DimConstraint::Equal && C.K != DimConstraint::Broadcast &&
       C.K != DimConstraint::Divisible)
     return {};
@@ -178,7 +179,8 @@ DimRelations DynamicRewrite::relationsFor(const DimConstraint &C,
       With.push_back(R);
       Added.push_back(R);
     }
-    if (llvm::all_of(Added, [&](const DimRelation &R) { return R.holds(At); }) &&
+    if (llvm::all_of(Added,
+                     [&](const DimRelation &R) { return R.holds(At); }) &&
         decide(C, SymbolDomain({}, With)) == Verdict::Holds)
       return Added;
   }
@@ -305,10 +307,8 @@ void DynamicRewrite::examineResizes(Model &M, const DimAnalysis &DA) {
 /// depends on D modulo the stride only.
 static std::pair<int64_t, int64_t> samePadding(int64_t D, int64_t Extent,
                                                int64_t Stride) {
-  int64_t Total =
-      std::max<int64_t>((D + Stride - 1) / Stride * Stride - D + Extent -
-                            Stride,
-                        0);
+  int64_t Total = std::max<int64_t>(
+      (D + Stride - 1) / Stride * Stride - D + Extent - Stride, 0);
   return {Total / 2, Total - Total / 2};
 }
 
@@ -414,7 +414,8 @@ void DynamicRewrite::examinePads(Model &M, const DimAnalysis &DA,
 /// keeps the old remainder, with a remark, or records a problem and
 /// returns it; empty when nothing is left to report.
 std::string DynamicRewrite::samePadConflict(
-    Model &M, DiagnosticEngine &Diags, const Node &N, const Node &W, llvm::ArrayRef<DimExpr> In,
+    Model &M, DiagnosticEngine &Diags, const Node &N, const Node &W,
+    llvm::ArrayRef<DimExpr> In,
     llvm::ArrayRef<std::pair<int64_t, int64_t>> Pads, const DimAnalysis &DA) {
   size_t Spatial = In.size() - 2;
   std::vector<int64_t> Kernel;
@@ -478,11 +479,10 @@ std::string DynamicRewrite::samePadConflict(
   }
   if (Dims.empty())
     return {};
-  std::string Where = &N == &W ? "'" : "' before the " +
-                                            W.getOpType().str() +
-                                            " producing '" +
-                                            W.getResult(0)->getName().str() +
-                                            "'";
+  std::string Where = &N == &W ? "'"
+                               : "' before the " + W.getOpType().str() +
+                                     " producing '" +
+                                     W.getResult(0)->getName().str() + "'";
   std::string Why =
       "pads " + llvm::join(Dims, "; ") + " of '" +
       N.getOperand(0)->getName().str() + Where +
@@ -491,18 +491,16 @@ std::string DynamicRewrite::samePadConflict(
       "this constant stays; the two agree only at sizes of the old "
       "remainder";
   DimRelations Added = relationsFor(*First, New);
-  if (Added.empty() ||
-      failed(assumeRelations(M, Added, Diags))) {
-    Problems.push_back({&N, Why + ": keep " + llvm::join(New, ", ") + " static",
-                        New});
+  if (Added.empty() || failed(assumeRelations(M, Added, Diags))) {
+    Problems.push_back(
+        {&N, Why + ": keep " + llvm::join(New, ", ") + " static", New});
     return Why;
   }
   std::vector<std::string> Texts;
   for (const DimRelation &R : Added)
     Texts.push_back(printDimRelation(R));
-  emitRemark(Diags, N)
-      << Why << ": stored relations " << llvm::join(Texts, ",")
-      << " (the sizes they agree at)";
+  emitRemark(Diags, N) << Why << ": stored relations " << llvm::join(Texts, ",")
+                       << " (the sizes they agree at)";
   return {};
 }
 
@@ -654,8 +652,8 @@ bool DynamicRewrite::notPlaceOf(const DimAnalysis &DA, const Node &N,
   std::vector<DimExpr> In = expressInInputs(DA, *X, *XDims, Old);
   int64_t Before = 1;
   for (size_t I = 0; I < K; ++I) {
-    std::optional<int64_t> V = Out[I].hasUnknown() ? std::nullopt
-                                                   : oldValue(Out[I]);
+    std::optional<int64_t> V =
+        Out[I].hasUnknown() ? std::nullopt : oldValue(Out[I]);
     if (!V || *V < 1 || __builtin_mul_overflow(Before, *V, &Before))
       return false;
   }
@@ -745,7 +743,8 @@ void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
   });
 }
 
-/// Bounds with both ends become dim ranges; the others are said.
+/// Bounds with both ends become dim ranges; a least value alone becomes a
+/// relation (`H>=7`).
 LogicalResult DynamicRewrite::storeBounds(Model &M, DiagnosticEngine &Diags) {
   if (Bounds.empty())
     return success();
@@ -758,8 +757,23 @@ LogicalResult DynamicRewrite::storeBounds(Model &M, DiagnosticEngine &Diags) {
     if (!Old.count(Sym))
       continue;
     if (!B.Max) {
+      // No range without a maximum: the least value becomes a relation,
+      // which storeRelations writes beside the ranges.
+      // H%2=0 alone keeps H >= 2.
+      bool Implied =
+          B.Min <= 1 || llvm::any_of(Relations, [&](const DimRelation &Q) {
+            return Q.K == DimRelation::Multiple && Q.Lhs == Sym &&
+                   Q.Divisor >= B.Min;
+          });
+      if (Implied)
+        continue;
+      DimRelation R;
+      R.K = DimRelation::AtLeast;
+      R.Lhs = Sym;
+      R.Bound = B.Min;
+      Relations.push_back(R);
       emitRemark(Diags) << "the model needs " << Sym << " >= " << B.Min
-                        << " (not stored: a dim range needs a maximum)";
+                        << ": stored as the relation " << printDimRelation(R);
       continue;
     }
     DimRange R;
@@ -1081,8 +1095,7 @@ void DynamicRewrite::repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW) {
   for (size_t J = 0; J < New.size(); ++J) {
     bool DataIsOne = J < Offset || (Best[J - Offset].isConstant() &&
                                     Best[J - Offset].getConstant() == 1);
-    if (DataIsOne && New[J] > 1 &&
-        downstreamAxis(N, J, New.size(), New[J], DA))
+    if (DataIsOne && New[J] > 1 && downstreamAxis(N, J, New.size(), New[J], DA))
       New[J] = 1;
   }
   if (New == *Shape)
@@ -1481,9 +1494,8 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
   emitRemark(RW.getDiags(), N)
       << "constant indices '" << N.getOperand(1)->getName() << "' "
       << printInts(Idx.getDims()) << " are 0.." << Values->size() - 1
-      << " in order over dim " << Axis << " of '" << Data->getName()
-      << "' (" << Gathered.str()
-      << "): the gather is a view of it, a Reshape to "
+      << " in order over dim " << Axis << " of '" << Data->getName() << "' ("
+      << Gathered.str() << "): the gather is a view of it, a Reshape to "
       << printInts(Target) << " at the old sizes";
   ++RepairCounts["gather of positions in order"];
   Repaired = true;
@@ -1544,8 +1556,8 @@ void DynamicRewrite::repairGatherElements(Node &N, DimAnalysis &DA,
       "gather_table");
   RW.setOperand(&N, 0, Expand->getResult(0));
   emitRemark(RW.getDiags(), N)
-      << "table '" << Name << "' " << printInts(Dims)
-      << " is the same along " << llvm::join(Said, ", ")
+      << "table '" << Name << "' " << printInts(Dims) << " is the same along "
+      << llvm::join(Said, ", ")
       << ", index dims of its old size: cut to 1 there and expanded to "
          "them";
   ++RepairCounts["expanded gather table"];
@@ -1632,7 +1644,8 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
       HeldBack = true;
       continue;
     }
-    bool Exact = llvm::any_of(B.Axes, [](const BakedAxis &A) { return A.Exact; });
+    bool Exact =
+        llvm::any_of(B.Axes, [](const BakedAxis &A) { return A.Exact; });
     if (IsConcat) {
       if (std::string Why = indicesPastData(N, B, DA); !Why.empty()) {
         Problems.push_back({&N,
@@ -1649,8 +1662,9 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
                 "tuple position", Row, Said);
             !P.Message.empty())
           Problems.push_back({&N,
-                              P.Message + "; re-export with dynamic axes, or "
-                                          "keep " +
+                              P.Message +
+                                  "; re-export with dynamic axes, or "
+                                  "keep " +
                                   llvm::join(New, ", ") +
                                   " static with allow-partial=true",
                               New});
@@ -1697,9 +1711,10 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
 /// position, which every other batch agrees with. Expanding it would read
 /// row 0 for every row. Returns the constant's axis of the rows (with
 /// \p Said saying why), or nullopt where the constant is no such part.
-std::optional<unsigned>
-DynamicRewrite::positionInTuples(Node &N, const BakedConstant &B,
-                                 DimAnalysis &DA, std::string &Said) {
+std::optional<unsigned> DynamicRewrite::positionInTuples(Node &N,
+                                                         const BakedConstant &B,
+                                                         DimAnalysis &DA,
+                                                         std::string &Said) {
   std::vector<int64_t> Dims = B.T.getDims();
   std::optional<std::vector<int64_t>> Values = B.T.toInt64s();
   if (!Values || Values->size() != 1 || (*Values)[0] != 0)
@@ -1713,8 +1728,8 @@ DynamicRewrite::positionInTuples(Node &N, const BakedConstant &B,
           computedDim(DA, *A.Partner, *PD, A.PartnerAxis) != P.Dim)
         continue;
       Said = "constant '" + N.getOperand(B.Operand)->getName().str() + "' " +
-             printInts(Dims) + " is component " +
-             std::to_string(P.Component) + " of the index tuples of '" +
+             printInts(Dims) + " is component " + std::to_string(P.Component) +
+             " of the index tuples of '" +
              P.User->getResult(0)->getName().str() + "', which picks along " +
              A.DimText +
              ": its 0 is each row's own position (an export at another "
@@ -1832,8 +1847,8 @@ DimExpr DynamicRewrite::computedDim(const DimAnalysis &DA, const Value &V,
 /// than one element are rebuilt as for elementwise ops (the same along
 /// them, affine, ...), then the operand is expanded to the partner's dims
 /// on every baked axis (Expand keeps a dim where its shape says 1).
-Problem DynamicRewrite::expandBakedOperand(const BakedConstant &B,
-                                           Rewriter &RW, llvm::StringRef Why,
+Problem DynamicRewrite::expandBakedOperand(const BakedConstant &B, Rewriter &RW,
+                                           llvm::StringRef Why,
                                            llvm::StringRef Rule,
                                            std::optional<unsigned> Positions,
                                            llvm::StringRef Said) {
@@ -2091,8 +2106,9 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
       break;
     if (failed(runInnerPipeline("dce", M, Ctx)) || failed(reinfer(M, Diags)))
       return failure();
-    if (llvm::any_of(TimesRepaired,
-                     [](const auto &KV) { return KV.second > MaxRepairsOfNode; }))
+    if (llvm::any_of(TimesRepaired, [](const auto &KV) {
+          return KV.second > MaxRepairsOfNode;
+        }))
       break;
   }
   DimAnalysis DA(M);
@@ -2316,10 +2332,8 @@ LogicalResult DynamicRewrite::nameDynamicDims(Model &M,
     bool Given = StaticUses.count(Name) || DynamicUses.count(Name);
     if (!Given)
       continue;
-    auto Source =
-        llvm::find_if(Map, [&Wanted = Name](const auto &R) {
-          return R.second == Wanted;
-        });
+    auto Source = llvm::find_if(
+        Map, [&Wanted = Name](const auto &R) { return R.second == Wanted; });
     if (Source != Map.end() && ProvenSame(Source->first, Name))
       continue; // rename-dims merges the two: they are one dim
     std::string New = Fresh(Name);

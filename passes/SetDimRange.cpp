@@ -32,9 +32,9 @@
 //
 // With derive=true the bounds the model itself implies are stored too: a
 // learned position table of 128 rows gathered by arange(seq_len) gives
-// `seq_len:1:128` (a bound without a maximum is reported, not stored); a
-// table read at past..past+seq gives the relation `past+seq<=64`. A range
-// given in ranges= is narrowed to the derived one.
+// `seq_len:1:128` (a least value without a maximum, `H>=7`, is stored as a
+// relation); a table read at past..past+seq gives the relation
+// `past+seq<=64`. A range given in ranges= is narrowed to the derived one.
 //
 // Refused, with nothing changed: a malformed entry; min < 0, min > max or
 // opt outside [min, max]; a symbol given twice; a symbol the model does not
@@ -131,7 +131,7 @@ private:
   ListOption<std::string> Relations{
       *this, "relations",
       "relations between symbols: A=B (always equal), A%k=0 (a multiple "
-      "of k) or A+B<=n (a bound on a sum)",
+      "of k), A>=n (a least value) or A+B<=n (a bound on a sum)",
       required().also(checkedBy(checkRelationEntry))};
   Option<std::string> Gears{
       *this, "gears",
@@ -220,9 +220,17 @@ void SetDimRangePass::deriveRanges(const DimAnalysis &DA, DimRangeMap &Result,
       continue;
     auto It = Result.find(B->Symbol);
     if (!B->Max && It == Result.end()) {
+      // A least value alone is no range: it is stored as a relation.
+      if (B->Min <= 1)
+        continue;
+      DimRelation R;
+      R.K = DimRelation::AtLeast;
+      R.Lhs = B->Symbol;
+      R.Bound = B->Min;
       emitRemark(Diags) << "the model needs " << B->Symbol << " >= " << B->Min
                         << " (" << describe(*C.N)
-                        << "); not stored: a range needs a maximum";
+                        << "); stored as the relation " << printDimRelation(R);
+      Derived.push_back(R);
       continue;
     }
     DimRange R = It == Result.end() ? DimRange{B->Min, *B->Max, std::nullopt}
@@ -330,6 +338,16 @@ static LogicalResult checkRelationsAgainstRanges(const DimRelations &Rels,
     if (L == Ranges.end())
       continue;
     const DimRange &A = L->second;
+    // A range is what a profile feeds: every value in it must keep the
+    // least value.
+    if (R.K == DimRelation::AtLeast) {
+      if (A.Min < R.Bound)
+        return emitError(Diags)
+               << "relation '" << printDimRelation(R) << "': the range "
+               << R.Lhs << ":" << printDimRange(A) << " has values below "
+               << R.Bound << "; give a min of at least " << R.Bound;
+      continue;
+    }
     if (R.K == DimRelation::Multiple) {
       int64_t First = (A.Min + R.Divisor - 1) / R.Divisor * R.Divisor;
       if (First > A.Max)
@@ -472,6 +490,12 @@ LogicalResult SetDimRangePass::run(Model &M, PassContext &Ctx) {
   DimRelations StoredRels;
   if (!getDimRelations(M, StoredRels, Error))
     return emitError(Diags) << Error;
+  // A least value a range now keeps says nothing more.
+  llvm::erase_if(Rels, [&](const DimRelation &R) {
+    auto It = Result.find(R.Lhs);
+    return R.K == DimRelation::AtLeast && It != Result.end() &&
+           It->second.Min >= R.Bound;
+  });
   llvm::sort(Rels);
   Rels.erase(std::unique(Rels.begin(), Rels.end()), Rels.end());
   if (Rels != StoredRels) {

@@ -120,6 +120,14 @@ SymbolDomain::SymbolDomain(DimRangeMap R, DimRelations Relations)
   }
   for (const std::string &N : Names)
     Narrow(Find(N), N);
+  // Least values (`H>=7`) raise the class's lower end; alone they bound
+  // nothing from above.
+  for (const DimRelation &Rel : Relations)
+    if (Rel.K == DimRelation::AtLeast) {
+      auto &B =
+          Bounds.try_emplace(Find(Rel.Lhs), 1, std::nullopt).first->second;
+      B.first = std::max(B.first, Rel.Bound);
+    }
   // Multiples: the representative becomes lcm * a fresh symbol.
   std::map<std::string, int64_t> Lcm;
   for (const DimRelation &Rel : Relations)
@@ -140,12 +148,13 @@ SymbolDomain::SymbolDomain(DimRangeMap R, DimRelations Relations)
       QR.Min = (Lo + K - 1) / K;
       QR.Max = Hi ? *Hi / K : (int64_t(1) << 40);
       Ranges[Q] = QR;
-    } else if (Rep != N || Hi) {
+    } else if (Hi) {
       DimRange RR;
       RR.Min = Lo;
-      RR.Max = Hi.value_or(int64_t(1) << 40);
-      if (Hi)
-        Ranges[Rep] = RR;
+      RR.Max = *Hi;
+      Ranges[Rep] = RR;
+    } else if (Lo > 1) {
+      assumeAtLeast(Rep, Lo);
     }
     if (Target != DimExpr::symbol(N))
       Rewrite[N] = Target;
@@ -379,8 +388,7 @@ Verdict onnxopt::decide(const DimConstraint &Given, const SymbolDomain &D) {
 }
 
 std::optional<DimRelation> onnxopt::asSumBound(const DimConstraint &C) {
-  if (C.K != DimConstraint::AtMost || !C.Rhs.isConstant() ||
-      C.Lhs.hasUnknown())
+  if (C.K != DimConstraint::AtMost || !C.Rhs.isConstant() || C.Lhs.hasUnknown())
     return std::nullopt;
   std::vector<std::string> Syms = C.symbols();
   if (Syms.size() < 2)

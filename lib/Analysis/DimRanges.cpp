@@ -112,6 +112,8 @@ bool DimRelation::holds(const std::map<std::string, int64_t> &Values) const {
     return Sum <= Bound;
   }
   int64_t L = Values.at(Lhs);
+  if (K == AtLeast)
+    return L >= Bound;
   if (K == Multiple)
     return Divisor > 0 && L % Divisor == 0;
   return L == Values.at(Rhs);
@@ -177,6 +179,19 @@ bool onnxopt::parseDimRelation(llvm::StringRef Text, DimRelation &Out,
                                std::string &Error) {
   Text = Text.trim();
   DimRelation R;
+  if (Text.contains(">=")) {
+    auto [Sym, Least] = Text.split(">=");
+    Sym = Sym.trim();
+    if (!isSymbolName(Sym) || Sym.contains('>') ||
+        Least.trim().getAsInteger(10, R.Bound) || R.Bound < 0) {
+      Error = "expected 'symbol>=n' with n >= 0, got '" + Text.str() + "'";
+      return false;
+    }
+    R.K = DimRelation::AtLeast;
+    R.Lhs = Sym.str();
+    Out = R;
+    return true;
+  }
   if (Text.contains("<=")) {
     if (!parseBound(Text, R, Error)) {
       Error = "expected 'A+B<=n' (terms 'symbol' or 'k*symbol', k >= 1), "
@@ -203,8 +218,9 @@ bool onnxopt::parseDimRelation(llvm::StringRef Text, DimRelation &Out,
     R.Divisor = D;
   } else {
     if (!isSymbolName(Left) || !isSymbolName(Right) || Left == Right) {
-      Error = "expected 'A=B' (two symbols), 'A%k=0' or 'A+B<=n', got '" +
-              Text.str() + "'";
+      Error =
+          "expected 'A=B' (two symbols), 'A%k=0', 'A>=n' or 'A+B<=n', got '" +
+          Text.str() + "'";
       return false;
     }
     R.K = DimRelation::Equal;
@@ -225,6 +241,8 @@ std::string onnxopt::printDimRelation(const DimRelation &R) {
   }
   if (R.K == DimRelation::Multiple)
     return R.Lhs + "%" + std::to_string(R.Divisor) + "=0";
+  if (R.K == DimRelation::AtLeast)
+    return R.Lhs + ">=" + std::to_string(R.Bound);
   return R.Lhs + "=" + R.Rhs;
 }
 

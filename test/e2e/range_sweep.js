@@ -17,11 +17,12 @@
 'use strict';
 
 /// Parses the ranges text into {ranges: {sym: [min, max]}, equal: [[a, b]],
-/// multiple: {sym: d}, sums: [{terms: [[sym, coef]], bound}]}. Throws on
+/// multiple: {sym: d}, least: {sym: n}, sums: [{terms: [[sym, coef]],
+/// bound}]}. Throws on
 /// an entry it cannot read, so that a format change fails the test rather
 /// than silently sweeping less.
 function parseRanges(text) {
-  const spec = {ranges: {}, equal: [], multiple: {}, sums: []};
+  const spec = {ranges: {}, equal: [], multiple: {}, least: {}, sums: []};
   const parts = text.split(';');
   if (parts[0] !== 'v1' && parts[0] !== 'v2')
     throw new Error(`unknown dim_ranges version '${parts[0]}'`);
@@ -37,6 +38,8 @@ function parseRanges(text) {
     const rel = part.slice(4);
     if ((m = /^([^%=<]+)%(\d+)=0$/.exec(rel))) {
       spec.multiple[m[1]] = Number(m[2]);
+    } else if ((m = /^([^=<>]+)>=(\d+)$/.exec(rel))) {
+      spec.least[m[1]] = Math.max(spec.least[m[1]] || 0, Number(m[2]));
     } else if ((m = /^(.+)<=(\d+)$/.exec(rel))) {
       const terms = m[1].split('+').map((t) => {
         const tm = /^(?:(\d+)\*)?(.+)$/.exec(t);
@@ -87,6 +90,10 @@ function symbolClasses(spec) {
       c.lo = Math.max(c.lo ?? 0, spec.ranges[s][0]);
       c.hi = Math.min(c.hi, spec.ranges[s][1]);
     }
+    // A least value narrows a symbol the sweep already has; alone it
+    // gives no range to sweep.
+    if (spec.least[s] !== undefined)
+      c.lo = Math.max(c.lo ?? 1, spec.least[s]);
     if (sumCap[s] !== undefined)
       c.hi = Math.min(c.hi, sumCap[s]);
     const d = spec.multiple[s] || 1;

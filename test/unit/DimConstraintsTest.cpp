@@ -142,6 +142,18 @@ TEST(DimConstraints, RelationsDecide) {
   EXPECT_FALSE(parseDimRelation("H=H", Bad, Err));
   EXPECT_FALSE(parseDimRelation("H=3", Bad, Err) && Bad.Rhs.empty());
   EXPECT_TRUE(rel("H%32=0").holds({{"H", 64}}));
+  // A least value decides lower bounds, alone or through an equal symbol,
+  // and bounds nothing from above.
+  SymbolDomain Least({}, {rel("H>=7"), rel("W=H")});
+  EXPECT_EQ(decide(make(DimConstraint::AtLeast, sym("W") - num(6), num(1)),
+                   Least),
+            Verdict::Holds);
+  EXPECT_EQ(decide(make(DimConstraint::AtMost, sym("H"), num(512)), Least),
+            Verdict::Depends);
+  SymbolDomain LeastMultiple({}, {rel("H>=7"), rel("H%4=0")});
+  EXPECT_EQ(decide(make(DimConstraint::AtLeast, sym("H"), num(8)),
+                   LeastMultiple),
+            Verdict::Holds);
   EXPECT_FALSE(rel("W=H").holds({{"H", 64}, {"W", 32}}));
 }
 

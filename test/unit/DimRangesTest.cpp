@@ -71,6 +71,25 @@ TEST(DimRangesTest, SumBoundRelations) {
   EXPECT_TRUE(parseDimRanges("v2;rel:past+seq<=64", Back, Err)) << Err;
 }
 
+TEST(DimRangesTest, LeastValueRelations) {
+  DimRelation R;
+  std::string Err;
+  ASSERT_TRUE(parseDimRelation(" H >= 7 ", R, Err)) << Err;
+  EXPECT_EQ(R.K, DimRelation::AtLeast);
+  EXPECT_EQ(printDimRelation(R), "H>=7");
+  EXPECT_EQ(R.symbols(), (std::vector<std::string>{"H"}));
+  EXPECT_TRUE(R.holds({{"H", 7}}));
+  EXPECT_FALSE(R.holds({{"H", 6}}));
+  EXPECT_EQ(printDimRelation(R.renamed([](const std::string &) {
+              return std::string("height");
+            })),
+            "height>=7");
+  for (const char *Bad : {"H>=", "H>=-1", ">=3", "H>=x", "H>>=3", "H+W>=3"})
+    EXPECT_FALSE(parseDimRelation(Bad, R, Err)) << Bad;
+  DimRangeMap Back;
+  EXPECT_TRUE(parseDimRanges("v2;rel:H>=7", Back, Err)) << Err;
+}
+
 TEST(DimRangesTest, SetKeepsOtherMetadataAndRemoves) {
   auto M = parse(R"(<ir_version: 8, opset_import: ["" : 17],
       producer_name: "test", metadata_props: ["a" : "1"]>

@@ -198,17 +198,24 @@ function readMetadata(file) {
   return out;
 }
 
-/// Parses onnx_opt.dim_ranges ("v1;N=1:16:1;H=256:1024") into {N: [1, 16]}.
+/// Parses onnx_opt.dim_ranges ("v1;N=1:16:1;H=256:1024") into {N: [1, 16]};
+/// a least value with no range ("v2;rel:H>=7") gives {H: [7, Infinity]}.
 function parseDimRanges(meta) {
   const text = meta['onnx_opt.dim_ranges'];
   const ranges = {};
   if (!text)
     return ranges;
+  const least = {};
   for (const part of text.split(';').slice(1)) {
     const m = /^(.+)=(\d+):(\d+)(?::(\d+))?$/.exec(part);
     if (m)
       ranges[m[1]] = [Number(m[2]), Number(m[3])];
+    const l = /^rel:(.+)>=(\d+)$/.exec(part);
+    if (l)
+      least[l[1]] = Number(l[2]);
   }
+  for (const [s, v] of Object.entries(least))
+    ranges[s] = ranges[s] ? [Math.max(ranges[s][0], v), ranges[s][1]] : [v, Infinity];
   return ranges;
 }
 

@@ -137,7 +137,8 @@ function candidateSets(info, ctx) {
   const ranges = info.dimRanges || {};
   if (Object.keys(ranges).length) {
     const lo = (d) => (d && ranges[d] ? ranges[d][0] : 1);
-    const hi = (d) => (d && ranges[d] ? ranges[d][1] : 1);
+    // A least value alone has no upper end: its least value stands in.
+    const hi = (d) => (d && ranges[d] ? (Number.isFinite(ranges[d][1]) ? ranges[d][1] : ranges[d][0]) : 1);
     sets.push(uniformShapes(info, lo), uniformShapes(info, hi));
   }
   if (ctx.manifest && ctx.manifest.shape_sets) {

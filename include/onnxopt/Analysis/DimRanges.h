@@ -71,11 +71,13 @@ using DimRangeMap = std::map<std::string, DimRange>;
 /// a position table of 64 rows read at past..past+seq), which no range of
 /// one symbol can say.
 struct DimRelation {
-  enum Kind { Equal, Multiple, AtMost };
+  enum Kind { Equal, Multiple, AtMost, AtLeast };
   Kind K = Equal;
   std::string Lhs, Rhs;
   int64_t Divisor = 1;
   /// AtMost: (symbol, coefficient >= 1), sorted by symbol, and the bound.
+  /// AtLeast: Lhs >= Bound (`H>=7`: a least value the model needs, where
+  /// nothing bounds the symbol from above, so no range can hold it).
   std::vector<std::pair<std::string, int64_t>> Terms;
   int64_t Bound = 0;
   bool operator==(const DimRelation &O) const {
@@ -98,7 +100,8 @@ struct DimRelation {
 };
 using DimRelations = std::vector<DimRelation>;
 
-/// `W=H`, `H%32=0` or `past+seq<=64` (`2*H+W<=100`: coefficients >= 1).
+/// `W=H`, `H%32=0`, `H>=7` or `past+seq<=64` (`2*H+W<=100`: coefficients
+/// >= 1).
 bool parseDimRelation(llvm::StringRef Text, DimRelation &Out,
                       std::string &Error);
 std::string printDimRelation(const DimRelation &R);
