@@ -2414,17 +2414,27 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   Ctx.Changed = true;
   // With allow-partial, the symbols the model pins go back to their old
   // sizes and the rest is tried again (each attempt pins at least one more
-  // symbol, so this ends).
+  // symbol, so this ends). Only the problems that name the fewest symbols
+  // pin at once: a problem over H, W and N is often what H and W's own
+  // problems leave downstream (a ViT's token count times the batch), and
+  // it goes away with them, so N stays dynamic.
   for (;;) {
     if (failed(Run.attempt(M, Ctx)))
       return failure();
+    size_t Fewest = SIZE_MAX;
+    for (const Problem &P : Problems)
+      if (!P.Pins.empty())
+        Fewest = std::min(Fewest, P.Pins.size());
     std::set<std::string> Pinned;
     for (const Problem &P : Problems)
-      Pinned.insert(P.Pins.begin(), P.Pins.end());
+      if (P.Pins.size() == Fewest)
+        Pinned.insert(P.Pins.begin(), P.Pins.end());
     if (!AllowPartial || Pinned.empty())
       break;
     for (const Problem &P : Problems)
-      if (P.N)
+      if (P.Pins.size() != Fewest)
+        continue;
+      else if (P.N)
         emitWarning(Diags, *P.N) << P.Message;
       else
         emitWarning(Diags) << P.Message;

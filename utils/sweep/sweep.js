@@ -16,6 +16,13 @@
 // second operand of one shape, indices into a fixed table) must then be
 // refused or still run at the new size.
 //
+// --refreeze turns each dynamic model into a static export of itself and
+// back (refreeze#k: freeze-dims at a shape it runs at, --simplify, which
+// bakes the sizes into literals as a static export does, then make-dynamic
+// with the model's own symbols): the result must be refused or equal the
+// original at every shape the original runs at, the other shapes included
+// (the original is the static model's dynamic twin).
+//
 // Writes OUT/results.jsonl (one record per model and pipeline) and
 // OUT/summary.md (via summarize.js); keeps the outputs that violate the
 // promise in OUT/keep/.
@@ -49,6 +56,7 @@ function parseArgs(argv) {
     else if (a === '--timeout') o.timeout = Number(v());
     else if (a === '--append') o.append = true;
     else if (a === '--each-input') o.eachInput = true;
+    else if (a === '--refreeze') o.refreeze = true;
     else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
     else o.models.push(a);
   }
@@ -235,6 +243,37 @@ function makeDynamicTarget(info, inp) {
   if (newDims.reduce((a, b) => a * b, 1) > (1 << 22))
     newDims = inp.dims.map((d, k) => (k === 1 ? d : d + 1));
   return {input: inp.name, spec: `${inp.name}[${syms.join(',')}]`, oldDims: inp.dims.slice(), newDims};
+}
+
+/// True if \p shapes keeps the dim ranges \p outInfo stores (a symbol's
+/// range is what the output promises to run at).
+function insideRanges(outInfo, shapes) {
+  const ranges = outInfo.dimRanges || {};
+  for (const i of outInfo.inputs)
+    for (const [k, d] of (i.dims || []).entries()) {
+      const r = d !== null && !isStaticDim(d) ? ranges[d] : null;
+      const v = (shapes[i.name] || [])[k];
+      if (r && v !== undefined && (v < r[0] || v > r[1]))
+        return false;
+    }
+  return true;
+}
+
+/// make-dynamic's shapes= that gives each input of a dynamic model its own
+/// symbols back (an unknown dim a fresh one); null when a symbol is not a
+/// plain name shapes= can carry.
+function ownSymbolsSpec(info) {
+  const parts = [];
+  let fresh = 0;
+  for (const i of info.inputs) {
+    if (!i.dims || !i.dims.length || !i.dims.some((d) => !isStaticDim(d)))
+      continue;
+    const dims = i.dims.map((d) => (isStaticDim(d) ? String(d) : d === null ? `unk_${++fresh}` : d));
+    if (dims.some((d) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(d) && !/^\d+$/.test(d)))
+      return null;
+    parts.push(`${i.name}[${dims.join(',')}]`);
+  }
+  return parts.length ? parts.join(',') : null;
 }
 
 /// The other static inputs, each a target of its own (--each-input).
@@ -451,6 +490,18 @@ async function main() {
         await doPipeline(`make-dynamic#${k + 1}`, [`--make-dynamic=shapes=${others[k].spec}`],
                          (outInfo) => ({sets: makeDynamicSets(outInfo, others[k], runnable[0])}),
                          {spec: others[k].spec});
+    }
+    if (o.refreeze && dynamic) {
+      const back = ownSymbolsSpec(info);
+      for (let k = 0; back && k < runnable.length; ++k) {
+        const spec = freezeSpec(info, runnable[k]);
+        if (!spec) break;
+        await doPipeline(`refreeze#${k + 1}`,
+                         [`--freeze-dims=shapes=${spec}`, '--simplify', `--make-dynamic=shapes=${back}`],
+                         (outInfo) => ({sets: runnable.filter((s) => insideRanges(outInfo, s)).map((s, j) => ({
+                           shapes: s, compare: true, why: shapesKey(s) === shapesKey(runnable[k]) ? 'frozen' : 'other shape'}))}),
+                         {frozen: shapesKey(runnable[k])});
+      }
     }
     const dt = (Date.now() - tModel) / 1000;
     process.stderr.write(`[${mi + 1}/${o.models.length}] ${model} ${dt.toFixed(1)}s (total ${((Date.now() - t0) / 1000).toFixed(0)}s)\n`);

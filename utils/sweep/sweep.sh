@@ -3,12 +3,13 @@
 #
 # usage: utils/sweep/sweep.sh [--bin ONNX_OPT] [--out DIR] [--every K]
 #                             [--filter REGEX] [--timeout SECONDS] [--each-input]
-#                             [model.onnx ...]
+#                             [--refreeze] [model.onnx ...]
 #
 # Without models: test/models/*.onnx plus every model.onnx of Debian's
 # libonnx-testdata. --every K keeps every K-th model of the list (a
 # deterministic sample). --each-input also makes every other static input
-# dynamic alone (make-dynamic#k). Runs one model at a time under nice -n 10, writes
+# dynamic alone (make-dynamic#k); --refreeze makes each dynamic model static
+# (freeze-dims, --simplify) and dynamic again (refreeze#k). Runs one model at a time under nice -n 10, writes
 # DIR/results.jsonl and DIR/summary.md (default DIR: /tmp/sweep). The binary
 # defaults to DIR/bin/onnx-opt, copied from build/ when it is missing.
 # See utils/sweep/README.md.
@@ -27,7 +28,7 @@ while [ $# -gt 0 ]; do
     --bin) BIN=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --every|--filter|--timeout) PASS+=("$1" "$2"); shift 2 ;;
-    --each-input) PASS+=("$1"); shift ;;
+    --each-input|--refreeze) PASS+=("$1"); shift ;;
     -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     -*) echo "sweep.sh: unknown option $1" >&2; exit 2 ;;
     *) MODELS+=("$1"); shift ;;
