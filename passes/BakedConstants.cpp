@@ -439,6 +439,7 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                      sizesText(B, Varying) + ", so " + A.DimText +
                      " <= " + std::to_string(B.T.getDims()[Axis]));
     Result.Bounds = true;
+    Result.Along = A.DimText;
     return Result;
   }
   Result.Message =

@@ -60,6 +60,8 @@ struct RebuildResult {
   /// The rule slices the constant itself: the symbol stays within the old
   /// size (the dim analysis derives the bound from the Slice).
   bool Bounds = false;
+  /// With Bounds: the new symbol the constant is sliced along.
+  std::string Along;
 };
 
 /// How make-dynamic evaluates a value computed from constants to read what

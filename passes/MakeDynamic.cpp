@@ -743,6 +743,70 @@ void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
   });
 }
 
+/// True if \p E grows by exactly 1 with each of \p A and \p B around the
+/// old sizes (`P+S`, `P+S+1`): the two are lengths laid end to end.
+static bool sumsBoth(const DimExpr &E, const std::string &A,
+                     const std::string &B, const OldValues &Old) {
+  auto At = [&](int64_t DA, int64_t DB) {
+    return E.evaluate([&](llvm::StringRef S) -> std::optional<int64_t> {
+      auto It = Old.find(S.str());
+      if (It == Old.end())
+        return std::nullopt;
+      return It->second + (S == A ? DA : 0) + (S == B ? DB : 0);
+    });
+  };
+  std::optional<int64_t> Base = At(0, 0), NextA = At(1, 0), NextB = At(0, 1),
+                         Both = At(3, 2);
+  return Base && NextA && NextB && Both && *NextA - *Base == 1 &&
+         *NextB - *Base == 1 && *Both - *Base == 5;
+}
+
+/// A baked table kept and sliced along S (no rule recognised its rows)
+/// holds the rows of positions from the old offset on: a KV-cache decoder
+/// reads its rotary rows at past..past+S-1, baked at the old past. Slicing
+/// follows S only; where another new symbol P is laid end to end with S in
+/// some dim (P+S: the cache and the new tokens concatenated), P may offset
+/// the rows, and only its old size keeps them right: P is pinned.
+void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
+  if (SlicedTables.empty())
+    return;
+  std::set<std::string> Seen;
+  std::vector<DimExpr> Sums;
+  M.getGraph().walk([&](Node &N) {
+    for (unsigned R = 0; R < N.getNumResults(); ++R) {
+      const Value *V = N.getResult(R);
+      const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
+      if (!Dims)
+        continue;
+      for (const DimExpr &E : expressInInputs(DA, *V, *Dims, Old))
+        if (!E.isConstant() && Seen.insert(E.str()).second)
+          Sums.push_back(E);
+    }
+  });
+  std::set<std::pair<std::string, std::string>> Reported;
+  for (const auto &[S, Said] : SlicedTables)
+    for (const auto &[P, OldSize] : Old) {
+      if (P == S || Reported.count({S, P}))
+        continue;
+      auto It = llvm::find_if(
+          Sums, [&](const DimExpr &E) { return sumsBoth(E, S, P, Old); });
+      if (It == Sums.end())
+        continue;
+      Reported.insert({S, P});
+      Problems.push_back(
+          {nullptr,
+           Said + "; but the model lays " + P + " and " + S +
+               " end to end (a dim " + It->str() +
+               "), so the table's rows may be the positions " + P + ".." +
+               P + "+" + S + "-1, baked at " + P + "=" +
+               std::to_string(OldSize) +
+               ", which slicing cannot follow: keep " + P +
+               " static with allow-partial=true, or re-export with dynamic "
+               "axes",
+           {P}});
+    }
+}
+
 /// Bounds with both ends become dim ranges; a least value alone becomes a
 /// relation (`H>=7`).
 LogicalResult DynamicRewrite::storeBounds(Model &M, DiagnosticEngine &Diags) {
@@ -1687,6 +1751,8 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
     }
     RebuildResult R = rebuildBakedConstant(B, RW.getModel(), RW);
     if (!R.Rule.empty()) {
+      if (R.Bounds)
+        SlicedTables.emplace_back(R.Along, describe(N) + ": " + R.Message);
       emitRemark(RW.getDiags(), N) << R.Message;
       ++RepairCounts[R.Rule];
       Repaired = true;
@@ -2056,6 +2122,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
   Problems.clear();
   Bounds.clear();
+  SlicedTables.clear();
   for (auto &[In, Dims] : NewShapes)
     In->getMutableType().setShape(Dims);
   if (failed(reinfer(M, Diags)))
@@ -2127,6 +2194,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineUncovered(M, DA);
   examineDataOperands(M, DA);
   examineMergedSymbols(M, DA);
+  examineSlicedTables(M, DA);
   checkHints(M);
   return success();
 }

@@ -250,6 +250,10 @@ public:
   /// Bounds the model implies on new symbols (stored as dim ranges when
   /// both ends are known).
   std::map<std::string, SymbolBound> Bounds;
+  /// Baked tables this attempt kept and sliced along a new symbol: the
+  /// symbol and the remark that said so (examineSlicedTables).
+  std::vector<std::pair<std::string, std::string>> SlicedTables;
+  void examineSlicedTables(Model &M, const DimAnalysis &DA);
 
   /// Sets the new input shapes, infers, repairs, and collects what is
   /// left (Problems).

@@ -492,15 +492,28 @@ async function main() {
                          {spec: others[k].spec});
     }
     if (o.refreeze && dynamic) {
+      // Besides the runnable sets, one where the symbols take distinct
+      // sizes above 1 (a static export's usual sizes: size 1 and sizes
+      // shared by two symbols read several ways), when the original runs
+      // there.
+      const syms = [...new Set(info.inputs.flatMap((i) => (i.dims || []).filter((d) => !isStaticDim(d) && d !== null)))];
+      const base = Math.max(2, ...runnable.map((s) => Math.max(...Object.values(s).flat().filter((v) => v > 0), 2)));
+      const distinct = uniformShapes(info, (d) => base + 1 + Math.max(0, syms.indexOf(d)));
+      const sets = runnable.slice();
+      if (!sets.some((s) => shapesKey(s) === shapesKey(distinct))) {
+        const r = await worker.run({...jobBase, model, sets: [{shapes: distinct}]});
+        if (!(r.crashed || r.error || r.load) && r.sets[0].run === 'ok')
+          sets.push(distinct);
+      }
       const back = ownSymbolsSpec(info);
-      for (let k = 0; back && k < runnable.length; ++k) {
-        const spec = freezeSpec(info, runnable[k]);
+      for (let k = 0; back && k < sets.length; ++k) {
+        const spec = freezeSpec(info, sets[k]);
         if (!spec) break;
         await doPipeline(`refreeze#${k + 1}`,
                          [`--freeze-dims=shapes=${spec}`, '--simplify', `--make-dynamic=shapes=${back}`],
-                         (outInfo) => ({sets: runnable.filter((s) => insideRanges(outInfo, s)).map((s, j) => ({
-                           shapes: s, compare: true, why: shapesKey(s) === shapesKey(runnable[k]) ? 'frozen' : 'other shape'}))}),
-                         {frozen: shapesKey(runnable[k])});
+                         (outInfo) => ({sets: sets.filter((s) => insideRanges(outInfo, s)).map((s) => ({
+                           shapes: s, compare: true, why: shapesKey(s) === shapesKey(sets[k]) ? 'frozen' : 'other shape'}))}),
+                         {frozen: shapesKey(sets[k])});
       }
     }
     const dt = (Date.now() - tModel) / 1000;
