@@ -807,6 +807,53 @@ void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
     }
 }
 
+/// A new symbol whose old size is 1 and that is the first new dim of no
+/// input (a sequence, a height, not a batch): at size 1 a constant baked
+/// along it has one row, which broadcasts to any size as well as it stood
+/// for row 0 of a table (a rotary row, a 1x1 causal mask, a position index
+/// [[0]] that should be Range(S)), and nothing in the model tells the two
+/// apart. A batch comes first among an input's new dims ([B,S], [B,3,H,W],
+/// an LSTM's [5,B,2]) and what is baked along it (a position table
+/// [1,S,D], a class token) is the same for every row, so there a 1 stays
+/// broadcast; any other 1 is refused.
+void DynamicRewrite::examineUnitSymbols() {
+  std::map<std::string, std::string> Where;
+  std::set<std::string> Leads;
+  for (const auto &[In, Dims] : NewShapes) {
+    bool First = true;
+    for (size_t K = 0; K < Dims.size(); ++K) {
+      if (!Dims[K].isSymbol())
+        continue;
+      std::string S = Dims[K].getSymbol().str();
+      auto It = Old.find(S);
+      if (It == Old.end())
+        continue;
+      bool Leading = First;
+      First = false;
+      if (It->second != 1)
+        continue;
+      if (Leading)
+        Leads.insert(S);
+      else
+        Where.try_emplace(S, "dim " + std::to_string(K) + " of '" +
+                                 In->getName().str() + "'");
+    }
+  }
+  for (const auto &[S, At] : Where) {
+    if (Leads.count(S))
+      continue;
+    Problems.push_back(
+        {nullptr,
+         S + " (" + At + ") was 1 in the static model: a constant baked "
+             "along it has one row, which reads as broadcast to any size as "
+             "well as the one row of a table (a rotary row, a 1x1 mask, the "
+             "position [[0]]), and nothing tells them apart; export at a "
+             "size above 1, or keep " +
+             S + " static with allow-partial=true",
+         {S}});
+  }
+}
+
 /// Bounds with both ends become dim ranges; a least value alone becomes a
 /// relation (`H>=7`).
 LogicalResult DynamicRewrite::storeBounds(Model &M, DiagnosticEngine &Diags) {
@@ -2195,6 +2242,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineDataOperands(M, DA);
   examineMergedSymbols(M, DA);
   examineSlicedTables(M, DA);
+  examineUnitSymbols();
   checkHints(M);
   return success();
 }

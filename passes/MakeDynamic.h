@@ -254,6 +254,7 @@ public:
   /// symbol and the remark that said so (examineSlicedTables).
   std::vector<std::pair<std::string, std::string>> SlicedTables;
   void examineSlicedTables(Model &M, const DimAnalysis &DA);
+  void examineUnitSymbols();
 
   /// Sets the new input shapes, infers, repairs, and collects what is
   /// left (Problems).
