@@ -609,9 +609,13 @@ DynamicRewrite::inputDimOf(llvm::StringRef S) const {
 
 /// A non-constant dim of a value computed before \p N (found by walking
 /// up from its data operand, a few dozen nodes at most) with the old size
-/// \p OldSize, that divides \p Dim into a whole number at every size. None
-/// when there is none, or two that differ (a square example: H/4 and W/4
-/// both 16) and no proof says they are equal.
+/// \p OldSize, that divides \p Dim into a whole number at every size. Two
+/// that differ and that no proof says are equal (a square example: H/4 and
+/// W/4 both 16) are told apart by order only where one value has both as
+/// its dims: a view keeps the order of dims (Segformer's tokens [B,C,H*W]
+/// back to [B,C,H,W], the patch Conv's [B,C,H,W] before them), so the
+/// entries take them from the left, the earlier dim first. None otherwise,
+/// or when there is none.
 std::optional<DynamicRewrite::FactorSource>
 DynamicRewrite::findFactorSource(const Node &N, const DimExpr &Dim,
                                  int64_t OldSize) {
@@ -619,6 +623,9 @@ DynamicRewrite::findFactorSource(const Node &N, const DimExpr &Dim,
     return std::nullopt;
   constexpr unsigned MaxNodes = 64;
   std::optional<FactorSource> Found;
+  bool Ambiguous = false;
+  // The visited values' dims, to find one that holds every candidate.
+  std::vector<std::pair<Value *, std::vector<DimExpr>>> Visited;
   // Breadth first: the nearest values first.
   llvm::SmallVector<Value *, 64> Work;
   llvm::SmallPtrSet<const Value *, 32> Seen;
@@ -629,8 +636,12 @@ DynamicRewrite::findFactorSource(const Node &N, const DimExpr &Dim,
     if (!Seen.insert(V).second)
       continue;
     if (const std::vector<DimExpr> *Dims = CurrentDA->getDims(*V)) {
-      for (unsigned K = 0; K < Dims->size(); ++K) {
-        DimExpr E = computedDim(*CurrentDA, *V, *Dims, K);
+      std::vector<DimExpr> Computed;
+      for (unsigned K = 0; K < Dims->size(); ++K)
+        Computed.push_back(computedDim(*CurrentDA, *V, *Dims, K));
+      Visited.emplace_back(V, Computed);
+      for (unsigned K = 0; K < Computed.size(); ++K) {
+        const DimExpr &E = Computed[K];
         if (E.isConstant() || E.hasUnknown() || oldValue(E) != OldSize)
           continue;
         std::optional<DimExpr> Q = Dim.divExact(E);
@@ -638,7 +649,7 @@ DynamicRewrite::findFactorSource(const Node &N, const DimExpr &Dim,
           continue;
         if (Found && Found->Expr != E &&
             !CurrentDA->provenEqual(Found->Expr, E))
-          return std::nullopt;
+          Ambiguous = true;
         if (!Found)
           Found = FactorSource{V, K, E, *Q};
       }
@@ -650,7 +661,30 @@ DynamicRewrite::findFactorSource(const Node &N, const DimExpr &Dim,
       if (Op && Op->getDefiningNode())
         Work.push_back(Op);
   }
-  return Found;
+  if (!Ambiguous)
+    return Found;
+  // The candidates: each dim of a visited value that could be the factor.
+  auto IsCandidate = [&](const DimExpr &E) {
+    if (E.isConstant() || E.hasUnknown() || oldValue(E) != OldSize)
+      return false;
+    std::optional<DimExpr> Q = Dim.divExact(E);
+    return Q && !Q->hasUnknown() && isIntegralAtSamples(*Q);
+  };
+  std::vector<DimExpr> Candidates;
+  for (const auto &[V, Dims] : Visited)
+    for (const DimExpr &E : Dims)
+      if (IsCandidate(E) && !llvm::is_contained(Candidates, E))
+        Candidates.push_back(E);
+  for (const auto &[V, Dims] : Visited) {
+    if (!llvm::all_of(Candidates, [&, &Dims = Dims](const DimExpr &E) {
+          return llvm::is_contained(Dims, E);
+        }))
+      continue;
+    for (unsigned K = 0; K < Dims.size(); ++K)
+      if (IsCandidate(Dims[K]))
+        return FactorSource{V, K, Dims[K], *Dim.divExact(Dims[K])};
+  }
+  return std::nullopt;
 }
 
 namespace {
