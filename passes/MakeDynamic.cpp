@@ -784,8 +784,10 @@ void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
     }
   });
   std::set<std::pair<std::string, std::string>> Reported;
-  for (const auto &[S, Said] : SlicedTables)
-    for (const auto &[P, OldSize] : Old) {
+  for (const auto &[Along, Said] : SlicedTables)
+    for (const auto &[Other, OldSize] : Old) {
+      // A structured binding cannot be captured in C++17 (clang refuses).
+      const std::string &S = Along, &P = Other;
       if (P == S || Reported.count({S, P}))
         continue;
       auto It = llvm::find_if(
@@ -870,11 +872,14 @@ LogicalResult DynamicRewrite::storeBounds(Model &M, DiagnosticEngine &Diags) {
     if (!B.Max) {
       // No range without a maximum: the least value becomes a relation,
       // which storeRelations writes beside the ranges.
-      // H%2=0 alone keeps H >= 2.
+      // H%2=0 alone keeps H >= 2. (A structured binding cannot be
+      // captured in C++17: clang refuses.)
+      const std::string &Name = Sym;
+      int64_t Least = B.Min;
       bool Implied =
-          B.Min <= 1 || llvm::any_of(Relations, [&](const DimRelation &Q) {
-            return Q.K == DimRelation::Multiple && Q.Lhs == Sym &&
-                   Q.Divisor >= B.Min;
+          Least <= 1 || llvm::any_of(Relations, [&](const DimRelation &Q) {
+            return Q.K == DimRelation::Multiple && Q.Lhs == Name &&
+                   Q.Divisor >= Least;
           });
       if (Implied)
         continue;

@@ -621,38 +621,47 @@ DynamicRewrite::findFactorSource(const Node &N, const DimExpr &Dim,
                                  int64_t OldSize) {
   if (!CurrentDA || Dim.isConstant() || Dim.hasUnknown())
     return std::nullopt;
+  // What is left of Dim when E is the factor, if E can be it.
+  auto RestOf = [&](const DimExpr &E) -> std::optional<DimExpr> {
+    if (E.isConstant() || E.hasUnknown() || oldValue(E) != OldSize)
+      return std::nullopt;
+    std::optional<DimExpr> Q = Dim.divExact(E);
+    if (!Q || Q->hasUnknown() || !isIntegralAtSamples(*Q))
+      return std::nullopt;
+    return Q;
+  };
   constexpr unsigned MaxNodes = 64;
-  std::optional<FactorSource> Found;
-  bool Ambiguous = false;
-  // The visited values' dims, to find one that holds every candidate.
+  // Every candidate dim of the values walked, nearest first, and the
+  // distinct candidates (none proven equal to another).
+  std::vector<FactorSource> Seen;
+  std::vector<DimExpr> Distinct;
   std::vector<std::pair<Value *, std::vector<DimExpr>>> Visited;
   // Breadth first: the nearest values first.
   llvm::SmallVector<Value *, 64> Work;
-  llvm::SmallPtrSet<const Value *, 32> Seen;
+  llvm::SmallPtrSet<const Value *, 32> Walked;
   if (Value *D = N.getOperand(0))
     Work.push_back(D);
-  for (size_t Next = 0; Next < Work.size() && Seen.size() < MaxNodes; ++Next) {
+  for (size_t Next = 0; Next < Work.size() && Walked.size() < MaxNodes;
+       ++Next) {
     Value *V = Work[Next];
-    if (!Seen.insert(V).second)
+    if (!Walked.insert(V).second)
       continue;
     if (const std::vector<DimExpr> *Dims = CurrentDA->getDims(*V)) {
       std::vector<DimExpr> Computed;
       for (unsigned K = 0; K < Dims->size(); ++K)
         Computed.push_back(computedDim(*CurrentDA, *V, *Dims, K));
-      Visited.emplace_back(V, Computed);
       for (unsigned K = 0; K < Computed.size(); ++K) {
-        const DimExpr &E = Computed[K];
-        if (E.isConstant() || E.hasUnknown() || oldValue(E) != OldSize)
+        std::optional<DimExpr> Q = RestOf(Computed[K]);
+        if (!Q)
           continue;
-        std::optional<DimExpr> Q = Dim.divExact(E);
-        if (!Q || Q->hasUnknown() || !isIntegralAtSamples(*Q))
-          continue;
-        if (Found && Found->Expr != E &&
-            !CurrentDA->provenEqual(Found->Expr, E))
-          Ambiguous = true;
-        if (!Found)
-          Found = FactorSource{V, K, E, *Q};
+        Seen.push_back(FactorSource{V, K, Computed[K], *Q});
+        if (llvm::none_of(Distinct, [&](const DimExpr &E) {
+              return E == Computed[K] ||
+                     CurrentDA->provenEqual(E, Computed[K]);
+            }))
+          Distinct.push_back(Computed[K]);
       }
+      Visited.emplace_back(V, std::move(Computed));
     }
     const Node *Def = V->getDefiningNode();
     if (!Def || Def->getParentGraph() != N.getParentGraph())
@@ -661,28 +670,19 @@ DynamicRewrite::findFactorSource(const Node &N, const DimExpr &Dim,
       if (Op && Op->getDefiningNode())
         Work.push_back(Op);
   }
-  if (!Ambiguous)
-    return Found;
-  // The candidates: each dim of a visited value that could be the factor.
-  auto IsCandidate = [&](const DimExpr &E) {
-    if (E.isConstant() || E.hasUnknown() || oldValue(E) != OldSize)
-      return false;
-    std::optional<DimExpr> Q = Dim.divExact(E);
-    return Q && !Q->hasUnknown() && isIntegralAtSamples(*Q);
-  };
-  std::vector<DimExpr> Candidates;
-  for (const auto &[V, Dims] : Visited)
-    for (const DimExpr &E : Dims)
-      if (IsCandidate(E) && !llvm::is_contained(Candidates, E))
-        Candidates.push_back(E);
+  if (Distinct.size() <= 1)
+    return Seen.empty() ? std::nullopt
+                        : std::optional<FactorSource>(Seen.front());
+  // Several: the first candidate dim of the nearest value that has every
+  // distinct one as a dim of its own.
   for (const auto &[V, Dims] : Visited) {
-    if (!llvm::all_of(Candidates, [&, &Dims = Dims](const DimExpr &E) {
-          return llvm::is_contained(Dims, E);
-        }))
+    const std::vector<DimExpr> &Of = Dims;
+    auto Holds = [&](const DimExpr &E) { return llvm::is_contained(Of, E); };
+    if (!llvm::all_of(Distinct, Holds))
       continue;
-    for (unsigned K = 0; K < Dims.size(); ++K)
-      if (IsCandidate(Dims[K]))
-        return FactorSource{V, K, Dims[K], *Dim.divExact(Dims[K])};
+    for (unsigned K = 0; K < Of.size(); ++K)
+      if (std::optional<DimExpr> Q = RestOf(Of[K]))
+        return FactorSource{V, K, Of[K], *Q};
   }
   return std::nullopt;
 }
