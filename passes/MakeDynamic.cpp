@@ -563,10 +563,6 @@ static bool readsInputData(const Value *V,
   return Memo[V] = Result;
 }
 
-/// A shape-deciding operand (Reshape's shape, Expand's shape, Resize's
-/// sizes, Squeeze's axes, ...) that the model is given as data, where the
-/// node's input depends on a new symbol: whether the data fits a new size
-/// is up to whoever feeds it, which nothing here can prove.
 /// An operand whose values decide \p N's result shape (Resize's scales,
 /// Slice's starts, Tile's repeats, Unsqueeze's axes) that the new symbols
 /// size: its length is tied to the data's rank or to the other lists, and
@@ -603,6 +599,10 @@ bool DynamicRewrite::examineValueOperandDims(Node &N, const DimAnalysis &DA) {
   return false;
 }
 
+/// A shape-deciding operand (Reshape's shape, Expand's shape, Resize's
+/// sizes, Squeeze's axes, ...) that the model is given as data, where the
+/// node's input depends on a new symbol: whether the data fits a new size
+/// is up to whoever feeds it, which nothing here can prove.
 void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
   llvm::DenseMap<const Value *, bool> Memo;
   M.getGraph().walk([&](Node &N) {
@@ -799,9 +799,8 @@ void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
           {nullptr,
            Said + "; but the model lays " + P + " and " + S +
                " end to end (a dim " + It->str() +
-               "), so the table's rows may be the positions " + P + ".." +
-               P + "+" + S + "-1, baked at " + P + "=" +
-               std::to_string(OldSize) +
+               "), so the table's rows may be the positions " + P + ".." + P +
+               "+" + S + "-1, baked at " + P + "=" + std::to_string(OldSize) +
                ", which slicing cannot follow: keep " + P +
                " static with allow-partial=true, or re-export with dynamic "
                "axes",
@@ -846,7 +845,8 @@ void DynamicRewrite::examineUnitSymbols() {
       continue;
     Problems.push_back(
         {nullptr,
-         S + " (" + At + ") was 1 in the static model: a constant baked "
+         S + " (" + At +
+             ") was 1 in the static model: a constant baked "
              "along it has one row, which reads as broadcast to any size as "
              "well as the one row of a table (a rotary row, a 1x1 mask, the "
              "position [[0]]), and nothing tells them apart; export at a "
@@ -883,10 +883,7 @@ LogicalResult DynamicRewrite::storeBounds(Model &M, DiagnosticEngine &Diags) {
           });
       if (Implied)
         continue;
-      DimRelation R;
-      R.K = DimRelation::AtLeast;
-      R.Lhs = Sym;
-      R.Bound = B.Min;
+      DimRelation R = DimRelation::atLeast(Sym, B.Min);
       Relations.push_back(R);
       emitRemark(Diags) << "the model needs " << Sym << " >= " << B.Min
                         << ": stored as the relation " << printDimRelation(R);

@@ -223,10 +223,7 @@ void SetDimRangePass::deriveRanges(const DimAnalysis &DA, DimRangeMap &Result,
       // A least value alone is no range: it is stored as a relation.
       if (B->Min <= 1)
         continue;
-      DimRelation R;
-      R.K = DimRelation::AtLeast;
-      R.Lhs = B->Symbol;
-      R.Bound = B->Min;
+      DimRelation R = DimRelation::atLeast(B->Symbol, B->Min);
       emitRemark(Diags) << "the model needs " << B->Symbol << " >= " << B->Min
                         << " (" << describe(*C.N)
                         << "); stored as the relation " << printDimRelation(R);

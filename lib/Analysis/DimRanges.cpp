@@ -182,14 +182,13 @@ bool onnxopt::parseDimRelation(llvm::StringRef Text, DimRelation &Out,
   if (Text.contains(">=")) {
     auto [Sym, Least] = Text.split(">=");
     Sym = Sym.trim();
+    int64_t N;
     if (!isSymbolName(Sym) || Sym.contains('>') ||
-        Least.trim().getAsInteger(10, R.Bound) || R.Bound < 0) {
+        Least.trim().getAsInteger(10, N) || N < 0) {
       Error = "expected 'symbol>=n' with n >= 0, got '" + Text.str() + "'";
       return false;
     }
-    R.K = DimRelation::AtLeast;
-    R.Lhs = Sym.str();
-    Out = R;
+    Out = DimRelation::atLeast(Sym.str(), N);
     return true;
   }
   if (Text.contains("<=")) {

@@ -245,6 +245,13 @@ function makeDynamicTarget(info, inp) {
   return {input: inp.name, spec: `${inp.name}[${syms.join(',')}]`, oldDims: inp.dims.slice(), newDims};
 }
 
+/// Why a worker job on one shape set failed (it crashed, the model did not
+/// load, or the set did not run), or null when it ran.
+function jobError(r) {
+  const s = r.sets ? r.sets[0] : null;
+  return r.crashed || r.error || r.load || (s && s.run !== 'ok' ? s.run : null);
+}
+
 /// True if \p shapes keeps the dim ranges \p outInfo stores (a symbol's
 /// range is what the output promises to run at).
 function insideRanges(outInfo, shapes) {
@@ -382,7 +389,7 @@ async function main() {
     for (const s of candidateSets(info, ctx)) {
       if (runnable.length >= 2) break;
       const r = await worker.run({...jobBase, model, sets: [{shapes: s}]});
-      const err = r.crashed || r.error || r.load || (r.sets[0].run !== 'ok' ? r.sets[0].run : null);
+      const err = jobError(r);
       if (err) baseErrors.push(`${shapesKey(s)}: ${err}`);
       else runnable.push(s);
       if (!dynamic) break;
@@ -421,7 +428,7 @@ async function main() {
           for (const c of checks.sets) {
             const r = await worker.run({...jobBase, model: out, ref: c.compare ? model : undefined, sets: [{shapes: c.shapes}]});
             const s = r.sets ? r.sets[0] : null;
-            const err = r.crashed || r.error || r.load || (s && s.run !== 'ok' ? s.run : null);
+            const err = jobError(r);
             const run = {shapes: shapesKey(c.shapes), why: c.why, run: err || 'ok',
                          compare: s ? s.compare : null};
             rec.runs.push(run);
@@ -502,7 +509,7 @@ async function main() {
       const sets = runnable.slice();
       if (!sets.some((s) => shapesKey(s) === shapesKey(distinct))) {
         const r = await worker.run({...jobBase, model, sets: [{shapes: distinct}]});
-        if (!(r.crashed || r.error || r.load) && r.sets[0].run === 'ok')
+        if (!jobError(r))
           sets.push(distinct);
       }
       const back = ownSymbolsSpec(info);

@@ -40,6 +40,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace onnxopt {
@@ -80,6 +81,14 @@ struct DimRelation {
   /// nothing bounds the symbol from above, so no range can hold it).
   std::vector<std::pair<std::string, int64_t>> Terms;
   int64_t Bound = 0;
+  /// `Symbol>=Least`.
+  static DimRelation atLeast(std::string Symbol, int64_t Least) {
+    DimRelation R;
+    R.K = AtLeast;
+    R.Lhs = std::move(Symbol);
+    R.Bound = Least;
+    return R;
+  }
   bool operator==(const DimRelation &O) const {
     return K == O.K && Lhs == O.Lhs && Rhs == O.Rhs && Divisor == O.Divisor &&
            Terms == O.Terms && Bound == O.Bound;
