@@ -808,52 +808,179 @@ void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
     }
 }
 
-/// A new symbol whose old size is 1 and that is the first new dim of no
-/// input (a sequence, a height, not a batch): at size 1 a constant baked
-/// along it has one row, which broadcasts to any size as well as it stood
-/// for row 0 of a table (a rotary row, a 1x1 causal mask, a position index
-/// [[0]] that should be Range(S)), and nothing in the model tells the two
-/// apart. A batch comes first among an input's new dims ([B,S], [B,3,H,W],
-/// an LSTM's [5,B,2]) and what is baked along it (a position table
-/// [1,S,D], a class token) is the same for every row, so there a 1 stays
-/// broadcast; any other 1 is refused.
+/// A new symbol that is the first new dim of no input (a sequence, a
+/// height, not a batch) and whose old size reads two ways:
+/// - 1: a constant baked along it has one row, which broadcasts to any size
+///   as well as it stood for row 0 of a table (a rotary row, a 1x1 causal
+///   mask, a position index [[0]] that should be Range(S));
+/// - the size of a static dim of an input (H exported at 2 beside 2
+///   channels) that is also an entry of a constant view target: the entry
+///   may be the symbol or the model's own constant (MobileViT's unfold
+///   `reshape(B*C*nh, 2, nw, 2)` at H = W = 2 reads as [B*C, H, 1, W] just
+///   as well). Where no target holds the size, no view reads it either
+///   way (a fixed-height text line [B,1,32,W] exported at W = 32).
+/// Nothing in the model tells the readings apart, so the symbol is refused.
+/// A batch comes first among an input's new dims ([B,S], [B,3,H,W], an
+/// LSTM's [5,B,2]) and what is baked along it (a position table [1,S,D], a
+/// class token) is the same for every row, so there a 1 stays broadcast
+/// and a size shared with the channels is read as the batch.
 void DynamicRewrite::examineUnitSymbols() {
   std::map<std::string, std::string> Where;
   std::set<std::string> Leads;
+  std::map<int64_t, std::string> StaticSizes;
   for (const auto &[In, Dims] : NewShapes) {
     bool First = true;
     for (size_t K = 0; K < Dims.size(); ++K) {
+      std::string At =
+          "dim " + std::to_string(K) + " of '" + In->getName().str() + "'";
+      if (Dims[K].isKnown() && Dims[K].getValue() > 1 &&
+          !PinnedDims.count({In, K}))
+        StaticSizes.try_emplace(Dims[K].getValue(), At);
       if (!Dims[K].isSymbol())
         continue;
       std::string S = Dims[K].getSymbol().str();
-      auto It = Old.find(S);
-      if (It == Old.end())
+      if (!Old.count(S))
         continue;
-      bool Leading = First;
-      First = false;
-      if (It->second != 1)
-        continue;
-      if (Leading)
+      if (First)
         Leads.insert(S);
       else
-        Where.try_emplace(S, "dim " + std::to_string(K) + " of '" +
-                                 In->getName().str() + "'");
+        Where.try_emplace(S, At);
+      First = false;
     }
   }
   for (const auto &[S, At] : Where) {
     if (Leads.count(S))
       continue;
-    Problems.push_back(
-        {nullptr,
-         S + " (" + At +
-             ") was 1 in the static model: a constant baked "
-             "along it has one row, which reads as broadcast to any size as "
-             "well as the one row of a table (a rotary row, a 1x1 mask, the "
-             "position [[0]]), and nothing tells them apart; export at a "
-             "size above 1, or keep " +
-             S + " static with allow-partial=true",
-         {S}});
+    int64_t OldSize = Old[S];
+    auto Static = StaticSizes.find(OldSize);
+    if (OldSize == 1)
+      Problems.push_back(
+          {nullptr,
+           S + " (" + At +
+               ") was 1 in the static model: a constant baked "
+               "along it has one row, which reads as broadcast to any size "
+               "as well as the one row of a table (a rotary row, a 1x1 "
+               "mask, the position [[0]]), and nothing tells them apart; "
+               "export at a size above 1, or keep " +
+               S + " static with allow-partial=true",
+           {S}});
+    else if (Static != StaticSizes.end() && TargetLiterals.count(OldSize))
+      Problems.push_back(
+          {nullptr,
+           S + " (" + At + ") was " + std::to_string(OldSize) +
+               " in the static model, the size of the static " +
+               Static->second + ": a literal " + std::to_string(OldSize) +
+               " baked in the model may be either, and nothing tells them "
+               "apart; export at a size that differs from the static dims, "
+               "or keep " +
+               S + " static with allow-partial=true",
+           {S}});
   }
+}
+
+void DynamicRewrite::collectTargetLiterals(Model &M) {
+  M.getGraph().walk([&](Node &N) {
+    if (!hasTrait(N, ViewLike) || N.getNumOperands() < 2 || !N.getOperand(1) ||
+        hasTrait(N, InsertsUnitDims) || hasTrait(N, RemovesUnitDims))
+      return;
+    Tensor T = getConstantValue(*N.getOperand(1));
+    if (std::optional<std::vector<int64_t>> Target =
+            T ? T.toInt64s() : std::nullopt)
+      TargetLiterals.insert(Target->begin(), Target->end());
+  });
+}
+
+std::set<std::string> DynamicRewrite::leadingSymbols() const {
+  std::set<std::string> Leads;
+  for (const auto &[In, Dims] : NewShapes)
+    for (const Dim &D : Dims)
+      if (D.isSymbol() && Old.count(D.getSymbol().str())) {
+        Leads.insert(D.getSymbol().str());
+        break;
+      }
+  return Leads;
+}
+
+/// A derived dim that was 1 in the static model and grows with the new
+/// symbols (a YOLO head's grid at 1x1 after three stride-2 Convs of a 5x6
+/// image): what the model computes along it was baked with one row, and a
+/// row that broadcasts reads the same as row 0 of a table; worse, the
+/// grid's one row is all zeros, and `x + 0` folds away, leaving nothing to
+/// repair. The same doubt as a new symbol exported at 1 (examineUnitSymbols),
+/// so its symbols are refused, the batch excepted (a dim that is the batch
+/// alone, or grows with batches only, keeps its 1 broadcast), where
+/// - the symbols also size a graph output (the detections, a mask): what
+///   was folded there cannot be seen, or
+/// - a constant meets the dim with size 1 in an elementwise op (a position
+///   table's one row added to a 1x1 map's one token).
+/// A classifier whose last map is 1x1 (a ResNet at 32x32) pools the dim
+/// away with nothing baked along it, and is kept.
+void DynamicRewrite::examineUnitDims(Model &M, const DimAnalysis &DA) {
+  std::set<std::string> Leads = leadingSymbols();
+  auto At = [&](const DimExpr &E, int64_t Grow) {
+    return E.evaluate([&](llvm::StringRef S) -> std::optional<int64_t> {
+      auto It = Old.find(S.str());
+      if (It == Old.end())
+        return std::nullopt;
+      return It->second * Grow + (Grow - 1);
+    });
+  };
+  auto IsUnitDim = [&](const DimExpr &E) {
+    return !E.isConstant() && !E.isSymbol() && !E.hasUnknown() &&
+           At(E, 1) == 1 && At(E, 3) != 1;
+  };
+  std::set<std::string> OutputSymbols;
+  for (const Value *V : M.getGraph().getOutputs())
+    if (const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr)
+      for (const DimExpr &E : expressInInputs(DA, *V, *Dims, Old))
+        E.forEachSymbol(
+            [&](llvm::StringRef S) { OutputSymbols.insert(S.str()); });
+  std::set<std::string> Seen, Reported;
+  M.getGraph().walk([&](Node &N) {
+    for (unsigned R = 0; R < N.getNumResults(); ++R) {
+      const Value *V = N.getResult(R);
+      const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
+      if (!Dims)
+        continue;
+      std::vector<DimExpr> Out = expressInInputs(DA, *V, *Dims, Old);
+      for (size_t K = 0; K < Out.size(); ++K) {
+        const DimExpr &E = Out[K];
+        if (!IsUnitDim(E) || Seen.count(E.key()))
+          continue;
+        std::set<std::string> Pins;
+        bool Sized = false;
+        E.forEachSymbol([&](llvm::StringRef S) {
+          if (!Leads.count(S.str()))
+            Pins.insert(S.str());
+          Sized |= OutputSymbols.count(S.str()) > 0;
+        });
+        bool Met = hasTrait(N, ElementwiseBroadcasting) &&
+                   llvm::any_of(N.getOperands(), [&](const Value *Op) {
+                     Tensor C = Op ? getConstantValue(*Op) : Tensor();
+                     size_t Rank = C ? C.getDimsRef().size() : 0;
+                     return C && Rank + K >= Out.size() &&
+                            C.getDimsRef()[Rank + K - Out.size()] == 1;
+                   });
+        if (Pins.empty() || (!Sized && !Met))
+          continue;
+        Seen.insert(E.key());
+        // One report per set of symbols: a chain of 1x1 maps says it once.
+        std::string Names = llvm::join(Pins, ", ");
+        if (!Reported.insert(Names).second)
+          continue;
+        Problems.push_back(
+            {&N,
+             "dim " + E.str() + " of '" + V->getName().str() +
+                 "' was 1 in the static model and grows with " + Names +
+                 ": what the model computes along it has one row, which "
+                 "reads as broadcast as well as row 0 of a table (a 1x1 "
+                 "grid of zeros folds away), and nothing tells them apart; "
+                 "export at sizes where it is above 1, or keep " +
+                 Names + " static with allow-partial=true",
+             Pins});
+      }
+    }
+  });
 }
 
 /// Bounds with both ends become dim ranges; a least value alone becomes a
@@ -2245,14 +2372,17 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineMergedSymbols(M, DA);
   examineSlicedTables(M, DA);
   examineUnitSymbols();
+  examineUnitDims(M, DA);
   checkHints(M);
   return success();
 }
 
 void DynamicRewrite::pin(const std::set<std::string> &Symbols) {
   for (auto &[In, Dims] : NewShapes)
-    for (Dim &D : Dims)
-      if (D.isSymbol() && Symbols.count(D.getSymbol().str())) {
+    for (size_t K = 0; K < Dims.size(); ++K)
+      if (Dim &D = Dims[K];
+          D.isSymbol() && Symbols.count(D.getSymbol().str())) {
+        PinnedDims.insert({In, K});
         Dim Known = Dim::known(Old[D.getSymbol().str()]);
         Known.setDenotation(D.getDenotation());
         D = Known;
@@ -2529,6 +2659,7 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   if (failed(Run.readRelations(M, Relations.getValue(), Diags)))
     return failure();
 
+  Run.collectTargetLiterals(M);
   Ctx.Changed = true;
   // With allow-partial, the symbols the model pins go back to their old
   // sizes and the rest is tried again (each attempt pins at least one more

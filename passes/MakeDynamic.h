@@ -215,6 +215,9 @@ public:
                         DiagnosticEngine &Diags);
   void checkHints(Model &M);
   std::vector<std::pair<Value *, std::vector<Dim>>> NewShapes;
+  /// The dims of NewShapes that pin() made static again ((input, dim)):
+  /// they are no static dims of the user's shapes.
+  std::set<std::pair<const Value *, size_t>> PinnedDims;
   std::vector<Problem> Problems;
   bool Repaired = false;
   /// How often each node was repaired in this attempt: a node repaired
@@ -255,6 +258,13 @@ public:
   std::vector<std::pair<std::string, std::string>> SlicedTables;
   void examineSlicedTables(Model &M, const DimAnalysis &DA);
   void examineUnitSymbols();
+  /// The entries of the static model's constant view targets (Reshape's
+  /// [6,2,1,2]), read before the first attempt rewrites them.
+  std::set<int64_t> TargetLiterals;
+  void collectTargetLiterals(Model &M);
+  void examineUnitDims(Model &M, const DimAnalysis &DA);
+  /// The new symbols that are the first new dim of some input (a batch).
+  std::set<std::string> leadingSymbols() const;
 
   /// Sets the new input shapes, infers, repairs, and collects what is
   /// left (Problems).

@@ -219,6 +219,19 @@ function parseDimRanges(meta) {
   return ranges;
 }
 
+/// The stored relations `rel:H%8=0` as {H: [8, 0]}: the sizes a symbol
+/// may take beside its range.
+function parseDimModuli(meta) {
+  const text = meta['onnx_opt.dim_ranges'];
+  const mods = {};
+  for (const part of (text || '').split(';').slice(1)) {
+    const m = /^rel:([^%]+)%(\d+)=(\d+)$/.exec(part);
+    if (m)
+      mods[m[1]] = [Number(m[2]), Number(m[3])];
+  }
+  return mods;
+}
+
 //===----------------------------------------------------------------------===//
 // Inputs
 //===----------------------------------------------------------------------===//
@@ -538,6 +551,7 @@ async function runJob(job) {
 async function modelInfo(file) {
   const info = {load: null, inputs: [], outputs: [], metadata: readMetadata(file)};
   info.dimRanges = parseDimRanges(info.metadata);
+  info.dimModuli = parseDimModuli(info.metadata);
   let s;
   try {
     s = await open(file, {});

@@ -53,10 +53,12 @@ function parseArgs(argv) {
     else if (a === '--list') o.list = v();
     else if (a === '--every') o.every = Number(v());
     else if (a === '--filter') o.filter = new RegExp(v());
+    else if (a === '--only') o.only = new RegExp(v());
     else if (a === '--timeout') o.timeout = Number(v());
     else if (a === '--append') o.append = true;
     else if (a === '--each-input') o.eachInput = true;
     else if (a === '--refreeze') o.refreeze = true;
+    else if (a === '--refreeze-at') { o.refreeze = true; o.refreezeAt = v().split(',').map(Number); }
     else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
     else o.models.push(a);
   }
@@ -252,15 +254,20 @@ function jobError(r) {
   return r.crashed || r.error || r.load || (s && s.run !== 'ok' ? s.run : null);
 }
 
-/// True if \p shapes keeps the dim ranges \p outInfo stores (a symbol's
-/// range is what the output promises to run at).
+/// True if \p shapes keeps the dim ranges and modulo relations \p outInfo
+/// stores (a symbol's range is what the output promises to run at).
 function insideRanges(outInfo, shapes) {
   const ranges = outInfo.dimRanges || {};
+  const mods = outInfo.dimModuli || {};
   for (const i of outInfo.inputs)
     for (const [k, d] of (i.dims || []).entries()) {
-      const r = d !== null && !isStaticDim(d) ? ranges[d] : null;
+      const sym = d !== null && !isStaticDim(d);
+      const r = sym ? ranges[d] : null;
+      const m = sym ? mods[d] : null;
       const v = (shapes[i.name] || [])[k];
       if (r && v !== undefined && (v < r[0] || v > r[1]))
+        return false;
+      if (m && v !== undefined && v % m[0] !== m[1])
         return false;
     }
   return true;
@@ -404,6 +411,8 @@ async function main() {
     // checkSets: [{shapes, compare: bool, why}], or a function of the output's info.
     const out = path.join(tmp, 'out.onnx');
     const doPipeline = async (name, flags, checkSetsFn, extra = {}) => {
+      if (o.only && !o.only.test(name))
+        return;
       const opt = runOpt(o, model, flags, out);
       const rec = {pipeline: name, cmd: opt.cmd, exit: opt.exit, signal: opt.signal, ms: opt.ms, err: opt.err, ...extra};
       if (opt.timeout) {
@@ -506,11 +515,17 @@ async function main() {
       const syms = [...new Set(info.inputs.flatMap((i) => (i.dims || []).filter((d) => !isStaticDim(d) && d !== null)))];
       const base = Math.max(2, ...runnable.map((s) => Math.max(...Object.values(s).flat().filter((v) => v > 0), 2)));
       const distinct = uniformShapes(info, (d) => base + 1 + Math.max(0, syms.indexOf(d)));
+      // --refreeze-at adds sets where every symbol takes one size: sizes
+      // shared by the symbols and by static dims (a head count, the
+      // channels) are where a static export reads several ways.
       const sets = runnable.slice();
-      if (!sets.some((s) => shapesKey(s) === shapesKey(distinct))) {
-        const r = await worker.run({...jobBase, model, sets: [{shapes: distinct}]});
+      const extra = [distinct, ...(o.refreezeAt || []).map((v) => uniformShapes(info, () => v))];
+      for (const s of extra) {
+        if (sets.some((t) => shapesKey(t) === shapesKey(s)))
+          continue;
+        const r = await worker.run({...jobBase, model, sets: [{shapes: s}]});
         if (!jobError(r))
-          sets.push(distinct);
+          sets.push(s);
       }
       const back = ownSymbolsSpec(info);
       for (let k = 0; back && k < sets.length; ++k) {

@@ -2,16 +2,19 @@
 #===- sweep.sh - Check onnx-opt's shape-pass promise on many models ------===#
 #
 # usage: utils/sweep/sweep.sh [--bin ONNX_OPT] [--out DIR] [--every K]
-#                             [--filter REGEX] [--timeout SECONDS] [--each-input]
-#                             [--refreeze] [model.onnx ...]
+#                             [--filter REGEX] [--only REGEX] [--timeout SECONDS] [--each-input]
+#                             [--refreeze] [--refreeze-at N,...] [model.onnx ...]
 #
 # Without models: test/models/*.onnx plus every model.onnx of Debian's
 # libonnx-testdata. --every K keeps every K-th model of the list (a
-# deterministic sample). --each-input also makes every other static input
-# dynamic alone (make-dynamic#k); --refreeze makes each dynamic model static
-# (freeze-dims, --simplify) and dynamic again (refreeze#k). Runs one model at a time under nice -n 10, writes
-# DIR/results.jsonl and DIR/summary.md (default DIR: /tmp/sweep). The binary
-# defaults to DIR/bin/onnx-opt, copied from build/ when it is missing.
+# deterministic sample); --only runs the pipelines whose name matches.
+# --each-input also makes every other static input dynamic alone
+# (make-dynamic#k); --refreeze makes each dynamic model static (freeze-dims,
+# --simplify) and dynamic again (refreeze#k); --refreeze-at 2,4 also
+# freezes where every symbol is 2, then 4. Runs one model at a time under
+# nice -n 10, writes DIR/results.jsonl and DIR/summary.md (default DIR:
+# /tmp/sweep). The binary defaults to DIR/bin/onnx-opt, copied from build/
+# when it is missing.
 # See utils/sweep/README.md.
 #
 #===----------------------------------------------------------------------===#
@@ -27,9 +30,9 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --bin) BIN=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    --every|--filter|--timeout) PASS+=("$1" "$2"); shift 2 ;;
+    --every|--filter|--only|--timeout|--refreeze-at) PASS+=("$1" "$2"); shift 2 ;;
     --each-input|--refreeze) PASS+=("$1"); shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     -*) echo "sweep.sh: unknown option $1" >&2; exit 2 ;;
     *) MODELS+=("$1"); shift ;;
   esac
