@@ -761,6 +761,21 @@ static bool sumsBoth(const DimExpr &E, const std::string &A,
          *NextB - *Base == 1 && *Both - *Base == 5;
 }
 
+/// Calls \p F on every node result of the model whose dims the analysis
+/// knows, with those dims in the new input symbols (expressInInputs).
+void DynamicRewrite::forEachResultDims(
+    Model &M, const DimAnalysis &DA,
+    llvm::function_ref<void(Node &, const Value &, llvm::ArrayRef<DimExpr>)>
+        F) {
+  M.getGraph().walk([&](Node &N) {
+    for (unsigned R = 0; R < N.getNumResults(); ++R) {
+      const Value *V = N.getResult(R);
+      if (const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr)
+        F(N, *V, expressInInputs(DA, *V, *Dims, Old));
+    }
+  });
+}
+
 /// A baked table kept and sliced along S (no rule recognised its rows)
 /// holds the rows of positions from the old offset on: a KV-cache decoder
 /// reads its rotary rows at past..past+S-1, baked at the old past. Slicing
@@ -772,17 +787,12 @@ void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
     return;
   std::set<std::string> Seen;
   std::vector<DimExpr> Sums;
-  M.getGraph().walk([&](Node &N) {
-    for (unsigned R = 0; R < N.getNumResults(); ++R) {
-      const Value *V = N.getResult(R);
-      const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
-      if (!Dims)
-        continue;
-      for (const DimExpr &E : expressInInputs(DA, *V, *Dims, Old))
-        if (!E.isConstant() && Seen.insert(E.str()).second)
-          Sums.push_back(E);
-    }
-  });
+  forEachResultDims(M, DA,
+                    [&](Node &, const Value &, llvm::ArrayRef<DimExpr> Dims) {
+                      for (const DimExpr &E : Dims)
+                        if (!E.isConstant() && Seen.insert(E.str()).second)
+                          Sums.push_back(E);
+                    });
   std::set<std::pair<std::string, std::string>> Reported;
   for (const auto &[Along, Said] : SlicedTables)
     for (const auto &[Other, OldSize] : Old) {
@@ -825,32 +835,21 @@ void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
 /// class token) is the same for every row, so there a 1 stays broadcast
 /// and a size shared with the channels is read as the batch.
 void DynamicRewrite::examineUnitSymbols() {
+  std::set<std::string> Leads = leadingSymbols();
   std::map<std::string, std::string> Where;
-  std::set<std::string> Leads;
   std::map<int64_t, std::string> StaticSizes;
-  for (const auto &[In, Dims] : NewShapes) {
-    bool First = true;
+  for (const auto &[In, Dims] : NewShapes)
     for (size_t K = 0; K < Dims.size(); ++K) {
       std::string At =
           "dim " + std::to_string(K) + " of '" + In->getName().str() + "'";
       if (Dims[K].isKnown() && Dims[K].getValue() > 1 &&
           !PinnedDims.count({In, K}))
         StaticSizes.try_emplace(Dims[K].getValue(), At);
-      if (!Dims[K].isSymbol())
-        continue;
-      std::string S = Dims[K].getSymbol().str();
-      if (!Old.count(S))
-        continue;
-      if (First)
-        Leads.insert(S);
-      else
-        Where.try_emplace(S, At);
-      First = false;
+      if (Dims[K].isSymbol() && Old.count(Dims[K].getSymbol().str()) &&
+          !Leads.count(Dims[K].getSymbol().str()))
+        Where.try_emplace(Dims[K].getSymbol().str(), At);
     }
-  }
   for (const auto &[S, At] : Where) {
-    if (Leads.count(S))
-      continue;
     int64_t OldSize = Old[S];
     auto Static = StaticSizes.find(OldSize);
     if (OldSize == 1)
@@ -936,51 +935,45 @@ void DynamicRewrite::examineUnitDims(Model &M, const DimAnalysis &DA) {
         E.forEachSymbol(
             [&](llvm::StringRef S) { OutputSymbols.insert(S.str()); });
   std::set<std::string> Seen, Reported;
-  M.getGraph().walk([&](Node &N) {
-    for (unsigned R = 0; R < N.getNumResults(); ++R) {
-      const Value *V = N.getResult(R);
-      const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
-      if (!Dims)
-        continue;
-      std::vector<DimExpr> Out = expressInInputs(DA, *V, *Dims, Old);
-      for (size_t K = 0; K < Out.size(); ++K) {
-        const DimExpr &E = Out[K];
-        if (!IsUnitDim(E) || Seen.count(E.key()))
-          continue;
-        std::set<std::string> Pins;
-        bool Sized = false;
-        E.forEachSymbol([&](llvm::StringRef S) {
-          if (!Leads.count(S.str()))
-            Pins.insert(S.str());
-          Sized |= OutputSymbols.count(S.str()) > 0;
-        });
-        bool Met = hasTrait(N, ElementwiseBroadcasting) &&
-                   llvm::any_of(N.getOperands(), [&](const Value *Op) {
-                     Tensor C = Op ? getConstantValue(*Op) : Tensor();
-                     size_t Rank = C ? C.getDimsRef().size() : 0;
-                     return C && Rank + K >= Out.size() &&
-                            C.getDimsRef()[Rank + K - Out.size()] == 1;
-                   });
-        if (Pins.empty() || (!Sized && !Met))
-          continue;
-        Seen.insert(E.key());
-        // One report per set of symbols: a chain of 1x1 maps says it once.
-        std::string Names = llvm::join(Pins, ", ");
-        if (!Reported.insert(Names).second)
-          continue;
-        Problems.push_back(
-            {&N,
-             "dim " + E.str() + " of '" + V->getName().str() +
-                 "' was 1 in the static model and grows with " + Names +
-                 ": what the model computes along it has one row, which "
-                 "reads as broadcast as well as row 0 of a table (a 1x1 "
-                 "grid of zeros folds away), and nothing tells them apart; "
-                 "export at sizes where it is above 1, or keep " +
-                 Names + " static with allow-partial=true",
-             Pins});
-      }
-    }
-  });
+  forEachResultDims(
+      M, DA, [&](Node &N, const Value &V, llvm::ArrayRef<DimExpr> Out) {
+        for (size_t K = 0; K < Out.size(); ++K) {
+          const DimExpr &E = Out[K];
+          if (!IsUnitDim(E) || Seen.count(E.key()))
+            continue;
+          std::set<std::string> Pins;
+          bool Sized = false;
+          E.forEachSymbol([&](llvm::StringRef S) {
+            if (!Leads.count(S.str()))
+              Pins.insert(S.str());
+            Sized |= OutputSymbols.count(S.str()) > 0;
+          });
+          bool Met = hasTrait(N, ElementwiseBroadcasting) &&
+                     llvm::any_of(N.getOperands(), [&](const Value *Op) {
+                       Tensor C = Op ? getConstantValue(*Op) : Tensor();
+                       size_t Rank = C ? C.getDimsRef().size() : 0;
+                       return C && Rank + K >= Out.size() &&
+                              C.getDimsRef()[Rank + K - Out.size()] == 1;
+                     });
+          if (Pins.empty() || (!Sized && !Met))
+            continue;
+          Seen.insert(E.key());
+          // One report per set of symbols: a chain of 1x1 maps says it once.
+          std::string Names = llvm::join(Pins, ", ");
+          if (!Reported.insert(Names).second)
+            continue;
+          Problems.push_back(
+              {&N,
+               "dim " + E.str() + " of '" + V.getName().str() +
+                   "' was 1 in the static model and grows with " + Names +
+                   ": what the model computes along it has one row, which "
+                   "reads as broadcast as well as row 0 of a table (a 1x1 "
+                   "grid of zeros folds away), and nothing tells them apart; "
+                   "export at sizes where it is above 1, or keep " +
+                   Names + " static with allow-partial=true",
+               Pins});
+        }
+      });
 }
 
 /// Bounds with both ends become dim ranges; a least value alone becomes a

@@ -257,6 +257,10 @@ public:
   /// symbol and the remark that said so (examineSlicedTables).
   std::vector<std::pair<std::string, std::string>> SlicedTables;
   void examineSlicedTables(Model &M, const DimAnalysis &DA);
+  void forEachResultDims(
+      Model &M, const DimAnalysis &DA,
+      llvm::function_ref<void(Node &, const Value &, llvm::ArrayRef<DimExpr>)>
+          F);
   void examineUnitSymbols();
   /// The entries of the static model's constant view targets (Reshape's
   /// [6,2,1,2]), read before the first attempt rewrites them.
