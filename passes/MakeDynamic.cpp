@@ -976,6 +976,157 @@ void DynamicRewrite::examineUnitDims(Model &M, const DimAnalysis &DA) {
       });
 }
 
+/// True if a dim of \p Dims mentions the symbol \p X.
+static bool mentions(llvm::ArrayRef<DimExpr> Dims, llvm::StringRef X) {
+  bool Found = false;
+  for (const DimExpr &E : Dims)
+    E.forEachSymbol([&](llvm::StringRef S) { Found |= S == X; });
+  return Found;
+}
+
+/// A gather (Gather, GatherElements, GatherND) that picks along a dim of
+/// its data that a unit symbol X sizes, with indices and a result that X
+/// does not size, reads fixed rows along X: at X = 1 the indices may be
+/// a baked arange(X) = [0] (a legacy export's mask read at b*S + j), and
+/// every row would read row 0 (see examineBroadcastData).
+void DynamicRewrite::examineFixedRows(
+    Node &N, llvm::function_ref<std::vector<DimExpr>(const Value *)> DimsOf,
+    llvm::function_ref<bool(const Value *, const std::string &)> ReadsSized,
+    const std::set<std::string> &Units, std::set<std::string> &Reported) {
+  bool AlongAxis = hasTrait(N, GathersAlongAxis);
+  if ((!AlongAxis && !hasTrait(N, GathersTuples)) || N.getNumOperands() < 2)
+    return;
+  std::vector<DimExpr> Data = DimsOf(N.getOperand(0)),
+                       Indices = DimsOf(N.getOperand(1)),
+                       Result = DimsOf(N.getResult(0));
+  int64_t First = 0, Count = 0;
+  if (AlongAxis) {
+    First = N.getAttrInt("axis", 0);
+    First += First < 0 ? static_cast<int64_t>(Data.size()) : 0;
+    Count = 1;
+  } else if (!Indices.empty() && Indices.back().isConstant()) {
+    First = N.getAttrInt("batch_dims", 0);
+    Count = Indices.back().getConstant();
+  }
+  for (int64_t D = std::max<int64_t>(First, 0);
+       D < First + Count && D < static_cast<int64_t>(Data.size()); ++D)
+    for (const std::string &X : Units) {
+      if (Reported.count(X) || !mentions(Data[D], X) || mentions(Indices, X) ||
+          mentions(Result, X) || !ReadsSized(N.getOperand(0), X))
+        continue;
+      Reported.insert(X);
+      Problems.push_back(
+          {&N,
+           "picks along dim " + std::to_string(D) + " of '" +
+               N.getOperand(0)->getName().str() + "' (" + Data[D].str() +
+               "), which grows with " + X + ", with indices that " + X +
+               " does not size: it reads fixed rows along " + X + ", and at " +
+               X + " = 1 the indices may be a baked arange(" + X +
+               ") = [0], giving every row row 0's values; export at " + X +
+               " above 1, or keep " + X + " static with allow-partial=true",
+           {X}});
+    }
+}
+
+/// A value read from the data of an input that a new symbol X of old size
+/// 1 sizes (an attention mask [X,S]) whose dim is 1 where X stands in an
+/// elementwise op's result broadcasts along X: the export may have baked
+/// the indices that picked X's one row (arange(X) folded to [0]), so every
+/// row would get row 0's values, and nothing tells that from a value that
+/// truly is the same for every row. At other old sizes the baked rows
+/// conflict with X and are refused as such; at 1 they broadcast, so X is
+/// refused here, the batch too.
+void DynamicRewrite::examineBroadcastData(Model &M, const DimAnalysis &DA) {
+  std::set<std::string> Units;
+  for (const auto &[S, OldSize] : Old)
+    if (OldSize == 1)
+      Units.insert(S);
+  if (Units.empty())
+    return;
+  Graph &G = M.getGraph();
+  // The inputs (a bit each) whose data a value reads, and those each unit
+  // symbol sizes.
+  llvm::DenseMap<const Value *, uint64_t> Reads;
+  std::map<std::string, uint64_t> SizedBy;
+  std::vector<const Value *> Inputs;
+  for (const std::unique_ptr<Value> &In : G.getInputs()) {
+    if (In->isConstant() || Inputs.size() == 64)
+      continue;
+    uint64_t Bit = uint64_t(1) << Inputs.size();
+    Inputs.push_back(In.get());
+    Reads[In.get()] = Bit;
+    if (const std::vector<DimExpr> *Dims = DA.getDims(*In))
+      for (const DimExpr &E : *Dims)
+        E.forEachSymbol([&](llvm::StringRef S) {
+          if (Units.count(S.str()))
+            SizedBy[S.str()] |= Bit;
+        });
+  }
+  std::set<std::string> Reported;
+  auto DimsOf = [&](const Value *V) {
+    const std::vector<DimExpr> *D = V ? DA.getDims(*V) : nullptr;
+    return D ? expressInInputs(DA, *V, *D, Old) : std::vector<DimExpr>();
+  };
+  for (Node &N : G.getNodes()) {
+    uint64_t R = 0;
+    if (!hasTrait(N, ReadsTypeOnly))
+      for (const Value *Op : N.getOperands())
+        if (auto It = Op ? Reads.find(Op) : Reads.end(); It != Reads.end())
+          R |= It->second;
+    for (unsigned I = 0; I < N.getNumResults(); ++I)
+      if (N.getResult(I))
+        Reads[N.getResult(I)] = R;
+    if (!R || !N.getNumResults())
+      continue;
+    examineFixedRows(
+        N, DimsOf,
+        [&](const Value *V, const std::string &X) {
+          auto It = V ? Reads.find(V) : Reads.end();
+          return It != Reads.end() && (It->second & SizedBy[X]);
+        },
+        Units, Reported);
+    if (!hasTrait(N, ElementwiseBroadcasting))
+      continue;
+    std::vector<DimExpr> Out = DimsOf(N.getResult(0));
+    for (size_t K = 0; K < Out.size(); ++K) {
+      if (!Out[K].isSymbol() || !Units.count(Out[K].getSymbol().str()) ||
+          Reported.count(Out[K].getSymbol().str()))
+        continue;
+      std::string X = Out[K].getSymbol().str();
+      for (const Value *Op : N.getOperands()) {
+        auto It = Op ? Reads.find(Op) : Reads.end();
+        if (It == Reads.end() || !(It->second & SizedBy[X]))
+          continue;
+        std::vector<DimExpr> OD = DimsOf(Op);
+        if (OD.size() + K < Out.size() ||
+            OD[OD.size() + K - Out.size()] != DimExpr::constant(1))
+          continue;
+        const Value *From = nullptr;
+        for (size_t B = 0; B < Inputs.size() && !From; ++B)
+          if (It->second & SizedBy[X] & (uint64_t(1) << B))
+            From = Inputs[B];
+        Reported.insert(X);
+        Problems.push_back(
+            {&N,
+             "'" + Op->getName().str() + "' is read from the data of '" +
+                 From->getName().str() + "', which " + X +
+                 " sizes, but is 1 where " + X +
+                 " stands in the result: it "
+                 "broadcasts along " +
+                 X + ", and at " + X +
+                 " = 1 the export may have baked the indices that picked " + X +
+                 "'s one row (arange(" + X +
+                 ") folded to [0]), giving every row row 0's values; "
+                 "export at " +
+                 X + " above 1, or keep " + X +
+                 " static with allow-partial=true",
+             {X}});
+        break;
+      }
+    }
+  }
+}
+
 /// Bounds with both ends become dim ranges; a least value alone becomes a
 /// relation (`H>=7`).
 LogicalResult DynamicRewrite::storeBounds(Model &M, DiagnosticEngine &Diags) {
@@ -1300,6 +1451,25 @@ std::optional<int64_t> DynamicRewrite::oldValue(const DimExpr &E) const {
     if (It == Old.end())
       return std::nullopt;
     return It->second;
+  });
+}
+
+std::optional<int64_t> DynamicRewrite::readingValue(const DimExpr &E) const {
+  // Primes above any literal a target holds: a product of dims meets a
+  // product of entries only where the same stand-ins are on both sides.
+  static const int64_t StandIns[] = {1000003, 1000033, 1000037, 1000039};
+  return E.evaluate([this](llvm::StringRef S) -> std::optional<int64_t> {
+    auto It = Old.find(S.str());
+    if (It != Old.end())
+      return It->second;
+    auto At = llvm::find(StandInOrder, S.str());
+    if (At == StandInOrder.end()) {
+      if (StandInOrder.size() == std::size(StandIns))
+        return std::nullopt;
+      StandInOrder.push_back(S.str());
+      At = std::prev(StandInOrder.end());
+    }
+    return StandIns[At - StandInOrder.begin()];
   });
 }
 
@@ -2366,6 +2536,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineSlicedTables(M, DA);
   examineUnitSymbols();
   examineUnitDims(M, DA);
+  examineBroadcastData(M, DA);
   checkHints(M);
   return success();
 }

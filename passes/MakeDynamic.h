@@ -77,6 +77,15 @@ public:
   std::optional<llvm::StringMap<Value *>> InputsByName;
   LogicalResult reinfer(Model &M, DiagnosticEngine &Diags);
   std::optional<int64_t> oldValue(const DimExpr &E) const;
+  /// For reading a baked target over its data: the value at the old
+  /// sizes, each symbol the static model already had (a batch exported
+  /// dynamic beside a baked length) at a stand-in size no literal takes,
+  /// so that only the target's -1 or a copy (0) can meet it.
+  std::optional<int64_t> readingValue(const DimExpr &E) const;
+  bool resolveCopies(const Node &N, llvm::ArrayRef<DimExpr> In,
+                     llvm::ArrayRef<int64_t> Target,
+                     std::vector<int64_t> &Resolved) const;
+  mutable std::vector<std::string> StandInOrder;
   /// Runs the repair for \p N's op, if there is one: per op, rooted at
   /// the op as a pattern is, or for every elementwise broadcasting op.
   void repair(Node &N, DimAnalysis &DA, Rewriter &RW,
@@ -267,6 +276,12 @@ public:
   std::set<int64_t> TargetLiterals;
   void collectTargetLiterals(Model &M);
   void examineUnitDims(Model &M, const DimAnalysis &DA);
+  void examineBroadcastData(Model &M, const DimAnalysis &DA);
+  void examineFixedRows(
+      Node &N,
+      llvm::function_ref<std::vector<DimExpr>(const Value *)> DimsOf,
+      llvm::function_ref<bool(const Value *, const std::string &)> ReadsSized,
+      const std::set<std::string> &Units, std::set<std::string> &Reported);
   /// The new symbols that are the first new dim of some input (a batch).
   std::set<std::string> leadingSymbols() const;
 

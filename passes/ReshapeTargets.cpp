@@ -205,7 +205,7 @@ void DynamicRewrite::spansAtOldSizes(
     std::optional<std::vector<std::pair<int64_t, int64_t>>> &TSpans) const {
   std::vector<int64_t> OldIn, OldT;
   for (const DimExpr &E : In) {
-    std::optional<int64_t> V = oldValue(E);
+    std::optional<int64_t> V = readingValue(E);
     if (!V || *V < 1)
       return;
     OldIn.push_back(*V);
@@ -490,7 +490,8 @@ readOverSpread(llvm::ArrayRef<DynamicRewrite::SpreadDim> Dims,
   std::vector<int64_t> OldDims;
   int64_t Total = 1, Known = 1;
   for (const DynamicRewrite::SpreadDim &S : Dims) {
-    std::optional<int64_t> V = S.E.hasUnknown() ? std::nullopt : R.oldValue(S.E);
+    std::optional<int64_t> V =
+        S.E.hasUnknown() ? std::nullopt : R.readingValue(S.E);
     if (!V || *V < 1 || __builtin_mul_overflow(Total, *V, &Total))
       return std::nullopt;
     OldDims.push_back(*V);
@@ -699,6 +700,31 @@ struct TargetPiece {
 };
 } // namespace
 
+/// \p Target with each copy (a 0 without allowzero) replaced by the
+/// reading value of the input dim it copies (readingValue: a batch the
+/// export kept dynamic copied by `[0,8,25,19]`), for the readers that
+/// align entries with dims; false where a 0 is literal or copies nothing.
+bool DynamicRewrite::resolveCopies(const Node &N, llvm::ArrayRef<DimExpr> In,
+                                   llvm::ArrayRef<int64_t> Target,
+                                   std::vector<int64_t> &Resolved) const {
+  Resolved.assign(Target.begin(), Target.end());
+  if (!llvm::is_contained(Target, 0))
+    return true;
+  if (zeroIsLiteral(N, Target))
+    return false;
+  for (size_t I = 0; I < Resolved.size(); ++I) {
+    if (Resolved[I] != 0)
+      continue;
+    std::optional<int64_t> V = I < In.size() && !In[I].hasUnknown()
+                                   ? readingValue(In[I])
+                                   : std::nullopt;
+    if (!V || *V < 1)
+      return false;
+    Resolved[I] = *V;
+  }
+  return true;
+}
+
 /// The last fallback for a baked Reshape target: read it as torch's view()
 /// does, aligning target entries with runs of consecutive input dims at
 /// the old sizes. An entry equal to one input dim is that dim; an entry
@@ -713,12 +739,15 @@ struct TargetPiece {
 bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
                                   llvm::ArrayRef<int64_t> Target, Rewriter &RW,
                                   const std::vector<int64_t> *Planned) {
-  if (zeroIsLiteral(N, Target) ||
-      llvm::any_of(Target, [](int64_t T) { return T == 0 || T < -1; }))
+  std::vector<int64_t> Resolved;
+  if (!resolveCopies(N, In, Target, Resolved))
+    return false;
+  Target = Resolved;
+  if (llvm::any_of(Target, [](int64_t T) { return T == 0 || T < -1; }))
     return false;
   std::vector<int64_t> OldIn;
   for (const DimExpr &E : In) {
-    std::optional<int64_t> V = oldValue(E);
+    std::optional<int64_t> V = readingValue(E);
     if (!V || *V < 1)
       return false;
     OldIn.push_back(*V);
@@ -1013,12 +1042,15 @@ runningProducts(llvm::ArrayRef<int64_t> V) {
 bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
                                   llvm::ArrayRef<int64_t> Target, Rewriter &RW,
                                   std::string *Why) {
-  if (zeroIsLiteral(N, Target) ||
-      llvm::any_of(Target, [](int64_t T) { return T == 0 || T < -1; }))
+  std::vector<int64_t> Resolved;
+  if (!resolveCopies(N, In, Target, Resolved))
+    return false;
+  Target = Resolved;
+  if (llvm::any_of(Target, [](int64_t T) { return T == 0 || T < -1; }))
     return false;
   std::vector<int64_t> OldIn;
   for (const DimExpr &E : In) {
-    std::optional<int64_t> V = oldValue(E);
+    std::optional<int64_t> V = readingValue(E);
     if (!V || *V < 1)
       return false;
     OldIn.push_back(*V);
@@ -1072,7 +1104,7 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
   }
   auto Fits = [&](const std::optional<DimExpr> &R, int64_t OldValue) {
     return R && !R->hasUnknown() && !R->isConstant() &&
-           oldValue(*R) == OldValue && isIntegralAtSamples(*R);
+           readingValue(*R) == OldValue && isIntegralAtSamples(*R);
   };
   for (unsigned GI = 0; GI < Groups.size(); ++GI) {
     const ReshapeGroup &G = Groups[GI];
@@ -1145,7 +1177,7 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
       if (Fits(R, OldTarget[K]))
         return true;
       if (R && !R->hasUnknown() && !R->isConstant() &&
-          oldValue(*R) == OldTarget[K] && !Fractional)
+          readingValue(*R) == OldTarget[K] && !Fractional)
         Fractional = *R;
       return false;
     };

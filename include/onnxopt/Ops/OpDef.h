@@ -138,6 +138,9 @@ enum OpTrait : uint32_t {
   /// the pools): the dims shrink by the stride. Not ConvTranspose or
   /// MaxUnpool, whose dims grow by it.
   StridedWindow = 1u << 30,
+  /// Its second operand's values pick positions along dim `axis` (0
+  /// without it) of its first operand (Gather, GatherElements).
+  GathersAlongAxis = 1u << 31,
 };
 using OpTraits = uint32_t;
 
