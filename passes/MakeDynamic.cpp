@@ -889,12 +889,16 @@ void DynamicRewrite::collectTargetLiterals(Model &M) {
   });
 }
 
+/// The first dynamic dim of an input is its batch only where it is new: a
+/// length made dynamic beside a batch the export kept dynamic
+/// ([batch, seq] over [batch, 1]) is no batch.
 std::set<std::string> DynamicRewrite::leadingSymbols() const {
   std::set<std::string> Leads;
   for (const auto &[In, Dims] : NewShapes)
     for (const Dim &D : Dims)
-      if (D.isSymbol() && Old.count(D.getSymbol().str())) {
-        Leads.insert(D.getSymbol().str());
+      if (D.isSymbol()) {
+        if (Old.count(D.getSymbol().str()))
+          Leads.insert(D.getSymbol().str());
         break;
       }
   return Leads;

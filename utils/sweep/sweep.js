@@ -58,6 +58,7 @@ function parseArgs(argv) {
     else if (a === '--append') o.append = true;
     else if (a === '--each-input') o.eachInput = true;
     else if (a === '--refreeze') o.refreeze = true;
+    else if (a === '--refreeze-partial') { o.refreeze = true; o.refreezePartial = true; }
     else if (a === '--refreeze-at') { o.refreeze = true; o.refreezeAt = v().split(',').map(Number); }
     else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
     else o.models.push(a);
@@ -537,6 +538,29 @@ async function main() {
                            shapes: s, compare: true, why: shapesKey(s) === shapesKey(sets[k]) ? 'frozen' : 'other shape'}))}),
                          {frozen: shapesKey(sets[k])});
       }
+      // --refreeze-partial: an export that kept one symbol dynamic and
+      // baked the others (a dynamic length at batch 1), made dynamic
+      // again in all of them; frozen at the first and the last set.
+      const valueOf = (set, sym) => {
+        for (const i of info.inputs)
+          for (const [j, d] of (i.dims || []).entries())
+            if (d === sym && set[i.name] && set[i.name][j] !== undefined)
+              return set[i.name][j];
+        return undefined;
+      };
+      const ends = o.refreezePartial && syms.length > 1 ? [...new Set([0, sets.length - 1])] : [];
+      for (const k of ends)
+        for (const kept of syms) {
+          const fixed = syms.filter((x) => x !== kept).map((x) => [x, valueOf(sets[k], x)]);
+          if (!back || fixed.some(([x, v]) => v === undefined || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(x)))
+            continue;
+          await doPipeline(`refreeze-keep-${kept}#${k + 1}`,
+                           [`--pass-pipeline=freeze-dims{dims=${fixed.map(([x, v]) => `${x}:${v}`).join(',')}}`,
+                            '--simplify', `--make-dynamic=shapes=${back}`],
+                           (outInfo) => ({sets: sets.filter((s) => insideRanges(outInfo, s)).map((s) => ({
+                             shapes: s, compare: true, why: 'other shape'}))}),
+                           {frozen: fixed.map(([x, v]) => `${x}=${v}`).join(',')});
+        }
     }
     const dt = (Date.now() - tModel) / 1000;
     process.stderr.write(`[${mi + 1}/${o.models.length}] ${model} ${dt.toFixed(1)}s (total ${((Date.now() - t0) / 1000).toFixed(0)}s)\n`);

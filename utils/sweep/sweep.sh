@@ -3,7 +3,8 @@
 #
 # usage: utils/sweep/sweep.sh [--bin ONNX_OPT] [--out DIR] [--every K]
 #                             [--filter REGEX] [--only REGEX] [--timeout SECONDS] [--each-input]
-#                             [--refreeze] [--refreeze-at N,...] [model.onnx ...]
+#                             [--refreeze] [--refreeze-at N,...]
+#                             [--refreeze-partial] [model.onnx ...]
 #
 # Without models: test/models/*.onnx plus every model.onnx of Debian's
 # libonnx-testdata. --every K keeps every K-th model of the list (a
@@ -11,10 +12,11 @@
 # --each-input also makes every other static input dynamic alone
 # (make-dynamic#k); --refreeze makes each dynamic model static (freeze-dims,
 # --simplify) and dynamic again (refreeze#k); --refreeze-at 2,4 also
-# freezes where every symbol is 2, then 4. Runs one model at a time under
-# nice -n 10, writes DIR/results.jsonl and DIR/summary.md (default DIR:
-# /tmp/sweep). The binary defaults to DIR/bin/onnx-opt, copied from build/
-# when it is missing.
+# freezes where every symbol is 2, then 4; --refreeze-partial also keeps
+# one symbol dynamic and freezes the others (refreeze-keep-X#k). Runs one
+# model at a time under nice -n 10, writes DIR/results.jsonl and
+# DIR/summary.md (default DIR: /tmp/sweep). The binary defaults to
+# DIR/bin/onnx-opt, copied from build/ when it is missing.
 # See utils/sweep/README.md.
 #
 #===----------------------------------------------------------------------===#
@@ -31,8 +33,8 @@ while [ $# -gt 0 ]; do
     --bin) BIN=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --every|--filter|--only|--timeout|--refreeze-at) PASS+=("$1" "$2"); shift 2 ;;
-    --each-input|--refreeze) PASS+=("$1"); shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --each-input|--refreeze|--refreeze-partial) PASS+=("$1"); shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     -*) echo "sweep.sh: unknown option $1" >&2; exit 2 ;;
     *) MODELS+=("$1"); shift ;;
   esac
