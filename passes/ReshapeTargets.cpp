@@ -700,31 +700,6 @@ struct TargetPiece {
 };
 } // namespace
 
-/// \p Target with each copy (a 0 without allowzero) replaced by the
-/// reading value of the input dim it copies (readingValue: a batch the
-/// export kept dynamic copied by `[0,8,25,19]`), for the readers that
-/// align entries with dims; false where a 0 is literal or copies nothing.
-bool DynamicRewrite::resolveCopies(const Node &N, llvm::ArrayRef<DimExpr> In,
-                                   llvm::ArrayRef<int64_t> Target,
-                                   std::vector<int64_t> &Resolved) const {
-  Resolved.assign(Target.begin(), Target.end());
-  if (!llvm::is_contained(Target, 0))
-    return true;
-  if (zeroIsLiteral(N, Target))
-    return false;
-  for (size_t I = 0; I < Resolved.size(); ++I) {
-    if (Resolved[I] != 0)
-      continue;
-    std::optional<int64_t> V = I < In.size() && !In[I].hasUnknown()
-                                   ? readingValue(In[I])
-                                   : std::nullopt;
-    if (!V || *V < 1)
-      return false;
-    Resolved[I] = *V;
-  }
-  return true;
-}
-
 /// The last fallback for a baked Reshape target: read it as torch's view()
 /// does, aligning target entries with runs of consecutive input dims at
 /// the old sizes. An entry equal to one input dim is that dim; an entry
@@ -1017,6 +992,55 @@ runningProducts(llvm::ArrayRef<int64_t> V) {
     P.push_back(Next);
   }
   return P;
+}
+
+/// \p Target with each copy (a 0 without allowzero) replaced by the
+/// reading value of the input dim it copies (readingValue: a batch the
+/// export kept dynamic copied by `[0,8,25,19]`), for the readers that
+/// align entries with dims; false where a 0 is literal or copies nothing.
+bool DynamicRewrite::resolveCopies(const Node &N, llvm::ArrayRef<DimExpr> In,
+                                   llvm::ArrayRef<int64_t> Target,
+                                   std::vector<int64_t> &Resolved) const {
+  Resolved.assign(Target.begin(), Target.end());
+  if (!llvm::is_contained(Target, 0))
+    return true;
+  if (zeroIsLiteral(N, Target))
+    return false;
+  std::vector<size_t> Copies;
+  for (size_t I = 0; I < Resolved.size(); ++I) {
+    if (Resolved[I] != 0)
+      continue;
+    std::optional<int64_t> V = I < In.size() && !In[I].hasUnknown()
+                                   ? readingValue(In[I])
+                                   : std::nullopt;
+    if (!V || *V < 1)
+      return false;
+    Resolved[I] = *V;
+    Copies.push_back(I);
+  }
+  // A copy must stay the dim it copies: at the old sizes the entries
+  // before it hold what the dims before that dim hold, so no reader can
+  // take it for another dim of the same size.
+  std::vector<int64_t> OldIn, OldT(Resolved);
+  for (const DimExpr &E : In) {
+    std::optional<int64_t> V = E.hasUnknown() ? std::nullopt : readingValue(E);
+    if (!V || *V < 1)
+      return false;
+    OldIn.push_back(*V);
+  }
+  std::optional<std::vector<int64_t>> PIn = runningProducts(OldIn);
+  auto Minus = llvm::find(OldT, -1);
+  if (PIn && Minus != OldT.end()) {
+    *Minus = 1;
+    std::optional<std::vector<int64_t>> P = runningProducts(OldT);
+    if (!P || P->back() < 1 || PIn->back() % P->back() != 0)
+      return false;
+    *Minus = PIn->back() / P->back();
+  }
+  std::optional<std::vector<int64_t>> PT = runningProducts(OldT);
+  return PIn && PT && llvm::all_of(Copies, [&](size_t I) {
+           return (*PIn)[I] == (*PT)[I];
+         });
 }
 
 /// The fallback for a baked target that none of the other repairs reads:
