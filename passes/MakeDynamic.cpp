@@ -920,17 +920,19 @@ std::set<std::string> DynamicRewrite::leadingSymbols() const {
 /// away with nothing baked along it, and is kept.
 void DynamicRewrite::examineUnitDims(Model &M, const DimAnalysis &DA) {
   std::set<std::string> Leads = leadingSymbols();
-  auto At = [&](const DimExpr &E, int64_t Grow) {
+  // Each symbol at 3 times its old size plus 2: a dim that grows with them
+  // is no longer 1 there.
+  auto Grown = [&](const DimExpr &E) {
     return E.evaluate([&](llvm::StringRef S) -> std::optional<int64_t> {
       auto It = Old.find(S.str());
       if (It == Old.end())
         return std::nullopt;
-      return It->second * Grow + (Grow - 1);
+      return It->second * 3 + 2;
     });
   };
   auto IsUnitDim = [&](const DimExpr &E) {
     return !E.isConstant() && !E.isSymbol() && !E.hasUnknown() &&
-           At(E, 1) == 1 && At(E, 3) != 1;
+           oldValue(E) == 1 && Grown(E) != 1;
   };
   std::set<std::string> OutputSymbols;
   for (const Value *V : M.getGraph().getOutputs())
