@@ -483,6 +483,218 @@ static std::optional<unsigned> positionAxis(llvm::ArrayRef<int64_t> Idx,
   return std::nullopt;
 }
 
+//===----------------------------------------------------------------------===//
+// Index tables computed in the graph
+//===----------------------------------------------------------------------===//
+
+static bool isNumber(const DimExpr &E, int64_t V) {
+  return E.isConstant() && E.getConstant() == V;
+}
+
+std::optional<unsigned> IndexForm::positionAxis() const {
+  std::optional<unsigned> Axis;
+  for (unsigned A = 0; A < Coef.size(); ++A) {
+    if (isNumber(Coef[A], 0))
+      continue;
+    if (!isNumber(Coef[A], 1) || Axis)
+      return std::nullopt;
+    Axis = A;
+  }
+  if (!isNumber(Offset, 0))
+    return std::nullopt;
+  return Axis;
+}
+
+std::optional<IndexForm> IndexFormReader::read(const Value &V, unsigned Depth) {
+  if (Depth > 32)
+    return std::nullopt;
+  if (std::optional<IndexForm> F = readConstant(V))
+    return F;
+  if (std::optional<IndexForm> F = readShapeNumber(V))
+    return F;
+  Node *N = V.getDefiningNode();
+  if (!N || N->getNumOperands() == 0 || !N->getOperand(0) ||
+      N->getNumResults() != 1)
+    return std::nullopt;
+  if (hasTrait(*N, CountsUp))
+    return readRange(*N);
+  if (hasTrait(*N, Arithmetic))
+    return combined(*N, Depth);
+  std::optional<IndexForm> In = read(*N->getOperand(0), Depth + 1);
+  if (!In)
+    return std::nullopt;
+  if (hasTrait(*N, IdentityOp))
+    return In;
+  if (hasTrait(*N, InsertsUnitDims))
+    return unsqueezed(*N, *In);
+  if (hasTrait(*N, PermutesDims))
+    return transposed(*N, *In);
+  if (hasTrait(*N, BroadcastsToShape))
+    return broadcast(*N->getOperand(0), *N->getResult(0), *In);
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> IndexFormReader::ints(const Value *V) {
+  if (!V)
+    return std::nullopt;
+  ConstantConeOptions Opts = bakedConeOptions();
+  Opts.Eval.AllowInexact = false;
+  Tensor T = evaluateFromConstants(*V, Opset, Opts, Memo);
+  return T ? T.toInt64s() : std::nullopt;
+}
+
+/// A constant, checked on every element: `T[p] == T[0] + sum of
+/// (T[e_a] - T[0]) * p[a]` over its axes of more than one element.
+std::optional<IndexForm> IndexFormReader::readConstant(const Value &V) {
+  ConstantConeOptions Opts = bakedConeOptions();
+  Opts.Eval.AllowInexact = false;
+  Tensor T = evaluateFromConstants(V, Opset, Opts, Memo);
+  std::optional<std::vector<int64_t>> Vals = T ? T.toInt64s() : std::nullopt;
+  std::vector<int64_t> TD = T ? T.getDims() : std::vector<int64_t>();
+  if (!Vals || Vals->empty())
+    return std::nullopt;
+  int64_t Offset = (*Vals)[0];
+  std::vector<int64_t> Coef(TD.size(), 0), Stride(TD.size(), 1);
+  for (int A = int(TD.size()) - 2; A >= 0; --A)
+    Stride[A] = Stride[A + 1] * TD[A + 1];
+  for (unsigned A = 0; A < TD.size(); ++A)
+    if (TD[A] > 1)
+      Coef[A] = (*Vals)[Stride[A]] - Offset;
+  for (int64_t E = 0; E < int64_t(Vals->size()); ++E) {
+    int64_t Want = Offset;
+    for (unsigned A = 0; A < TD.size(); ++A)
+      Want += Coef[A] * ((E / Stride[A]) % TD[A]);
+    if ((*Vals)[E] != Want)
+      return std::nullopt;
+  }
+  IndexForm F{{}, DimExpr::constant(Offset)};
+  for (int64_t C : Coef)
+    F.Coef.push_back(DimExpr::constant(C));
+  return F;
+}
+
+/// One number the analysis knows as a dim expression (a size read with
+/// Shape and Gather: the rows of a flattened [B, S] are S apart).
+std::optional<IndexForm> IndexFormReader::readShapeNumber(const Value &V) {
+  const std::vector<DimExpr> *Data = DA.getData(V);
+  const std::vector<DimExpr> *Dims = DA.getDims(V);
+  if (!Data || !Dims || Data->size() != 1 || Dims->size() > 1 ||
+      (*Data)[0].hasUnknown())
+    return std::nullopt;
+  return IndexForm{std::vector<DimExpr>(Dims->size(), DimExpr::constant(0)),
+                   (*Data)[0]};
+}
+
+std::optional<IndexForm> IndexFormReader::readRange(const Node &N) {
+  if (N.getNumOperands() != 3)
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> Start = ints(N.getOperand(0));
+  std::optional<std::vector<int64_t>> Step = ints(N.getOperand(2));
+  if (!Start || !Step || Start->size() != 1 || Step->size() != 1)
+    return std::nullopt;
+  return IndexForm{{DimExpr::constant((*Step)[0])},
+                   DimExpr::constant((*Start)[0])};
+}
+
+std::optional<IndexForm> IndexFormReader::unsqueezed(const Node &N,
+                                                     const IndexForm &In) {
+  std::optional<std::vector<int64_t>> Axes =
+      N.getNumOperands() > 1 ? ints(N.getOperand(1)) : N.getAttrInts("axes");
+  if (!Axes)
+    return std::nullopt;
+  unsigned Rank = In.Coef.size() + Axes->size();
+  std::vector<bool> Inserted(Rank, false);
+  for (int64_t A : *Axes) {
+    int64_t Norm = A < 0 ? A + Rank : A;
+    if (Norm < 0 || Norm >= int64_t(Rank) || Inserted[Norm])
+      return std::nullopt;
+    Inserted[Norm] = true;
+  }
+  IndexForm Out{{}, In.Offset};
+  for (unsigned A = 0, Kept = 0; A < Rank; ++A)
+    Out.Coef.push_back(Inserted[A] ? DimExpr::constant(0) : In.Coef[Kept++]);
+  return Out;
+}
+
+std::optional<IndexForm> IndexFormReader::transposed(const Node &N,
+                                                     const IndexForm &In) {
+  unsigned Rank = In.Coef.size();
+  std::optional<std::vector<int64_t>> Perm = N.getAttrInts("perm");
+  if (Perm && Perm->size() != Rank)
+    return std::nullopt;
+  IndexForm Out{{}, In.Offset};
+  for (unsigned I = 0; I < Rank; ++I) {
+    int64_t From = Perm ? (*Perm)[I] : int64_t(Rank - 1 - I);
+    if (From < 0 || From >= int64_t(Rank))
+      return std::nullopt;
+    Out.Coef.push_back(In.Coef[From]);
+  }
+  return Out;
+}
+
+/// \p X's form in \p R, \p X broadcast to it (dims aligned from the right):
+/// an axis that counts must keep its dim (the analysis proves them equal),
+/// as one broadcast from 1 would repeat position 0.
+std::optional<IndexForm> IndexFormReader::broadcast(const Value &X,
+                                                    const Value &R,
+                                                    const IndexForm &In) {
+  const std::vector<DimExpr> *XD = DA.getDims(X);
+  const std::vector<DimExpr> *RD = DA.getDims(R);
+  if (!XD || !RD || XD->size() != In.Coef.size() || RD->size() < XD->size())
+    return std::nullopt;
+  unsigned Offset = RD->size() - XD->size();
+  IndexForm Out{std::vector<DimExpr>(Offset, DimExpr::constant(0)),
+                In.Offset};
+  for (unsigned A = 0; A < XD->size(); ++A) {
+    const DimExpr &D = (*XD)[A];
+    bool Unit = D.isConstant() && D.getConstant() == 1;
+    if (!isNumber(In.Coef[A], 0) && !Unit &&
+        (D.hasUnknown() || D != (*RD)[A + Offset]))
+      return std::nullopt;
+    Out.Coef.push_back(Unit ? DimExpr::constant(0) : In.Coef[A]);
+  }
+  return Out;
+}
+
+/// Add and Mul of two forms broadcast to the result: a sum adds them, a
+/// product needs one side to be one number (a scale). Sub and Div read
+/// nothing.
+std::optional<IndexForm> IndexFormReader::combined(const Node &N,
+                                                   unsigned Depth) {
+  if (N.getNumOperands() != 2 || !N.getOperand(1))
+    return std::nullopt;
+  std::optional<IndexForm> Parts[2];
+  for (unsigned I = 0; I < 2; ++I) {
+    std::optional<IndexForm> F = read(*N.getOperand(I), Depth + 1);
+    if (!F)
+      return std::nullopt;
+    Parts[I] = broadcast(*N.getOperand(I), *N.getResult(0), *F);
+    if (!Parts[I])
+      return std::nullopt;
+  }
+  const IndexForm &A = *Parts[0], &B = *Parts[1];
+  auto IsNumber = [](const IndexForm &F) {
+    return llvm::all_of(F.Coef,
+                        [](const DimExpr &C) { return isNumber(C, 0); });
+  };
+  IndexForm Out{std::vector<DimExpr>(A.Coef.size(), DimExpr::constant(0)),
+                DimExpr::constant(0)};
+  if (hasTrait(N, Sums)) {
+    Out.Offset = A.Offset + B.Offset;
+    for (unsigned K = 0; K < Out.Coef.size(); ++K)
+      Out.Coef[K] = A.Coef[K] + B.Coef[K];
+    return Out;
+  }
+  if (hasTrait(N, Multiplies) && (IsNumber(A) || IsNumber(B))) {
+    const IndexForm &Scale = IsNumber(A) ? A : B, &F = IsNumber(A) ? B : A;
+    Out.Offset = F.Offset * Scale.Offset;
+    for (unsigned K = 0; K < Out.Coef.size(); ++K)
+      Out.Coef[K] = F.Coef[K] * Scale.Offset;
+    return Out;
+  }
+  return std::nullopt;
+}
+
 /// Before:  G = GatherND(D, C)   D: bool[B,S], C: int64[3,1,1,10,2] with
 ///            C[b,0,0,s] = (b, s)  (torch's mask[:, None, None, :])
 /// After:   G = Unsqueeze(D, [1, 2])
@@ -505,11 +717,15 @@ void DynamicRewrite::repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW) {
   Opts.Eval.AllowInexact = false; // integer tuples, compared exactly
   Tensor T = evaluateFromConstants(
       *N.getOperand(1), RW.getModel().getOpsetVersion(""), Opts, BakedValues);
-  std::optional<std::vector<int64_t>> Idx = T ? T.toInt64s() : std::nullopt;
-  std::vector<int64_t> TD = T ? T.getDims() : std::vector<int64_t>();
+  if (!T) {
+    repairComputedGatherND(N, DA, In, RW);
+    return;
+  }
+  std::optional<std::vector<int64_t>> Idx = T.toInt64s();
+  std::vector<int64_t> TD = T.getDims();
   if (!Idx || TD.empty() || TD.back() < 1 ||
       TD.back() > static_cast<int64_t>(In.size()))
-    return; // computed in the graph, or not valid indices
+    return; // not valid indices
   unsigned K = TD.back(), Rank = TD.size() - 1;
   std::set<std::string> New;
   for (unsigned D = 0; D < K; ++D)
@@ -560,6 +776,21 @@ void DynamicRewrite::repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW) {
     }
     NewAxes.push_back(A);
   }
+  if (!gatherAsUnsqueeze(N, NewAxes, RW)) {
+    Refuse("gather the data as it is, but the result cannot replace the "
+           "graph output");
+    return;
+  }
+  emitRemark(RW.getDiags(), N)
+      << What << " are the positions of '" << Data->getName()
+      << "' in order: the gather is an Unsqueeze of it";
+}
+
+/// Replaces the GatherND \p N by its data with dims of 1 inserted at
+/// \p NewAxes. False where the result cannot take its place.
+bool DynamicRewrite::gatherAsUnsqueeze(Node &N, llvm::ArrayRef<int64_t> NewAxes,
+                                       Rewriter &RW) {
+  Value *Data = N.getOperand(0);
   RW.setInsertionPointBefore(&N);
   Value *R = Data;
   if (!NewAxes.empty()) {
@@ -577,16 +808,84 @@ void DynamicRewrite::repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW) {
     R = U->getResult(0);
     Stale.insert(R);
   }
-  if (failed(RW.replaceAllUsesWith(N.getResult(0), R))) {
-    Refuse("gather the data as it is, but the result cannot replace the "
-           "graph output");
-    return;
-  }
-  emitRemark(RW.getDiags(), N)
-      << What << " are the positions of '" << Data->getName()
-      << "' in order: the gather is an Unsqueeze of it";
+  if (failed(RW.replaceAllUsesWith(N.getResult(0), R)))
+    return false;
   ++RepairCounts["gather of baked positions"];
   Repaired = true;
+  return true;
+}
+
+/// Before:  I = Range(0, Squeeze(Shape<0,1>(M)), 1) unsqueezed to [B,1,1,1]
+///          J = <int64[1,1,1,5] {0,1,2,3,4}>
+///          C = Concat<axis=-1>(Unsqueeze(Expand(I, {1,1,1,5}), -1),
+///                              Unsqueeze(Expand(J, ...), -1))
+///          G = GatherND(M, C)                 M: bool[B,S], S was 5
+/// After:   G = Unsqueeze(M, [1, 2])
+///
+/// The tuples of a static export whose batch stayed dynamic are computed in
+/// the graph: torch's `mask[arange(B)[:, None, None, None], arange(S)]`,
+/// the batch's positions counted by a Range and the length's baked. Each
+/// component must hold its tuple's own position along an axis
+/// (IndexFormReader: proved through the graph for the Range, checked on
+/// every element for the constant), in the data's order, the axis the
+/// size of the data's dim (equal dims, or equal at the old sizes), every
+/// other axis of size 1. Anything else is left to the checks after the
+/// repairs, as before.
+void DynamicRewrite::repairComputedGatherND(Node &N, DimAnalysis &DA,
+                                            llvm::ArrayRef<DimExpr> In,
+                                            Rewriter &RW) {
+  Value *IdxV = N.getOperand(1);
+  const std::vector<DimExpr> *ID = DA.getDims(*IdxV);
+  if (N.getAttrInt("batch_dims", 0) != 0 || !ID || ID->size() < 2 ||
+      !ID->back().isConstant() || ID->back().getConstant() < 1 ||
+      ID->back().getConstant() > int64_t(In.size()))
+    return;
+  unsigned K = ID->back().getConstant(), Rank = ID->size() - 1;
+  std::vector<const Value *> Components;
+  const Node *Joined = IdxV->getDefiningNode();
+  if (Joined && hasTrait(*Joined, Concatenates) &&
+      (Joined->getAttrInt("axis", 0) == -1 ||
+       Joined->getAttrInt("axis", 0) == int64_t(Rank))) {
+    for (unsigned I = 0; I < Joined->getNumOperands(); ++I)
+      Components.push_back(Joined->getOperand(I));
+  } else {
+    Components.push_back(IdxV);
+  }
+  if (Components.size() != K)
+    return;
+  IndexFormReader Reader(DA, RW.getModel().getOpsetVersion(""), BakedValues);
+  std::vector<DimExpr> IdxIn = expressInInputs(DA, *IdxV, *ID, Old);
+  std::vector<unsigned> Axes;
+  bool Grows = false;
+  for (unsigned D = 0; D < K; ++D) {
+    std::optional<IndexForm> F =
+        Components[D] ? Reader.read(*Components[D]) : std::nullopt;
+    std::optional<unsigned> A =
+        F && F->Coef.size() == Rank + 1 ? F->positionAxis() : std::nullopt;
+    if (!A || *A >= Rank || (!Axes.empty() && *A <= Axes.back()))
+      return;
+    const DimExpr &Counted = IdxIn[*A];
+    std::optional<int64_t> Was = oldValue(In[D]);
+    if (Counted.hasUnknown() ||
+        (Counted != In[D] && (!Was || oldValue(Counted) != Was)))
+      return;
+    Grows |= Counted != In[D];
+    Axes.push_back(*A);
+  }
+  std::vector<int64_t> NewAxes;
+  for (unsigned A = 0; A < Rank; ++A) {
+    if (llvm::is_contained(Axes, A))
+      continue;
+    if (!IdxIn[A].isConstant() || IdxIn[A].getConstant() != 1)
+      return;
+    NewAxes.push_back(A);
+  }
+  if (!Grows || !gatherAsUnsqueeze(N, NewAxes, RW))
+    return;
+  emitRemark(RW.getDiags(), N)
+      << "indices '" << IdxV->getName() << "' computed in the graph are the "
+      << "positions of '" << N.getOperand(0)->getName()
+      << "' in order: the gather is an Unsqueeze of it";
 }
 
 /// Axis \p Axis of a baked constant (dim \p FromRight from the right of
@@ -680,12 +979,23 @@ void DynamicRewrite::repairExactOperands(Node &N, DimAnalysis &DA,
 std::optional<BakedAxis>
 DynamicRewrite::downstreamAxis(const Node &User, unsigned Axis, unsigned Rank,
                                int64_t Size, const DimAnalysis &DA) {
-  unsigned FromRight = Rank - Axis;
-  std::vector<const Value *> Work{User.getResult(0)};
+  // Each value with the place of the axis in it, counted from the right.
+  std::vector<std::pair<const Value *, unsigned>> Work{
+      {User.getResult(0), Rank - Axis}};
   llvm::DenseSet<const Value *> Seen{User.getResult(0)};
   for (size_t I = 0; I < Work.size() && I < 64; ++I) {
-    for (const Use &U : Work[I]->getUses()) {
+    unsigned FromRight = Work[I].second;
+    for (const Use &U : Work[I].first->getUses()) {
       const Node *M = U.User;
+      // Indices of a gather (position ids looking up their table): the
+      // axis goes on in the result, before the table's dims after `axis`.
+      if (std::optional<unsigned> Shifted =
+              M ? gatheredAxis(*M, U.Index, FromRight, DA) : std::nullopt) {
+        const Value *R = M->getResult(0);
+        if (Seen.insert(R).second)
+          Work.push_back({R, *Shifted});
+        continue;
+      }
       // An op that needs the dim at its partner's size exactly (an
       // Attention's mask rows are Q's sequence): the search ends there.
       if (M && exactDimPartner(*M, U.Index, FromRight)) {
@@ -706,7 +1016,7 @@ DynamicRewrite::downstreamAxis(const Node &User, unsigned Axis, unsigned Rank,
         continue;
       for (const Value *P : M->getOperands()) {
         const std::vector<DimExpr> *PD = P ? DA.getDims(*P) : nullptr;
-        if (!PD || P == Work[I] || PD->size() < FromRight)
+        if (!PD || P == Work[I].first || PD->size() < FromRight)
           continue;
         if (std::optional<BakedAxis> BA = inputSymbolAxis(
                 Axis, computedDim(DA, *P, *PD, PD->size() - FromRight), Size))
@@ -714,8 +1024,36 @@ DynamicRewrite::downstreamAxis(const Node &User, unsigned Axis, unsigned Rank,
       }
       const Value *R = M->getResult(0);
       if (R && Seen.insert(R).second)
-        Work.push_back(R);
+        Work.push_back({R, FromRight});
     }
   }
+  return std::nullopt;
+}
+
+/// Where axis \p FromRight (from the right) of the indices (operand
+/// \p Operand) of a Gather or GatherElements \p M is in its result: a
+/// Gather puts the indices' dims in place of the data's dim `axis`, a
+/// GatherElements keeps them. Null for any other use.
+std::optional<unsigned>
+onnxopt::makedynamic::gatheredAxis(const Node &M, unsigned Operand,
+                                   unsigned FromRight, const DimAnalysis &DA) {
+  if (Operand != 1 || !hasTrait(M, GathersAlongAxis) ||
+      M.getNumResults() != 1 || !M.getOperand(0) || !M.getOperand(1) ||
+      !M.getResult(0))
+    return std::nullopt;
+  const std::vector<DimExpr> *Data = DA.getDims(*M.getOperand(0));
+  const std::vector<DimExpr> *Idx = DA.getDims(*M.getOperand(1));
+  const std::vector<DimExpr> *Res = DA.getDims(*M.getResult(0));
+  if (!Data || !Idx || !Res || Data->empty() || FromRight > Idx->size())
+    return std::nullopt;
+  int64_t Rank = Data->size(), At = M.getAttrInt("axis", 0);
+  if (At < 0)
+    At += Rank;
+  if (At < 0 || At >= Rank)
+    return std::nullopt;
+  if (Res->size() == Data->size() - 1 + Idx->size())
+    return FromRight + unsigned(Rank - At - 1);
+  if (Res->size() == Idx->size() && Data->size() == Idx->size())
+    return FromRight;
   return std::nullopt;
 }

@@ -20,9 +20,11 @@
 #define ONNXOPT_PASSES_BAKEDCONSTANTS_H
 
 #include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/DimAlgebra.h"
 #include "onnxopt/IR/IR.h"
 #include "onnxopt/IR/Rewriter.h"
 #include "llvm/ADT/DenseMap.h"
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +89,50 @@ RebuildResult rebuildBakedConstant(const BakedConstant &B, Model &M,
 /// B's user; the user is left as it is.
 Value *buildPositions(const BakedConstant &B, unsigned Axis, Model &M,
                       Rewriter &RW);
+
+/// An integer tensor whose elements are affine in their own position:
+/// `V[p] == Offset + sum of Coef[a] * p[a]`, the numbers dim expressions
+/// (a row stride may be a size the model reads with Shape).
+struct IndexForm {
+  std::vector<DimExpr> Coef;
+  DimExpr Offset;
+  /// The axis A where `V[p] == p[A]`, if the form is that.
+  std::optional<unsigned> positionAxis() const;
+};
+
+/// Reads, through the nodes torch lowers advanced indexing to
+/// (`mask[arange(B)[:, None], arange(S)]`, or the flattened `b*S + j`),
+/// whether a computed index tensor is affine in its positions: a Range of
+/// constant start and step, a constant (checked on every element; baked at
+/// the old sizes, which is what make-dynamic's repairs rebuild), a size
+/// the analysis knows (a dim read with Shape), and the
+/// Unsqueezes, Transposes, Expands, Adds and scalings by a number over
+/// them. A broadcast keeps the form only where it leaves each counting
+/// axis as it is (the dims equal, as the analysis proves them), so the
+/// form holds at every size the analysis allows. Null when any step is
+/// not one of these.
+class IndexFormReader {
+public:
+  IndexFormReader(const DimAnalysis &DA, int64_t Opset,
+                  llvm::DenseMap<const Value *, Tensor> &Memo)
+      : DA(DA), Opset(Opset), Memo(Memo) {}
+  std::optional<IndexForm> read(const Value &V, unsigned Depth = 0);
+
+private:
+  const DimAnalysis &DA;
+  int64_t Opset;
+  llvm::DenseMap<const Value *, Tensor> &Memo;
+
+  std::optional<std::vector<int64_t>> ints(const Value *V);
+  std::optional<IndexForm> readConstant(const Value &V);
+  std::optional<IndexForm> readShapeNumber(const Value &V);
+  std::optional<IndexForm> readRange(const Node &N);
+  std::optional<IndexForm> unsqueezed(const Node &N, const IndexForm &In);
+  std::optional<IndexForm> transposed(const Node &N, const IndexForm &In);
+  std::optional<IndexForm> broadcast(const Value &X, const Value &R,
+                                     const IndexForm &In);
+  std::optional<IndexForm> combined(const Node &N, unsigned Depth);
+};
 
 } // namespace onnxopt
 

@@ -1485,35 +1485,123 @@ std::optional<int64_t> DynamicRewrite::readingValue(const DimExpr &E) const {
 void DynamicRewrite::repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
     return;
-  const std::vector<DimExpr> *Data = DA.getDims(*N.getOperand(0));
   Tensor T = getConstantValue(*N.getOperand(1));
   std::optional<std::vector<int64_t>> Shape = T ? T.toInt64s() : std::nullopt;
-  if (!Data || !Shape || Shape->size() < Data->size())
+  if (!Shape) {
+    repairExpandPieces(N, DA, RW);
     return;
-  std::vector<DimExpr> Best = expressInInputs(DA, *N.getOperand(0), *Data, Old);
-  std::vector<int64_t> New = *Shape;
-  size_t Offset = Shape->size() - Best.size();
-  for (size_t J = 0; J < Best.size(); ++J)
-    if (!Best[J].isConstant() && New[J + Offset] > 1 &&
-        oldValue(Best[J]) == New[J + Offset])
-      New[J + Offset] = 1;
-  // An entry that repeats a dim of 1 to an old size that the result meets
-  // further on as a new symbol (the padding mask [B,1,1,S] expanded to
-  // [1,1,10,10] before it is added to the scores [B,H,S,S]): 1 gives the
-  // same values, and broadcasting there repeats it to the symbol's size.
-  for (size_t J = 0; J < New.size(); ++J) {
-    bool DataIsOne = J < Offset || (Best[J - Offset].isConstant() &&
-                                    Best[J - Offset].getConstant() == 1);
-    if (DataIsOne && New[J] > 1 && downstreamAxis(N, J, New.size(), New[J], DA))
-      New[J] = 1;
   }
-  if (New == *Shape)
+  std::vector<std::optional<int64_t>> Entries(Shape->begin(), Shape->end());
+  if (!freeExpandEntries(N, DA, Entries))
     return;
+  std::vector<int64_t> New;
+  for (const std::optional<int64_t> &E : Entries)
+    New.push_back(*E);
   Value *C = RW.createConstant(
       *N.getParentGraph(),
       Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
                          {static_cast<int64_t>(New.size())}, New));
   setShapeOperand(N, 1, C, RW);
+  ++RepairCounts["Expand shape"];
+  Repaired = true;
+}
+
+/// Sets to 1 the known \p Entries of \p N's shape that only repeat a dim:
+/// an old size of a data dim that is now dynamic (1 keeps it as it is),
+/// and an entry that repeats a dim of 1 to an old size that the result
+/// meets further on as a new symbol (the padding mask [B,1,1,S] expanded
+/// to [1,1,10,10] before it is added to the scores [B,H,S,S]): 1 gives the
+/// same values, and broadcasting there repeats it to the symbol's size.
+/// True when an entry changed.
+bool DynamicRewrite::freeExpandEntries(
+    const Node &N, DimAnalysis &DA,
+    std::vector<std::optional<int64_t>> &Entries) {
+  const std::vector<DimExpr> *Data = DA.getDims(*N.getOperand(0));
+  if (!Data || Entries.size() < Data->size())
+    return false;
+  std::vector<DimExpr> Best = expressInInputs(DA, *N.getOperand(0), *Data, Old);
+  size_t Offset = Entries.size() - Best.size();
+  bool Changed = false;
+  for (size_t J = 0; J < Best.size(); ++J) {
+    std::optional<int64_t> &E = Entries[J + Offset];
+    if (E && !Best[J].isConstant() && *E > 1 && oldValue(Best[J]) == *E) {
+      E = 1;
+      Changed = true;
+    }
+  }
+  for (size_t J = 0; J < Entries.size(); ++J) {
+    std::optional<int64_t> &E = Entries[J];
+    bool DataIsOne = J < Offset || (Best[J - Offset].isConstant() &&
+                                    Best[J - Offset].getConstant() == 1);
+    if (E && DataIsOne && *E > 1 &&
+        downstreamAxis(N, J, Entries.size(), *E, DA)) {
+      E = 1;
+      Changed = true;
+    }
+  }
+  return Changed;
+}
+
+/// Before:  Z = Expand(0, Concat(Shape<0,1>(ids), [10]))   # [B, 10]
+///          ... Gather(token_types, Z) ... Add(embeddings[B,S,d], ...)
+/// After:   Z = Expand(0, Concat(Shape<0,1>(ids), [1]))    # [B, 1]
+///
+/// The shape of an Expand in a static export whose batch stayed dynamic
+/// is a Concat of the computed batch and baked entries. The constant
+/// pieces' entries follow freeExpandEntries' rules, as a constant shape's
+/// do; the computed pieces stay. The Concat is rebuilt for this Expand
+/// only (another reader may need the old entries).
+void DynamicRewrite::repairExpandPieces(Node &N, DimAnalysis &DA,
+                                        Rewriter &RW) {
+  const Node *Joined = N.getOperand(1)->getDefiningNode();
+  if (!Joined || !hasTrait(*Joined, Concatenates) ||
+      Joined->getAttrInt("axis", 0) != 0 || Joined->getNumResults() != 1)
+    return;
+  std::vector<std::optional<int64_t>> Entries;
+  std::vector<bool> IsConstant;
+  for (const Value *P : Joined->getOperands()) {
+    const std::vector<DimExpr> *PD = P ? DA.getDims(*P) : nullptr;
+    if (!PD || PD->size() != 1 || !(*PD)[0].isConstant())
+      return;
+    Tensor PT = getConstantValue(*P);
+    std::optional<std::vector<int64_t>> Values =
+        PT ? PT.toInt64s() : std::nullopt;
+    IsConstant.push_back(Values.has_value());
+    if (Values && int64_t(Values->size()) != (*PD)[0].getConstant())
+      return;
+    for (int64_t I = 0; I < (*PD)[0].getConstant(); ++I)
+      Entries.push_back(Values ? std::optional<int64_t>((*Values)[I])
+                               : std::nullopt);
+  }
+  if (!freeExpandEntries(N, DA, Entries))
+    return;
+  std::vector<Value *> Pieces;
+  size_t At = 0;
+  RW.setInsertionPointBefore(&N);
+  for (unsigned I = 0; I < Joined->getNumOperands(); ++I) {
+    Value *P = Joined->getOperand(I);
+    size_t Length = DA.getDims(*P)->front().getConstant();
+    if (IsConstant[I]) {
+      std::vector<int64_t> Values;
+      for (size_t K = At; K < At + Length; ++K)
+        Values.push_back(*Entries[K]);
+      if (Values != *getConstantValue(*P).toInt64s())
+        P = RW.createConstant(
+            *N.getParentGraph(),
+            Tensor::fromInt64s(P->getName().str() + "_dynamic",
+                               {int64_t(Length)}, Values));
+    }
+    Pieces.push_back(P);
+    At += Length;
+  }
+  Node *Shape = RW.createNode("Concat", Pieces, 1, "", "expand_shape");
+  Shape->setAttr(Attribute::getInt("axis", 0));
+  Stale.insert(Shape->getResult(0));
+  setShapeOperand(N, 1, Shape->getResult(0), RW);
+  emitRemark(RW.getDiags(), N)
+      << "shape " << shapeOperandName(N, 1)
+      << " joins computed dims and baked entries: the entries that only "
+         "repeat a dim are 1";
   ++RepairCounts["Expand shape"];
   Repaired = true;
 }
@@ -1864,8 +1952,12 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
   const std::vector<DimExpr> *DD = DA.getDims(*Data);
   Tensor Idx = evaluateBaked(*N.getOperand(1),
                              RW.getModel().getOpsetVersion(""), BakedValues);
-  if (!DD || !Idx || RW.getModel().getOpsetVersion("") < 5)
+  if (!DD || RW.getModel().getOpsetVersion("") < 5)
     return;
+  if (!Idx) {
+    repairComputedGatherInOrder(N, DA, RW);
+    return;
+  }
   std::optional<std::vector<int64_t>> Values = Idx.toInt64s();
   int64_t Rank = DD->size();
   std::optional<int64_t> AxisOf = resolveAxis(N.getAttrInt("axis", 0), Rank);
@@ -1906,6 +1998,106 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
       << " in order over dim " << Axis << " of '" << Data->getName() << "' ("
       << Gathered.str() << "): the gather is a view of it, a Reshape to "
       << printInts(Target) << " at the old sizes";
+  ++RepairCounts["gather of positions in order"];
+  Repaired = true;
+}
+
+/// Before:  I = Add(<int64[1,1,1,10] 0..9>, Mul(Range(0, B) to [B,1,1,1], 10))
+///          G = Gather<axis=0>(Flatten<axis=2>(mask), I)   # mask: [B, S]
+/// After:   G = Reshape(Flatten<axis=2>(mask), [-1, 1, 1, 10, 1])
+///
+/// The same in an export that kept its batch dynamic: the TorchScript
+/// exporter's `b*S + j` is computed from the batch's Range. Indices that
+/// count 0, 1, ... in row-major order over their own dims
+/// (IndexFormReader: the last dim that is not 1 steps by 1, each one
+/// before by the product of the dims after it), as many as the gathered
+/// dim has, read the data as it is: the Gather becomes a Reshape to the
+/// data's dims around the axis and the indices' dims, one dim that was
+/// already dynamic as -1, whose target the Reshape repairs then read.
+void DynamicRewrite::repairComputedGatherInOrder(Node &N, DimAnalysis &DA,
+                                                 Rewriter &RW) {
+  Value *Data = N.getOperand(0), *IdxV = N.getOperand(1);
+  const std::vector<DimExpr> *DD = DA.getDims(*Data);
+  const std::vector<DimExpr> *ID = DA.getDims(*IdxV);
+  int64_t Rank = DD->size();
+  std::optional<int64_t> AxisOf = resolveAxis(N.getAttrInt("axis", 0), Rank);
+  if (!ID || ID->empty() || !AxisOf)
+    return;
+  int64_t Axis = *AxisOf;
+  IndexFormReader Reader(DA, RW.getModel().getOpsetVersion(""), BakedValues);
+  std::optional<IndexForm> F = Reader.read(*IdxV);
+  if (!F || F->Coef.size() != ID->size() || !F->Offset.isConstant() ||
+      F->Offset.getConstant() != 0)
+    return;
+  std::vector<DimExpr> IdxIn = expressInInputs(DA, *IdxV, *ID, Old);
+  // Strides and dims are compared as the Reshape repairs read them: at the
+  // old sizes, the dims already dynamic at stand-in sizes.
+  DimExpr Stride = DimExpr::constant(1);
+  for (int A = int(IdxIn.size()) - 1; A >= 0; --A) {
+    const DimExpr &D = IdxIn[A];
+    if (D.isConstant() && D.getConstant() == 1)
+      continue;
+    std::optional<int64_t> Want = readingValue(Stride);
+    if (D.hasUnknown() || !Want ||
+        readingValue(DA.getBest(F->Coef[A])) != Want)
+      return;
+    Stride = Stride * D;
+  }
+  const DimExpr &Count = Stride;
+  DimExpr Gathered = computedDim(DA, *Data, *DD, Axis);
+  std::optional<int64_t> Size = readingValue(Gathered);
+  if (Gathered.hasUnknown() || Gathered == Count || !Size ||
+      readingValue(Count) != Size)
+    return;
+  // A new symbol of old size 1 leaves no dim of its own in the count (a
+  // batch of 1 whose rows the export may have folded to row 0): that
+  // reading is examineFixedRows' to refuse.
+  bool UnitSymbol = false;
+  Gathered.forEachSymbol([&](llvm::StringRef S) {
+    auto It = Old.find(S.str());
+    UnitSymbol |= It != Old.end() && It->second == 1;
+  });
+  if (UnitSymbol)
+    return;
+  std::vector<int64_t> Target;
+  bool Free = false;
+  auto Push = [&](const DimExpr &D) {
+    std::optional<int64_t> V =
+        D.isConstant() ? std::optional<int64_t>(D.getConstant()) : oldValue(D);
+    if (V) {
+      Target.push_back(*V);
+      return true;
+    }
+    if (Free)
+      return false;
+    Free = true;
+    Target.push_back(-1);
+    return true;
+  };
+  for (int64_t K = 0; K < Rank; ++K) {
+    if (K == Axis) {
+      for (const DimExpr &D : IdxIn)
+        if (!Push(D))
+          return;
+      continue;
+    }
+    if (!Push(computedDim(DA, *Data, *DD, K)))
+      return;
+  }
+  Graph &G = *N.getParentGraph();
+  RW.setInsertionPointBefore(&N);
+  std::string Name = IdxV->getName().str() + "_view";
+  Value *Shape = RW.createConstant(
+      G, Tensor::fromInt64s(Name, {int64_t(Target.size())}, Target));
+  Node *View = RW.createNode("Reshape", {Data, Shape}, 1, "", "gathered");
+  Stale.insert(View->getResult(0));
+  if (failed(RW.replaceAllUsesWith(N.getResult(0), View->getResult(0))))
+    return;
+  emitRemark(RW.getDiags(), N)
+      << "indices '" << IdxV->getName() << "' computed in the graph count "
+      << "0, 1, ... in order over dim " << Axis << " of '" << Data->getName()
+      << "' (" << Gathered.str() << "): the gather is a view of it, a "
+      << "Reshape to " << printInts(Target);
   ++RepairCounts["gather of positions in order"];
   Repaired = true;
 }
@@ -1979,12 +2171,22 @@ void DynamicRewrite::repairGatherElements(Node &N, DimAnalysis &DA,
 /// tables) or says why it cannot; the latter is a problem naming the
 /// constant, and the symbols it pins.
 void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
-                                          Rewriter &RW, bool IsConcat) {
+                                          Rewriter &RW, bool IsConcat,
+                                          bool ExpandData) {
   // Concat does not broadcast: its other dims must be equal, so a dim of 1
   // (a class token [1,1,d] next to [N,T,d]) is baked too, and the rebuilt
   // constant is expanded to the partner's dims.
   int64_t ConcatAxis = N.getAttrInt("axis", 0);
-  for (unsigned I = 0; I < N.getNumOperands(); ++I) {
+  // An Expand's shape operand is no partner: its dims are not the data's.
+  // Where the shape is constant too, the whole result is a baked constant
+  // that its own users rebuild.
+  if (ExpandData &&
+      (N.getNumOperands() < 2 || !N.getOperand(1) ||
+       evaluateBaked(*N.getOperand(1), RW.getModel().getOpsetVersion(""),
+                     BakedValues)))
+    return;
+  unsigned Operands = ExpandData ? 1 : N.getNumOperands();
+  for (unsigned I = 0; I < Operands; ++I) {
     Value *C = N.getOperand(I);
     Tensor T =
         C ? evaluateBaked(*C, RW.getModel().getOpsetVersion(""), BakedValues)
@@ -2002,7 +2204,7 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
     for (unsigned A = 0; A < Dims.size(); ++A) {
       if (IsConcat ? (Dims[A] < 1 || int64_t(A) == Axis) : Dims[A] <= 1)
         continue;
-      for (unsigned J = 0; J < N.getNumOperands(); ++J) {
+      for (unsigned J = 0; J < Operands; ++J) {
         Value *P = N.getOperand(J);
         const std::vector<DimExpr> *PD = P ? DA.getDims(*P) : nullptr;
         if (J == I || !PD ||
@@ -2338,8 +2540,18 @@ void DynamicRewrite::repair(Node &N, DimAnalysis &DA, Rewriter &RW,
          [](DynamicRewrite &D, Node &N, const RepairScope &S) {
            D.repairReshape(N, S.DA, S.RW);
          }},
-        {"Expand", [](DynamicRewrite &D, Node &N,
-                      const RepairScope &S) { D.repairExpand(N, S.DA, S.RW); }},
+        // The shape first; a baked data operand (position ids expanded to
+        // the batch) once the shape needs nothing.
+        {"Expand",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           bool Before = D.Repaired;
+           D.Repaired = false;
+           D.repairExpand(N, S.DA, S.RW);
+           if (!D.Repaired)
+             D.repairBakedConstants(N, S.DA, S.RW, /*IsConcat=*/false,
+                                    /*ExpandData=*/true);
+           D.Repaired |= Before;
+         }},
         {"GatherND",
          [](DynamicRewrite &D, Node &N, const RepairScope &S) {
            D.repairGatherND(N, S.DA, S.RW);

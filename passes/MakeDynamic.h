@@ -35,6 +35,11 @@ using OldValues = std::map<std::string, int64_t>;
 /// `[1,2,3]`.
 std::string printInts(llvm::ArrayRef<int64_t> V);
 
+/// Where axis \p FromRight (counted from the right) of a gather's indices
+/// is in the gather's result (BakedConstants.cpp).
+std::optional<unsigned> gatheredAxis(const Node &M, unsigned Operand,
+                                     unsigned FromRight, const DimAnalysis &DA);
+
 /// The dims as computed over the input symbols. A computed expression is
 /// kept over the best one of its class: while baked constants remain, the
 /// algebra may have merged a symbol with an old size (N with 1).
@@ -96,12 +101,25 @@ public:
                             unsigned NumStates);
   void repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW);
+  bool freeExpandEntries(const Node &N, DimAnalysis &DA,
+                         std::vector<std::optional<int64_t>> &Entries);
+  /// An Expand whose shape is a Concat of computed and constant pieces.
+  void repairExpandPieces(Node &N, DimAnalysis &DA, Rewriter &RW);
   /// A GatherND whose constant index tuples enumerate the data's dims
   /// (BakedConstants.cpp).
   void repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// The same where the tuples are computed in the graph (a batch exported
+  /// dynamic beside a baked length).
+  void repairComputedGatherND(Node &N, DimAnalysis &DA,
+                              llvm::ArrayRef<DimExpr> In, Rewriter &RW);
+  bool gatherAsUnsqueeze(Node &N, llvm::ArrayRef<int64_t> NewAxes,
+                         Rewriter &RW);
   /// A Gather of constant indices 0..n-1 in order over a dim that became
   /// dynamic: a view of its data (MakeDynamic.cpp).
   void repairGatherInOrder(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// The same with indices computed in the graph (`b*S + j` beside a batch
+  /// the export kept dynamic).
+  void repairComputedGatherInOrder(Node &N, DimAnalysis &DA, Rewriter &RW);
   /// A GatherElements table baked at the old size of an index dim along
   /// which it is the same (MakeDynamic.cpp).
   void repairGatherElements(Node &N, DimAnalysis &DA, Rewriter &RW);
@@ -179,9 +197,11 @@ public:
                              Rewriter &RW,
                              const llvm::DenseMap<const Node *, size_t> &Order);
   /// The constant operands of an elementwise node, or of a Concat
-  /// (\p IsConcat: no broadcasting, other dims must be equal).
+  /// (\p IsConcat: no broadcasting, other dims must be equal), or the
+  /// constant data of an Expand (\p ExpandData: no partner beside it, the
+  /// size is found further on).
   void repairBakedConstants(Node &N, DimAnalysis &DA, Rewriter &RW,
-                            bool IsConcat);
+                            bool IsConcat, bool ExpandData = false);
   /// Rebuilds \p B's axes of more than one element and expands it to its
   /// partners' dims on every baked axis; \p Why ends the remark (what the
   /// dims are); \p Rule counts it. With \p Positions, the constant is

@@ -58,7 +58,7 @@ constexpr TraitRow Traits[] = {
     {"",
      "Add",
      1,
-     ElementwiseBroadcasting | ShapeArithmetic | Arithmetic,
+     ElementwiseBroadcasting | ShapeArithmetic | Arithmetic | Sums,
      {},
      {},
      -1},
@@ -113,7 +113,7 @@ constexpr TraitRow Traits[] = {
     {"",
      "Mul",
      1,
-     ElementwiseBroadcasting | ShapeArithmetic | Arithmetic,
+     ElementwiseBroadcasting | ShapeArithmetic | Arithmetic | Multiplies,
      {},
      {},
      -1},
@@ -456,12 +456,38 @@ std::optional<DimList> arithmeticData(DimContext &C, Arithmetic Op) {
   return R;
 }
 
+/// An index table shifted or scaled by a constant (positions + 2 looking
+/// up BART's position table, a rebuilt grid base + i * step) keeps a
+/// bound on its greatest element, so a Gather further on still requires
+/// its indices inside the table. Only constants that are not negative:
+/// the bound is then the greatest element plus the greatest constant, or
+/// times the one scale.
+void boundShiftedIndices(DimContext &C, Arithmetic Op) {
+  if (C.getNode().getNumOperands() != 2)
+    return;
+  for (unsigned I = 0; I < 2; ++I) {
+    const DimExpr *Max = C.getMaxElement(I);
+    if (!Max)
+      continue;
+    auto B = C.constantBounds(1 - I);
+    if (!B || B->front().first < 0)
+      return;
+    auto [Lo, Hi] = B->front();
+    if (Op == Arithmetic::Add)
+      C.setMaxElement(0, *Max + DimExpr::constant(Hi));
+    else if (Op == Arithmetic::Mul && Lo == Hi)
+      C.setMaxElement(0, *Max * DimExpr::constant(Hi));
+    return;
+  }
+}
+
 template <Arithmetic Op>
 void transferArithmetic(DimContext &C, const DimList *X) {
   if (!broadcastOperands(C))
     return;
   if (std::optional<DimList> D = arithmeticData(C, Op))
     C.setData(0, std::move(*D));
+  boundShiftedIndices(C, Op);
 }
 
 /// Sum, Max, Min and Mean before opset 8 take operands of one shape, no

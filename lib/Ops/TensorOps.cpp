@@ -87,7 +87,7 @@ constexpr TraitRow Traits[] = {
     {"", "OneHot", 1, 0, OneHotOperands1, {}, -1},
     {"", "Pad", 1, PadsEdges, {}, {}, -1},
     {"", "Pad", 11, PadsEdges, PadOperands11, {}, -1},
-    {"", "Range", 1, 0, RangeOperands1, {}, -1},
+    {"", "Range", 1, CountsUp, RangeOperands1, {}, -1},
     {"", "Reshape", 1, MovesElements | ViewLike, {}, {}, -1},
     {"", "Reshape", 5, MovesElements | ViewLike, ReshapeOperands5, {}, -1},
     {"", "ReverseSequence", 1, ShapePreserving | MixesAlongDims, {}, {}, -1},

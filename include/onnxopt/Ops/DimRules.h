@@ -87,7 +87,8 @@ public:
   /// integer value).
   virtual std::optional<DimList> constantResultData(unsigned I) = 0;
   /// The greatest element of operand \p I, when it is an index table
-  /// whose greatest element is known (a Range, moved by reshapes).
+  /// whose greatest element is known (a Range, moved by reshapes, shifted
+  /// or scaled by constants that are not negative: then a bound on it).
   virtual const DimExpr *getMaxElement(unsigned I) = 0;
   /// The least and greatest element of operand \p I at each position
   /// modulo \p Period (element E counts for E % Period), when it is an

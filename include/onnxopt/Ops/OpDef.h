@@ -49,100 +49,107 @@ struct PatternRule;
 struct PreconditionRule;
 
 /// What an op is, as the engines need to know it. A bit set.
-enum OpTrait : uint32_t {
+enum OpTrait : uint64_t {
   /// The first result has exactly the first operand's shape (unary math and
   /// activations, casts, the normalizations' first result, ...).
-  ShapePreserving = 1u << 0,
+  ShapePreserving = 1ull << 0,
   /// The result is the operands broadcast numpy-style.
-  ElementwiseBroadcasting = 1u << 1,
+  ElementwiseBroadcasting = 1ull << 1,
   /// A Reduce* op (axes as attribute or input).
-  Reduction = 1u << 2,
+  Reduction = 1ull << 2,
   /// Not a function of its inputs (random ops, Dropout): never folded or
   /// merged. Matched in every domain: a custom op of the same name is not
   /// trusted to be pure either.
-  Nondeterministic = 1u << 3,
+  Nondeterministic = 1ull << 3,
   /// Its result dims depend on the values of its operands (NonZero, NMS).
-  ValueDependentShape = 1u << 4,
+  ValueDependentShape = 1ull << 4,
   /// Its result dims may depend on operand values unless some operand is a
   /// constant (TopK's k, Loop's trip count): see DataOperand.
-  ValueDependentUnlessConstant = 1u << 5,
+  ValueDependentUnlessConstant = 1ull << 5,
   /// Computes a shape tensor from a tensor's type alone (Shape, Size).
-  ReadsTypeOnly = 1u << 6,
+  ReadsTypeOnly = 1ull << 6,
   /// Moves or picks elements without changing them (Reshape, Slice, ...):
   /// the greatest element of an index table survives it.
-  MovesElements = 1u << 7,
+  MovesElements = 1ull << 7,
   /// A Constant: its value is an attribute.
-  ConstantProducer = 1u << 8,
+  ConstantProducer = 1ull << 8,
   /// Its result is its first operand (Identity).
-  IdentityOp = 1u << 9,
+  IdentityOp = 1ull << 9,
   /// Holds subgraphs that run once or not at all (If).
-  Conditional = 1u << 10,
+  Conditional = 1ull << 10,
   /// Holds a subgraph that runs a data-dependent number of times (Loop, Scan).
-  Looping = 1u << 11,
+  Looping = 1ull << 11,
   /// A comparison (Equal, Less, ...): bool result from numeric operands.
-  Comparison = 1u << 12,
+  Comparison = 1ull << 12,
   /// Conv-like: spatial dims from a kernel (Conv, pools, ...).
-  KernelOp = 1u << 13,
+  KernelOp = 1ull << 13,
   /// A recurrent layer (LSTM, GRU, RNN).
-  Recurrent = 1u << 14,
+  Recurrent = 1ull << 14,
   /// Resize-like: output dims from scales or sizes (Resize, Upsample).
-  Resampling = 1u << 15,
+  Resampling = 1ull << 15,
   /// One of the ops shape computations are made of between a Shape and
   /// the Reshape that reads it (Cast, Concat, Gather, Identity, Slice,
   /// Squeeze, Unsqueeze, Add, Sub, Mul, Div, Min, Max, Size): fold-shapes
   /// follows a target through them to see which shapes it reads.
-  ShapeArithmetic = 1u << 16,
+  ShapeArithmetic = 1ull << 16,
   /// Its result holds its first operand's elements in the same order under
   /// another shape (Reshape, Flatten, Squeeze, Unsqueeze): a Reshape of its
   /// result may read its operand instead.
-  ViewLike = 1u << 17,
+  ViewLike = 1ull << 17,
   /// Inserts dims of 1 at its axes (Unsqueeze).
-  InsertsUnitDims = 1u << 18,
+  InsertsUnitDims = 1ull << 18,
   /// Removes the dims of 1 at its axes (Squeeze).
-  RemovesUnitDims = 1u << 19,
+  RemovesUnitDims = 1ull << 19,
   /// Its result has exactly the shape its first operand holds
   /// (ConstantOfShape).
-  FillsShape = 1u << 20,
+  FillsShape = 1ull << 20,
   /// Add, Sub, Mul, Div: the arithmetic the dim algebra reads as +, -, *
   /// and /.
-  Arithmetic = 1u << 21,
+  Arithmetic = 1ull << 21,
   /// Concat: the operands joined along the `axis` attribute, their other
   /// dims equal.
-  Concatenates = 1u << 22,
+  Concatenates = 1ull << 22,
   /// Result dim i is operand dim perm[i] (the `perm` attribute, the dims
   /// reversed without it): Transpose.
-  PermutesDims = 1u << 23,
+  PermutesDims = 1ull << 23,
   /// A matrix product over the last two dims; the dims before them
   /// broadcast as an elementwise op's do (MatMul).
-  BatchedMatrixProduct = 1u << 24,
+  BatchedMatrixProduct = 1ull << 24,
   /// The result is the first operand broadcast with the shape the second
   /// holds, dims aligned from the right as an elementwise op's (Expand).
-  BroadcastsToShape = 1u << 25,
+  BroadcastsToShape = 1ull << 25,
   /// Each result element depends on other elements of the operand along
   /// some dims (softmax, the normalizations, cumulative sums, LRN, Trilu's
   /// positions, ReverseSequence): a dim cut to 1 changes the values, even
   /// where the operand is the same along it.
-  MixesAlongDims = 1u << 26,
+  MixesAlongDims = 1ull << 26,
   /// Its results are consecutive slices of its first operand along the
   /// `axis` attribute (0 without it); every other dim is the operand's,
   /// element for element (Split).
-  SplitsAlongAxis = 1u << 27,
+  SplitsAlongAxis = 1ull << 27,
   /// Its second operand's last dim holds index tuples whose component c
   /// picks along dim batch_dims + c of its first operand (GatherND).
-  GathersTuples = 1u << 28,
+  GathersTuples = 1ull << 28,
   /// Its result is its first operand with amounts added before and after
   /// dims (the `pads` attribute, or operand 1 along operand 3's axes): Pad.
-  PadsEdges = 1u << 29,
+  PadsEdges = 1ull << 29,
   /// Each result position reads a window of its first operand, strides
   /// apart, over that operand padded by its own `pads` (Conv, ConvInteger,
   /// the pools): the dims shrink by the stride. Not ConvTranspose or
   /// MaxUnpool, whose dims grow by it.
-  StridedWindow = 1u << 30,
+  StridedWindow = 1ull << 30,
   /// Its second operand's values pick positions along dim `axis` (0
   /// without it) of its first operand (Gather, GatherElements).
-  GathersAlongAxis = 1u << 31,
+  GathersAlongAxis = 1ull << 31,
+  /// Its result counts from its first operand below its second in steps of
+  /// its third (Range): with 0 and 1, each element is its own position.
+  CountsUp = 1ull << 32,
+  /// Its result is the sum of its two operands, broadcast (Add).
+  Sums = 1ull << 33,
+  /// Its result is the product of its two operands, broadcast (Mul).
+  Multiplies = 1ull << 34,
 };
-using OpTraits = uint32_t;
+using OpTraits = uint64_t;
 
 /// An operand whose contents (not only its shape) decide result shapes.
 struct ShapeOperand {
