@@ -2443,16 +2443,25 @@ std::string DynamicRewrite::indicesPastData(Node &N, const BakedConstant &B,
 DimExpr DynamicRewrite::computedDim(const DimAnalysis &DA, const Value &V,
                                     llvm::ArrayRef<DimExpr> Dims, unsigned K) {
   DimExpr E = expressInInputs(DA, V, Dims, Old)[K];
-  if (!E.isConstant())
-    return E;
   const std::vector<DimExpr> *Forward = DA.getForwardDims(V);
   if (!Forward || K >= Forward->size())
     return E;
   const DimExpr &F = (*Forward)[K];
-  if (F.isConstant() || !DA.isInputExpressible(F) ||
-      oldValue(F) != E.getConstant())
+  if (F.isConstant() || F == E || !DA.isInputExpressible(F))
     return E;
-  return F;
+  if (E.isConstant())
+    return oldValue(F) == E.getConstant() ? F : E;
+  // The same merge beside a dim the export kept dynamic: 5*batch where
+  // batch*seq is computed (seq of old size 5), equal at the reading sizes.
+  auto NamesNew = [&](const DimExpr &X) {
+    bool Found = false;
+    X.forEachSymbol([&](llvm::StringRef S) { Found |= Old.count(S.str()); });
+    return Found;
+  };
+  std::optional<int64_t> At = readingValue(F);
+  if (At && readingValue(E) == At && NamesNew(F) && !NamesNew(E))
+    return F;
+  return E;
 }
 
 /// A constant sized for the old input where no broadcast may stand in for

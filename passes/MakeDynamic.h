@@ -277,6 +277,9 @@ public:
   /// A baked constant waited for the other repairs this round; Settled:
   /// none is left, it is repaired with the axes it has (repairBakedConstants).
   bool HeldBack = false, Settled = false;
+  /// Dim \p K of \p V in the input symbols, or as computed from the inputs
+  /// where a baked size further on merged a new symbol with its old size
+  /// (the sequence read as 10, the flattened batch*seq as 10*batch).
   DimExpr computedDim(const DimAnalysis &DA, const Value &V,
                       llvm::ArrayRef<DimExpr> Dims, unsigned K);
   /// Bounds the model implies on new symbols (stored as dim ranges when
