@@ -1018,13 +1018,49 @@ DynamicRewrite::downstreamAxis(const Node &User, unsigned Axis, unsigned Rank,
         const std::vector<DimExpr> *PD = P ? DA.getDims(*P) : nullptr;
         if (!PD || P == Work[I].first || PD->size() < FromRight)
           continue;
-        if (std::optional<BakedAxis> BA = inputSymbolAxis(
-                Axis, computedDim(DA, *P, *PD, PD->size() - FromRight), Size))
+        DimExpr E = computedDim(DA, *P, *PD, PD->size() - FromRight);
+        if (std::optional<BakedAxis> BA = inputSymbolAxis(Axis, E, Size))
+          return BA;
+        if (std::optional<BakedAxis> BA =
+                earlierDimAxis(User, Axis, E, Size, DA))
           return BA;
       }
       const Value *R = M->getResult(0);
       if (R && Seen.insert(R).second)
         Work.push_back({R, FromRight});
+    }
+  }
+  return std::nullopt;
+}
+
+/// Axis \p Axis of a baked constant read by \p User where further on it
+/// meets a dim \p E computed from the new symbols (not one of them: the
+/// frames of an audio front-end, floor(samples/320)-1) of old size \p Size:
+/// a value computed before \p User with that dim is the partner, its dim
+/// read where the rebuild needs it. None where no earlier value has it.
+std::optional<BakedAxis> DynamicRewrite::earlierDimAxis(const Node &User,
+                                                        unsigned Axis,
+                                                        const DimExpr &E,
+                                                        int64_t Size,
+                                                        const DimAnalysis &DA) {
+  if (E.isConstant() || E.isSymbol() || E.hasUnknown() ||
+      !DA.isInputExpressible(E) || oldValue(E) != Size)
+    return std::nullopt;
+  for (const Node &N : User.getParentGraph()->getNodes()) {
+    if (&N == &User)
+      break;
+    for (unsigned R = 0; R < N.getNumResults(); ++R) {
+      Value *V = N.getResult(R);
+      const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
+      for (unsigned K = 0; Dims && K < Dims->size(); ++K)
+        if (computedDim(DA, *V, *Dims, K) == E) {
+          BakedAxis BA;
+          BA.Axis = Axis;
+          BA.Partner = V;
+          BA.PartnerAxis = K;
+          BA.DimText = E.str();
+          return BA;
+        }
     }
   }
   return std::nullopt;

@@ -2234,7 +2234,15 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
         if (std::optional<BakedAxis> BA =
                 downstreamAxis(N, A, Dims.size(), Dims[A], DA)) {
           B.Axes.push_back(*BA);
-          New.insert(BA->DimText);
+          const std::vector<DimExpr> *PD = DA.getDims(*BA->Partner);
+          if (BA->IsInputSymbol || !PD)
+            New.insert(BA->DimText);
+          else
+            computedDim(DA, *BA->Partner, *PD, BA->PartnerAxis)
+                .forEachSymbol([&](llvm::StringRef S) {
+                  if (Old.count(S.str()))
+                    New.insert(S.str());
+                });
         }
     }
     if (B.Axes.empty())

@@ -184,6 +184,9 @@ public:
   const DimAnalysis *CurrentDA = nullptr;
   /// The graph input and dim that new symbol \p S is, if any.
   std::pair<Value *, unsigned> inputDimOf(llvm::StringRef S) const;
+  std::optional<BakedAxis> earlierDimAxis(const Node &User, unsigned Axis,
+                                          const DimExpr &E, int64_t Size,
+                                          const DimAnalysis &DA);
   std::optional<BakedAxis> inputSymbolAxis(unsigned Axis, const DimExpr &E,
                                            int64_t Size) const;
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,

@@ -1271,8 +1271,31 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
                           std::to_string(OldV) + " for one entry");
           Found = Sym;
         }
-        if (!Found)
+        if (!Found) {
+          // No symbol of the entry's old size, but a dim computed from the
+          // inputs before this node that has it and divides what is left
+          // (Segformer exported with a dynamic height: its tokens
+          // ceil(H/4)*ceil(W/4) split back as [-1, 9], the 9 the patch
+          // Conv's ceil(W/4)).
+          auto Merged = [&](unsigned I) {
+            return Meets(I, K) && !In[I].isSymbol();
+          };
+          if (llvm::none_of(Dyn, Merged))
+            continue;
+          std::optional<FactorSource> From =
+              findFactorSource(N, Rest, OldTarget[K]);
+          if (!From || llvm::none_of(Dyn, [&](unsigned I) {
+                return Merged(I) && In[I].divExact(From->Expr);
+              }))
+            continue;
+          GroupedEntry &E = Entries[K];
+          E.K = GroupedEntry::InputDim;
+          E.Input = From->V;
+          E.Dim = From->Dim;
+          E.Expr = From->Expr;
+          Rest = From->Rest;
           continue;
+        }
         GroupedEntry &E = Entries[K];
         std::tie(E.Input, E.Dim) = inputDimOf(*Found);
         if (!E.Input)
