@@ -1046,24 +1046,41 @@ std::optional<BakedAxis> DynamicRewrite::earlierDimAxis(const Node &User,
   if (E.isConstant() || E.isSymbol() || E.hasUnknown() ||
       !DA.isInputExpressible(E) || oldValue(E) != Size)
     return std::nullopt;
-  for (const Node &N : User.getParentGraph()->getNodes()) {
-    if (&N == &User)
+  // One walk of the graph per expression and round: a static model's
+  // masks may each ask for the same frames.
+  const Graph *G = User.getParentGraph();
+  EarlierDims &Index = EarlierDimsOf[G];
+  if (Index.Place.empty()) {
+    unsigned Place = 0;
+    for (const Node &N : G->getNodes())
+      Index.Place[&N] = Place++;
+  }
+  auto [It, New] = Index.First.try_emplace(E.str());
+  for (const Node &N : G->getNodes()) {
+    auto Place = Index.Place.find(&N);
+    if (!New || It->second)
       break;
-    for (unsigned R = 0; R < N.getNumResults(); ++R) {
+    if (Place == Index.Place.end())
+      continue; // added since: its place is unknown
+    for (unsigned R = 0; R < N.getNumResults() && !It->second; ++R) {
       Value *V = N.getResult(R);
       const std::vector<DimExpr> *Dims = V ? DA.getDims(*V) : nullptr;
-      for (unsigned K = 0; Dims && K < Dims->size(); ++K)
-        if (computedDim(DA, *V, *Dims, K) == E) {
-          BakedAxis BA;
-          BA.Axis = Axis;
-          BA.Partner = V;
-          BA.PartnerAxis = K;
-          BA.DimText = E.str();
-          return BA;
-        }
+      for (unsigned K = 0; Dims && K < Dims->size() && !It->second; ++K)
+        if (computedDim(DA, *V, *Dims, K) == E)
+          It->second = std::make_tuple(Place->second, V, K);
     }
   }
-  return std::nullopt;
+  // Nodes a repair added this round have no place: nothing is before them.
+  auto At = Index.Place.find(&User);
+  if (!It->second || At == Index.Place.end() ||
+      std::get<0>(*It->second) >= At->second)
+    return std::nullopt;
+  BakedAxis BA;
+  BA.Axis = Axis;
+  BA.Partner = std::get<1>(*It->second);
+  BA.PartnerAxis = std::get<2>(*It->second);
+  BA.DimText = E.str();
+  return BA;
 }
 
 /// Where axis \p FromRight (from the right) of the indices (operand

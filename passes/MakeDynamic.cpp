@@ -2714,6 +2714,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   for (int Round = 0; Round < MaxRepairRounds; ++Round) {
     Problems.clear();
     BakedValues.clear();
+    EarlierDimsOf.clear();
     Stale.clear();
     Repaired = false;
     {

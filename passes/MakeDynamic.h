@@ -25,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace onnxopt {
@@ -271,6 +272,15 @@ public:
   std::string shapeOperandName(const Node &N, unsigned I) const;
   /// Values of constant subgraphs seen this round (evaluateBaked).
   llvm::DenseMap<const Value *, Tensor> BakedValues;
+  /// Per graph, this round: each node's place, and for each dim expression
+  /// earlierDimAxis looked for, the first value (place, value, dim) with it.
+  struct EarlierDims {
+    llvm::DenseMap<const Node *, unsigned> Place;
+    std::map<std::string,
+             std::optional<std::tuple<unsigned, Value *, unsigned>>>
+        First;
+  };
+  std::map<const Graph *, EarlierDims> EarlierDimsOf;
   /// Results downstream of this round's repairs, whose dims are stale until
   /// the model is inferred again (repair).
   llvm::DenseSet<const Value *> Stale;
