@@ -1983,14 +1983,7 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
       return;
     Target.push_back(*Old);
   }
-  Graph &G = *N.getParentGraph();
-  RW.setInsertionPointBefore(&N);
-  std::string Name = N.getOperand(1)->getName().str() + "_view";
-  Value *Shape = RW.createConstant(
-      G, Tensor::fromInt64s(Name, {int64_t(Target.size())}, Target));
-  Node *View = RW.createNode("Reshape", {Data, Shape}, 1, "", "gathered");
-  Stale.insert(View->getResult(0));
-  if (failed(RW.replaceAllUsesWith(N.getResult(0), View->getResult(0))))
+  if (!gatherAsView(N, Target, RW))
     return;
   emitRemark(RW.getDiags(), N)
       << "constant indices '" << N.getOperand(1)->getName() << "' "
@@ -2000,6 +1993,22 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
       << printInts(Target) << " at the old sizes";
   ++RepairCounts["gather of positions in order"];
   Repaired = true;
+}
+
+/// Replaces the Gather \p N by a Reshape of its data to \p Target (what
+/// the gather reads, at the old sizes); false where its result cannot take
+/// the Gather's place.
+bool DynamicRewrite::gatherAsView(Node &N, llvm::ArrayRef<int64_t> Target,
+                                  Rewriter &RW) {
+  RW.setInsertionPointBefore(&N);
+  std::string Name = N.getOperand(1)->getName().str() + "_view";
+  Value *Shape = RW.createConstant(
+      *N.getParentGraph(),
+      Tensor::fromInt64s(Name, {int64_t(Target.size())}, Target));
+  Node *View =
+      RW.createNode("Reshape", {N.getOperand(0), Shape}, 1, "", "gathered");
+  Stale.insert(View->getResult(0));
+  return succeeded(RW.replaceAllUsesWith(N.getResult(0), View->getResult(0)));
 }
 
 /// Before:  I = Add(<int64[1,1,1,10] 0..9>, Mul(Range(0, B) to [B,1,1,1], 10))
@@ -2084,14 +2093,7 @@ void DynamicRewrite::repairComputedGatherInOrder(Node &N, DimAnalysis &DA,
     if (!Push(computedDim(DA, *Data, *DD, K)))
       return;
   }
-  Graph &G = *N.getParentGraph();
-  RW.setInsertionPointBefore(&N);
-  std::string Name = IdxV->getName().str() + "_view";
-  Value *Shape = RW.createConstant(
-      G, Tensor::fromInt64s(Name, {int64_t(Target.size())}, Target));
-  Node *View = RW.createNode("Reshape", {Data, Shape}, 1, "", "gathered");
-  Stale.insert(View->getResult(0));
-  if (failed(RW.replaceAllUsesWith(N.getResult(0), View->getResult(0))))
+  if (!gatherAsView(N, Target, RW))
     return;
   emitRemark(RW.getDiags(), N)
       << "indices '" << IdxV->getName() << "' computed in the graph count "

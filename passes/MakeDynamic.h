@@ -121,6 +121,7 @@ public:
   /// The same with indices computed in the graph (`b*S + j` beside a batch
   /// the export kept dynamic).
   void repairComputedGatherInOrder(Node &N, DimAnalysis &DA, Rewriter &RW);
+  bool gatherAsView(Node &N, llvm::ArrayRef<int64_t> Target, Rewriter &RW);
   /// A GatherElements table baked at the old size of an index dim along
   /// which it is the same (MakeDynamic.cpp).
   void repairGatherElements(Node &N, DimAnalysis &DA, Rewriter &RW);
