@@ -491,6 +491,11 @@ static bool isNumber(const DimExpr &E, int64_t V) {
   return E.isConstant() && E.getConstant() == V;
 }
 
+bool IndexForm::isZero() const {
+  return isNumber(Offset, 0) &&
+         llvm::all_of(Coef, [](const DimExpr &C) { return isNumber(C, 0); });
+}
+
 std::optional<unsigned> IndexForm::positionAxis() const {
   std::optional<unsigned> Axis;
   for (unsigned A = 0; A < Coef.size(); ++A) {
@@ -862,6 +867,13 @@ void DynamicRewrite::repairComputedGatherND(Node &N, DimAnalysis &DA,
         Components[D] ? Reader.read(*Components[D]) : std::nullopt;
     std::optional<unsigned> A =
         F && F->Coef.size() == Rank + 1 ? F->positionAxis() : std::nullopt;
+    // All zeros along a dim of old size 1 (arange(B) folded to [0] at batch
+    // 1): the position along a unit axis, as constant tuples read it.
+    if (!A && F && F->Coef.size() == Rank + 1 && F->isZero() &&
+        oldValue(In[D]) == 1)
+      for (unsigned X = Axes.empty() ? 0 : Axes.back() + 1; X < Rank && !A; ++X)
+        if (isNumber(IdxIn[X], 1))
+          A = X;
     if (!A || *A >= Rank || (!Axes.empty() && *A <= Axes.back()))
       return;
     const DimExpr &Counted = IdxIn[*A];

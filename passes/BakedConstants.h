@@ -98,6 +98,8 @@ struct IndexForm {
   DimExpr Offset;
   /// The axis A where `V[p] == p[A]`, if the form is that.
   std::optional<unsigned> positionAxis() const;
+  /// Every element 0.
+  bool isZero() const;
 };
 
 /// Reads, through the nodes torch lowers advanced indexing to
