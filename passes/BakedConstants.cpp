@@ -18,6 +18,7 @@
 #include "onnxopt/Analysis/ConstantPatterns.h"
 #include "onnxopt/Ops/OpDef.h"
 #include "onnxopt/Ops/OpFacts.h"
+#include "onnxopt/Ops/Semantics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -539,21 +540,23 @@ std::optional<IndexForm> IndexFormReader::read(const Value &V, unsigned Depth) {
   return std::nullopt;
 }
 
-std::optional<std::vector<int64_t>> IndexFormReader::ints(const Value *V) {
-  if (!V)
-    return std::nullopt;
+/// \p V's value where the model computes it from constants, integers
+/// compared exactly.
+Tensor IndexFormReader::exact(const Value &V) {
   ConstantConeOptions Opts = bakedConeOptions();
   Opts.Eval.AllowInexact = false;
-  Tensor T = evaluateFromConstants(*V, Opset, Opts, Memo);
+  return evaluateFromConstants(V, Opset, Opts, Memo);
+}
+
+std::optional<std::vector<int64_t>> IndexFormReader::ints(const Value *V) {
+  Tensor T = V ? exact(*V) : Tensor();
   return T ? T.toInt64s() : std::nullopt;
 }
 
 /// A constant, checked on every element: `T[p] == T[0] + sum of
 /// (T[e_a] - T[0]) * p[a]` over its axes of more than one element.
 std::optional<IndexForm> IndexFormReader::readConstant(const Value &V) {
-  ConstantConeOptions Opts = bakedConeOptions();
-  Opts.Eval.AllowInexact = false;
-  Tensor T = evaluateFromConstants(V, Opset, Opts, Memo);
+  Tensor T = exact(V);
   std::optional<std::vector<int64_t>> Vals = T ? T.toInt64s() : std::nullopt;
   std::vector<int64_t> TD = T ? T.getDims() : std::vector<int64_t>();
   if (!Vals || Vals->empty())
@@ -652,7 +655,7 @@ std::optional<IndexForm> IndexFormReader::broadcast(const Value &X,
                 In.Offset};
   for (unsigned A = 0; A < XD->size(); ++A) {
     const DimExpr &D = (*XD)[A];
-    bool Unit = D.isConstant() && D.getConstant() == 1;
+    bool Unit = isNumber(D, 1);
     if (!isNumber(In.Coef[A], 0) && !Unit &&
         (D.hasUnknown() || D != (*RD)[A + Offset]))
       return std::nullopt;
@@ -888,7 +891,7 @@ void DynamicRewrite::repairComputedGatherND(Node &N, DimAnalysis &DA,
   for (unsigned A = 0; A < Rank; ++A) {
     if (llvm::is_contained(Axes, A))
       continue;
-    if (!IdxIn[A].isConstant() || IdxIn[A].getConstant() != 1)
+    if (!isNumber(IdxIn[A], 1))
       return;
     NewAxes.push_back(A);
   }
@@ -1069,9 +1072,9 @@ std::optional<BakedAxis> DynamicRewrite::earlierDimAxis(const Node &User,
   }
   auto [It, New] = Index.First.try_emplace(E.str());
   for (const Node &N : G->getNodes()) {
-    auto Place = Index.Place.find(&N);
     if (!New || It->second)
       break;
+    auto Place = Index.Place.find(&N);
     if (Place == Index.Place.end())
       continue; // added since: its place is unknown
     for (unsigned R = 0; R < N.getNumResults() && !It->second; ++R) {
@@ -1111,13 +1114,12 @@ onnxopt::makedynamic::gatheredAxis(const Node &M, unsigned Operand,
   const std::vector<DimExpr> *Res = DA.getDims(*M.getResult(0));
   if (!Data || !Idx || !Res || Data->empty() || FromRight > Idx->size())
     return std::nullopt;
-  int64_t Rank = Data->size(), At = M.getAttrInt("axis", 0);
-  if (At < 0)
-    At += Rank;
-  if (At < 0 || At >= Rank)
+  int64_t Rank = Data->size();
+  std::optional<int64_t> At = resolveAxis(M.getAttrInt("axis", 0), Rank);
+  if (!At)
     return std::nullopt;
   if (Res->size() == Data->size() - 1 + Idx->size())
-    return FromRight + unsigned(Rank - At - 1);
+    return FromRight + unsigned(Rank - *At - 1);
   if (Res->size() == Idx->size() && Data->size() == Idx->size())
     return FromRight;
   return std::nullopt;

@@ -125,6 +125,7 @@ private:
   int64_t Opset;
   llvm::DenseMap<const Value *, Tensor> &Memo;
 
+  Tensor exact(const Value &V);
   std::optional<std::vector<int64_t>> ints(const Value *V);
   std::optional<IndexForm> readConstant(const Value &V);
   std::optional<IndexForm> readShapeNumber(const Value &V);
