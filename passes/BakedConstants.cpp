@@ -394,7 +394,7 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
     if (F) {
       Builder Bld(M, RW, User);
       return Use(
-          buildToeplitz(B, *F, Varying[0], Varying[1], Bld), "mask of i - j",
+          buildToeplitz(B, *F, Varying[0], Varying[1], Bld), "i - j mask",
           What + " depends only on i - j along " + axesText(Varying) + " (" +
               std::to_string(F->Below + F->Above + 1) +
               " distinct diagonals): rebuilt at " + sizesText(B, Varying));
@@ -410,7 +410,7 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
       Value *V = Bld.prefix(Big, Axis - Dropped, A.Partner, A.PartnerAxis);
       if (Dropped)
         V = Bld.unsqueezeLeading(V, Dropped);
-      return Use(V, "slice of a longer table",
+      return Use(V, "longer-table slice",
                  What + " is the first rows of '" + Big->getName().str() +
                      "' " + describeTensor(Big->getInitializer()) +
                      ": sliced from it to " + sizesText(B, Varying));
@@ -433,7 +433,7 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                      sizesText(B, Varying));
     Value *Data = Still.empty() ? Operand : Bld.constant(Reduced);
     Result = Use(Bld.prefix(Data, Axis, A.Partner, A.PartnerAxis),
-                 "slice of a baked table",
+                 "baked-table slice",
                  What +
                      " is no prefix of a longer table in the model: kept "
                      "and sliced to " +
@@ -818,7 +818,7 @@ bool DynamicRewrite::gatherAsUnsqueeze(Node &N, llvm::ArrayRef<int64_t> NewAxes,
   }
   if (failed(RW.replaceAllUsesWith(N.getResult(0), R)))
     return false;
-  ++RepairCounts["gather of baked positions"];
+  ++RepairCounts["baked-position gather"];
   Repaired = true;
   return true;
 }

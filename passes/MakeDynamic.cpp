@@ -1991,7 +1991,7 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
       << " in order over dim " << Axis << " of '" << Data->getName() << "' ("
       << Gathered.str() << "): the gather is a view of it, a Reshape to "
       << printInts(Target) << " at the old sizes";
-  ++RepairCounts["gather of positions in order"];
+  ++RepairCounts["in-order position gather"];
   Repaired = true;
 }
 
@@ -2100,7 +2100,7 @@ void DynamicRewrite::repairComputedGatherInOrder(Node &N, DimAnalysis &DA,
       << "0, 1, ... in order over dim " << Axis << " of '" << Data->getName()
       << "' (" << Gathered.str() << "): the gather is a view of it, a "
       << "Reshape to " << printInts(Target);
-  ++RepairCounts["gather of positions in order"];
+  ++RepairCounts["in-order position gather"];
   Repaired = true;
 }
 
