@@ -97,6 +97,8 @@ public:
   void repair(Node &N, DimAnalysis &DA, Rewriter &RW,
               const llvm::DenseMap<const Node *, size_t> &Order);
   void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// A Reshape whose target is a Concat of computed and baked pieces.
+  void repairReshapePieces(Node &N, DimAnalysis &DA, Rewriter &RW);
   /// A recurrent layer's \p NumStates initial states (operands 5 on).
   void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW,
                             unsigned NumStates);

@@ -42,8 +42,10 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
     return;
   Tensor T = getConstantValue(*N.getOperand(1));
   std::optional<std::vector<int64_t>> Target = T ? T.toInt64s() : std::nullopt;
-  if (!Target)
-    return; // computed in the graph: it follows the new sizes already
+  if (!Target) {
+    repairReshapePieces(N, DA, RW);
+    return;
+  }
   const std::vector<DimExpr> *InDims = DA.getDims(*N.getOperand(0));
   auto Report = [&](const std::string &Why) {
     Problems.push_back({&N, "constant target " + shapeOperandName(N, 1) +
@@ -193,6 +195,143 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (llvm::is_contained(New, 0))
     clearAllowZero(N, RW);
   ++RepairCounts["Reshape target"];
+  Repaired = true;
+}
+
+/// One entry of a target joined from pieces: its value as the dim algebra
+/// reads it, and whether a constant piece holds it as a literal.
+struct JoinedEntry {
+  DimExpr Value;
+  bool Literal;
+};
+
+/// The entries of \p Joined (a Concat along axis 0 of 1-D pieces) as the
+/// Reshape \p N reads them against its data dims \p In: a 0 copies the
+/// data's dim where \p N's allowzero says so. None where a piece's length
+/// or a computed entry is unknown, or an entry is -1 (nothing to repair).
+static std::optional<std::vector<JoinedEntry>>
+readJoinedTarget(const Node &N, const Node &Joined, DimAnalysis &DA,
+                 llvm::ArrayRef<DimExpr> In) {
+  bool AllowZero = N.getAttrInt("allowzero", 0) != 0;
+  std::vector<JoinedEntry> Entries;
+  for (const Value *P : Joined.getOperands()) {
+    const std::vector<DimExpr> *PD = P ? DA.getDims(*P) : nullptr;
+    if (!PD || PD->size() != 1 || !(*PD)[0].isConstant())
+      return std::nullopt;
+    Tensor PT = getConstantValue(*P);
+    std::optional<std::vector<int64_t>> Literals =
+        PT ? PT.toInt64s() : std::nullopt;
+    const std::vector<DimExpr> *Computed = Literals ? nullptr : DA.getData(*P);
+    size_t Length = (*PD)[0].getConstant();
+    if (Literals ? Literals->size() != Length
+                 : !Computed || Computed->size() != Length)
+      return std::nullopt;
+    for (size_t I = 0; I < Length; ++I) {
+      DimExpr V = Literals ? DimExpr::constant((*Literals)[I]) : (*Computed)[I];
+      if (V.hasUnknown() || !DA.isInputExpressible(V) ||
+          V == DimExpr::constant(-1))
+        return std::nullopt;
+      bool Copy = !AllowZero && V == DimExpr::constant(0);
+      if (Copy && Entries.size() >= In.size())
+        return std::nullopt;
+      Entries.push_back({Copy ? In[Entries.size()] : V, Literals && !Copy});
+    }
+  }
+  return Entries;
+}
+
+/// Before:  R = Reshape(Y, Concat(Shape<0,1>(Y), [4], [96]))  Y: [N,4,H,W]
+/// After:   R = Reshape(Y, Concat(Shape<0,1>(Y), [4], [-1]))  (old H*W = 96)
+///
+/// An export that kept the batch dynamic computes it into the target and
+/// bakes the rest. The one literal that must take what the others leave
+/// (its old value is that rest's, and the rest is an integer at every
+/// size) becomes -1; the computed pieces stay. The Concat is rebuilt for
+/// this Reshape only: another reader may reshape other data with it.
+void DynamicRewrite::repairReshapePieces(Node &N, DimAnalysis &DA,
+                                         Rewriter &RW) {
+  const Node *Joined = N.getOperand(1)->getDefiningNode();
+  const std::vector<DimExpr> *InDims = DA.getDims(*N.getOperand(0));
+  if (!Joined || !InDims || !hasTrait(*Joined, Concatenates) ||
+      Joined->getAttrInt("axis", 0) != 0 || Joined->getNumResults() != 1)
+    return;
+  std::vector<DimExpr> In;
+  for (unsigned K = 0; K < InDims->size(); ++K) {
+    In.push_back(computedDim(DA, *N.getOperand(0), *InDims, K));
+    if (In.back().hasUnknown() || !DA.isInputExpressible(In.back()))
+      return;
+  }
+  std::optional<std::vector<JoinedEntry>> Entries =
+      readJoinedTarget(N, *Joined, DA, In);
+  if (!Entries)
+    return;
+  DimExpr Product = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Product = Product * E;
+  auto Others = [&](int Skip) {
+    DimExpr P = DimExpr::constant(1);
+    for (unsigned I = 0; I < Entries->size(); ++I)
+      if (static_cast<int>(I) != Skip)
+        P = P * (*Entries)[I].Value;
+    return P;
+  };
+  // Where the algebra cannot divide the counts it proves nothing either
+  // way: the Reshape's own check in inference says whether the count holds.
+  std::optional<DimExpr> Rest = Product.divExact(Others(-1));
+  if (!Rest || *Rest == DimExpr::constant(1))
+    return;
+  std::vector<unsigned> Candidates;
+  for (unsigned K = 0; K < Entries->size(); ++K) {
+    const JoinedEntry &E = (*Entries)[K];
+    if (!E.Literal || E.Value.getConstant() < 2)
+      continue;
+    std::optional<DimExpr> R = Product.divExact(Others(K));
+    if (R && !R->isConstant() && !R->hasUnknown() &&
+        oldValue(*R) == E.Value.getConstant() && isIntegralAtSamples(*R))
+      Candidates.push_back(K);
+  }
+  if (Candidates.size() != 1) {
+    std::string Baked;
+    for (const JoinedEntry &E : *Entries)
+      if (E.Literal)
+        Baked += (Baked.empty() ? "" : ",") + E.Value.str();
+    Problems.push_back(
+        {&N, "target " + shapeOperandName(N, 1) +
+                 " joins computed dims and baked entries [" + Baked + "]: " +
+                 (Candidates.empty()
+                      ? "no single one can become -1 (more than one "
+                        "depends on the input sizes)"
+                      : "more than one could become -1")});
+    return;
+  }
+  unsigned K = Candidates.front();
+  DimExpr Taken = *Product.divExact(Others(K));
+  std::vector<Value *> Pieces;
+  size_t At = 0;
+  RW.setInsertionPointBefore(&N);
+  for (Value *P : Joined->getOperands()) {
+    size_t Length = DA.getDims(*P)->front().getConstant();
+    if (K >= At && K < At + Length) {
+      std::vector<int64_t> Values = *getConstantValue(*P).toInt64s();
+      Values[K - At] = -1;
+      P = RW.createConstant(*N.getParentGraph(),
+                            Tensor::fromInt64s(P->getName().str() + "_dynamic",
+                                               {int64_t(Length)}, Values));
+    }
+    Pieces.push_back(P);
+    At += Length;
+  }
+  Node *Target = RW.createNode("Concat", Pieces, 1, "", "reshape_target");
+  Target->setAttr(Attribute::getInt("axis", 0));
+  Stale.insert(Target->getResult(0));
+  std::string Name = shapeOperandName(N, 1);
+  setShapeOperand(N, 1, Target->getResult(0), RW);
+  emitRemark(RW.getDiags(), N)
+      << "target " << Name << " joins computed dims and baked entries: entry "
+      << K << " (" << (*Entries)[K].Value.getConstant()
+      << ") is the old value of " << Taken.str()
+      << ", what the others leave of the element count: -1 there";
+  ++RepairCounts["joined Reshape target"];
   Repaired = true;
 }
 
