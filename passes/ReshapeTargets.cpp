@@ -296,12 +296,12 @@ void DynamicRewrite::repairReshapePieces(Node &N, DimAnalysis &DA,
       if (E.Literal)
         Baked += (Baked.empty() ? "" : ",") + E.Value.str();
     Problems.push_back(
-        {&N, "target " + shapeOperandName(N, 1) +
-                 " joins computed dims and baked entries [" + Baked + "]: " +
-                 (Candidates.empty()
-                      ? "no single one can become -1 (more than one "
-                        "depends on the input sizes)"
-                      : "more than one could become -1")});
+        {&N,
+         "target " + shapeOperandName(N, 1) +
+             " joins computed dims and baked entries [" + Baked + "]: " +
+             (Candidates.empty() ? "no single one can become -1 (more than one "
+                                   "depends on the input sizes)"
+                                 : "more than one could become -1")});
     return;
   }
   unsigned K = Candidates.front();
