@@ -99,6 +99,15 @@ public:
   void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
   /// A Reshape whose target is a Concat of computed and baked pieces.
   void repairReshapePieces(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// One entry of such a target: its value as the dim algebra reads it,
+  /// and whether a constant piece holds it as a literal.
+  struct JoinedEntry {
+    DimExpr Value;
+    bool Literal;
+  };
+  bool readAsConstantTarget(Node &N, llvm::ArrayRef<JoinedEntry> Entries,
+                            llvm::ArrayRef<DimExpr> In, DimAnalysis &DA,
+                            Rewriter &RW);
   /// A recurrent layer's \p NumStates initial states (operands 5 on).
   void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW,
                             unsigned NumStates);

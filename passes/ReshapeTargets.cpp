@@ -19,6 +19,7 @@
 
 using namespace onnxopt;
 using namespace onnxopt::makedynamic;
+using JoinedEntry = DynamicRewrite::JoinedEntry;
 
 /// True if a 0 in \p N's target is a zero dim rather than a copy. With
 /// `allowzero = 1` (which the dynamo exporter writes on every Reshape) and
@@ -198,13 +199,6 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   Repaired = true;
 }
 
-/// One entry of a target joined from pieces: its value as the dim algebra
-/// reads it, and whether a constant piece holds it as a literal.
-struct JoinedEntry {
-  DimExpr Value;
-  bool Literal;
-};
-
 /// The entries of \p Joined (a Concat along axis 0 of 1-D pieces) as the
 /// Reshape \p N reads them against its data dims \p In: a 0 copies the
 /// data's dim where \p N's allowzero says so. None where a piece's length
@@ -238,6 +232,46 @@ readJoinedTarget(const Node &N, const Node &Joined, DimAnalysis &DA,
     }
   }
   return Entries;
+}
+
+/// Before:  R = Reshape(Y, Concat(Shape<0,1>(Y), [8], [12], [4]))  Y: [N,4,H,W]
+/// After:   R = Reshape(Y, [0,8,12,4]), read as a constant target is
+///
+/// A joined target whose computed entries are each a copy of the data's
+/// dim at its position means the same at every size as the constant with
+/// 0 there (a copy under allowzero = 0), as fold-shapes would write it;
+/// the rules for constant targets then read it (here as a split of a
+/// merged dim). False, changing nothing, where a computed entry is not
+/// such a copy or a baked entry is an explicit 0 under allowzero = 1.
+bool DynamicRewrite::readAsConstantTarget(Node &N,
+                                          llvm::ArrayRef<JoinedEntry> Entries,
+                                          llvm::ArrayRef<DimExpr> In,
+                                          DimAnalysis &DA, Rewriter &RW) {
+  std::vector<int64_t> Folded;
+  for (unsigned I = 0; I < Entries.size(); ++I) {
+    const JoinedEntry &E = Entries[I];
+    if (E.Literal && E.Value.getConstant() == 0)
+      return false; // a zero dim under allowzero = 1
+    if (E.Literal)
+      Folded.push_back(E.Value.getConstant());
+    else if (I < In.size() && E.Value == In[I])
+      Folded.push_back(0);
+    else
+      return false;
+  }
+  Value *C = RW.createConstant(
+      *N.getParentGraph(),
+      Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_folded",
+                         {static_cast<int64_t>(Folded.size())}, Folded));
+  setShapeOperand(N, 1, C, RW);
+  if (llvm::is_contained(Folded, 0))
+    clearAllowZero(N, RW);
+  emitRemark(RW.getDiags(), N)
+      << "target joined from computed dims and baked entries read as the "
+         "constant "
+      << printInts(Folded) << " (0 copies the data's dim)";
+  repairReshape(N, DA, RW);
+  return true;
 }
 
 /// Before:  R = Reshape(Y, Concat(Shape<0,1>(Y), [4], [96]))  Y: [N,4,H,W]
@@ -290,6 +324,8 @@ void DynamicRewrite::repairReshapePieces(Node &N, DimAnalysis &DA,
         oldValue(*R) == E.Value.getConstant() && isIntegralAtSamples(*R))
       Candidates.push_back(K);
   }
+  if (Candidates.size() != 1 && readAsConstantTarget(N, *Entries, In, DA, RW))
+    return;
   if (Candidates.size() != 1) {
     std::string Baked;
     for (const JoinedEntry &E : *Entries)
