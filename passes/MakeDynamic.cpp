@@ -3069,9 +3069,18 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   // pin at once: a problem over H, W and N is often what H and W's own
   // problems leave downstream (a ViT's token count times the batch), and
   // it goes away with them, so N stays dynamic.
+  bool ReadKept = false;
   for (;;) {
     if (failed(Run.attempt(M, Ctx)))
       return failure();
+    // Values computed from the dims the model keeps dynamic and constants
+    // are read as constants only where the rules left a problem: where
+    // they can, the rules rebuild what the model computes instead.
+    if (!Problems.empty() && !ReadKept) {
+      ReadKept = true;
+      if (Run.readKeptCones(M, Diags))
+        continue;
+    }
     size_t Fewest = SIZE_MAX;
     for (const Problem &P : Problems)
       if (!P.Pins.empty())

@@ -96,6 +96,10 @@ public:
   /// the op as a pattern is, or for every elementwise broadcasting op.
   void repair(Node &N, DimAnalysis &DA, Rewriter &RW,
               const llvm::DenseMap<const Node *, size_t> &Order);
+  /// Values an elementwise op reads that the model computes from
+  /// constants and the sizes of dims it keeps dynamic only, read as the
+  /// constants they are along those dims (KeptCones.cpp). True if one was.
+  bool readKeptCones(Model &M, DiagnosticEngine &Diags);
   void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
   /// A Reshape whose target is a Concat of computed and baked pieces.
   void repairReshapePieces(Node &N, DimAnalysis &DA, Rewriter &RW);

@@ -1,0 +1,285 @@
+//===- KeptCones.cpp - make-dynamic's reading of values a kept dim sizes --===//
+//
+// Before:  (int64[batch,10] ids) => ... {
+//            B = Shape<0,1>(ids)
+//            P = Expand(arange10, Concat(B, [1]))       # position ids
+//            M = Where(Equal(GatherND(CumSum(f(P)), ..), ..), 0, -inf)
+//            S = Add(scores, M)                           # M: [batch,1,10,10]
+//          }
+// After:   S = Add(scores, M_kept)   <float[1,1,10,10] M_kept = {...}>
+//
+// An export that kept one dim dynamic (the batch) and baked another (the
+// length) computes some tensors from constants and the kept dim's size
+// only: a decoder's mask built from position ids expanded to the batch.
+// Exported static in every dim, the exporter folds them into constants,
+// which the baked-constant rules read and rebuild at the new sizes; with
+// the batch kept they stay a computation whose constants bake the length
+// where no rule reads it.
+//
+// Such a value, where an elementwise op reads it beside values the inputs'
+// data reach, is evaluated at several sizes of the kept dims. When it is
+// the same along each axis those sizes change and otherwise the same at
+// every size tried, that op reads instead the constant with those axes cut
+// to 1: the op's other operands have the axes at the kept dim's size, so
+// broadcasting gives it back, and the constant then meets the baked-
+// constant rules as a static export's does. Only values whose constant has
+// a dim of the old size of a symbol being made dynamic are read this way:
+// the others bake nothing the pass changes.
+//
+//===----------------------------------------------------------------------===//
+#include "MakeDynamic.h"
+#include "onnxopt/Analysis/ConstantEval.h"
+#include "onnxopt/Analysis/ConstantPatterns.h"
+#include "onnxopt/Ops/OpDef.h"
+#include "onnxopt/Ops/OpFacts.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include <set>
+
+using namespace onnxopt;
+using namespace onnxopt::makedynamic;
+
+namespace {
+
+/// The sizes the kept symbols take, in turn, to see whether a value
+/// follows them: 1 is left out (a value of one row is the same along it
+/// whatever it computes), and three sizes tell a value that is the same
+/// along an axis from one that happens to be at two.
+constexpr int64_t KeptSizes[] = {2, 3, 5};
+
+/// The values of one graph computed from constants and the sizes of
+/// values only (Shape, Size), through default-domain ops that evaluate.
+class KeptCone {
+public:
+  KeptCone(const Graph &G, const DimAnalysis &DA, const OldValues &Old,
+           int64_t Opset)
+      : DA(DA), Old(Old), Opset(Opset) {
+    for (const Node &N : G.getNodes())
+      if (readsSizesOnly(N))
+        for (unsigned I = 0; I < N.getNumResults(); ++I)
+          if (const Value *R = N.getResult(I))
+            Members.insert(R);
+  }
+
+  bool contains(const Value *V) const { return Members.count(V); }
+
+  /// \p V with every kept symbol at \p Size and every new one at its old
+  /// size; a null Tensor where a dim
+  /// that V reads is not a function of the kept symbols, an op refuses or
+  /// the cone is over budget.
+  Tensor evaluate(const Value &V, int64_t Size) {
+    Memo.clear();
+    Evaluated = 0;
+    this->Size = Size;
+    return eval(V);
+  }
+
+private:
+  bool readsSizesOnly(const Node &N) const {
+    if (hasTrait(N, ReadsTypeOnly))
+      return true;
+    if (!N.isOnnxDomain() || !N.getSubgraphs().empty() ||
+        hasTrait(N, Nondeterministic) || !isEvaluableOp(N.getOpType()))
+      return false;
+    for (const Value *O : N.getOperands())
+      if (O && !O->isConstant() && !Members.count(O) && !getConstantValue(*O))
+        return false;
+    return true;
+  }
+
+  Tensor eval(const Value &V) {
+    if (auto It = Memo.find(&V); It != Memo.end())
+      return It->second;
+    Tensor T = evalUncached(V);
+    Memo[&V] = T;
+    return T;
+  }
+
+  Tensor evalUncached(const Value &V) {
+    if (Tensor C = getConstantValue(V))
+      return C;
+    const Node *N = V.getDefiningNode();
+    if (!N || !Members.count(&V) || ++Evaluated > MaxNodes)
+      return Tensor();
+    if (hasTrait(*N, ReadsTypeOnly))
+      return sizesOf(V);
+    std::vector<Tensor> Operands;
+    for (const Value *O : N->getOperands()) {
+      Operands.push_back(O ? eval(*O) : Tensor());
+      if (O && !Operands.back())
+        return Tensor();
+    }
+    std::string Why;
+    ConstantEvalOptions Opts;
+    std::optional<std::vector<Tensor>> Results =
+        evaluateNode(*N, Operands, Opset, Opts, Why);
+    if (!Results)
+      return Tensor();
+    for (unsigned I = 0; I < N->getNumResults(); ++I)
+      if (N->getResult(I) == &V)
+        return (*Results)[I];
+    return Tensor();
+  }
+
+  /// A Shape or Size result: the analysis holds its elements as dims.
+  Tensor sizesOf(const Value &V) const {
+    const std::vector<DimExpr> *Data = DA.getData(V);
+    const std::vector<DimExpr> *Dims = DA.getDims(V);
+    if (!Data || !Dims || Dims->size() > 1)
+      return Tensor();
+    std::vector<int64_t> Values;
+    for (const DimExpr &E : *Data) {
+      std::optional<int64_t> X =
+          E.evaluate([&](llvm::StringRef S) -> std::optional<int64_t> {
+            auto It = Old.find(S.str());
+            return It != Old.end() ? It->second : Size;
+          });
+      if (!X)
+        return Tensor();
+      Values.push_back(*X);
+    }
+    std::vector<int64_t> Shape;
+    if (!Dims->empty())
+      Shape.push_back(static_cast<int64_t>(Values.size()));
+    else if (Values.size() != 1)
+      return Tensor();
+    return Tensor::fromInt64s(V.getName(), Shape, Values);
+  }
+
+  /// Masks and position tables are small cones: a few dozen nodes.
+  static constexpr unsigned MaxNodes = 512;
+  const DimAnalysis &DA;
+  /// The symbols being made dynamic, at their old sizes: the constant
+  /// read is what a static export would bake.
+  const OldValues &Old;
+  int64_t Opset;
+  llvm::DenseSet<const Value *> Members;
+  llvm::DenseMap<const Value *, Tensor> Memo;
+  unsigned Evaluated = 0;
+  int64_t Size = 0;
+};
+
+/// The axes along which \p Values (one per kept size) differ in length, or
+/// std::nullopt where they differ in rank.
+std::optional<std::vector<unsigned>>
+axesThatMove(llvm::ArrayRef<Tensor> Values) {
+  std::vector<int64_t> First = Values.front().getDims();
+  std::vector<unsigned> Axes;
+  for (const Tensor &T : Values)
+    if (T.getDims().size() != First.size())
+      return std::nullopt;
+  for (unsigned A = 0; A < First.size(); ++A)
+    if (llvm::any_of(Values, [&](const Tensor &T) {
+          return T.getDims()[A] != First[A];
+        }))
+      Axes.push_back(A);
+  return Axes;
+}
+
+} // namespace
+
+/// The one constant that \p Values are, each cut to 1 along \p Axes, when
+/// each is the same along them; a null Tensor otherwise.
+static Tensor cutAlike(llvm::ArrayRef<Tensor> Values,
+                       llvm::ArrayRef<unsigned> Axes, llvm::StringRef Name) {
+  Tensor Cut;
+  for (const Tensor &T : Values) {
+    for (unsigned A : Axes)
+      if (!isConstantAlong(T, A))
+        return Tensor();
+    Tensor C = Axes.empty() ? T.withName(Name) : sliceAtZero(T, Axes, Name);
+    if (!C || (Cut && !Cut.contentEquals(C)))
+      return Tensor();
+    if (!Cut)
+      Cut = C;
+  }
+  return Cut;
+}
+
+/// True if \p User, an elementwise op that broadcasts, gets each axis of
+/// \p Moving of its operand \p V (aligned from the right) from another
+/// operand that has it at the same size: cut to 1 in V, the result keeps
+/// it.
+static bool othersSize(const Node &User, const Value &V,
+                       llvm::ArrayRef<unsigned> Moving, const DimAnalysis &DA) {
+  const std::vector<DimExpr> *Own = DA.getDims(V);
+  if (!Own)
+    return false;
+  for (unsigned A : Moving) {
+    bool Found = false;
+    for (const Value *O : User.getOperands()) {
+      const std::vector<DimExpr> *D = O && O != &V ? DA.getDims(*O) : nullptr;
+      if (!D || D->size() + A < Own->size())
+        continue;
+      size_t At = D->size() - Own->size() + A;
+      Found |= (*D)[At] == (*Own)[A];
+    }
+    if (!Found)
+      return false;
+  }
+  return true;
+}
+
+bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
+  Graph &G = M.getGraph();
+  bool Kept = false;
+  for (const auto &In : G.getInputs())
+    if (const auto &Shape = In->getType().getShape())
+      for (const Dim &D : *Shape)
+        Kept |= D.isSymbol() && !Old.count(D.getSymbol().str());
+  if (!Kept)
+    return false;
+  DimAnalysis DA(M);
+  DA.run();
+  KeptCone Cone(G, DA, Old, M.getOpsetVersion(""));
+  Rewriter RW(M, Diags);
+  std::set<int64_t> OldSizes;
+  for (const auto &[Sym, Size] : Old)
+    OldSizes.insert(Size);
+  std::vector<Node *> Users;
+  for (Node &N : G.getNodes())
+    Users.push_back(&N);
+  // One constant per value, whatever reads it (the mask of every layer).
+  llvm::DenseMap<const Value *, std::pair<Value *, std::vector<unsigned>>>
+      ReadAs;
+  for (Node *User : Users) {
+    if (!hasTrait(*User, ElementwiseBroadcasting) ||
+        Cone.contains(User->getResult(0)))
+      continue;
+    for (unsigned I = 0; I < User->getNumOperands(); ++I) {
+      Value *V = User->getOperand(I);
+      if (!V || !Cone.contains(V) || V->isGraphOutput() ||
+          hasTrait(*V->getDefiningNode(), ReadsTypeOnly))
+        continue;
+      if (auto It = ReadAs.find(V); It != ReadAs.end()) {
+        if (othersSize(*User, *V, It->second.second, DA))
+          RW.setOperand(User, I, It->second.first);
+        continue;
+      }
+      std::vector<Tensor> Values;
+      for (int64_t Size : KeptSizes)
+        if (Tensor T = Cone.evaluate(*V, Size))
+          Values.push_back(T);
+      if (Values.size() != std::size(KeptSizes))
+        continue;
+      std::optional<std::vector<unsigned>> Moving = axesThatMove(Values);
+      if (!Moving || !othersSize(*User, *V, *Moving, DA))
+        continue;
+      Tensor C = cutAlike(Values, *Moving, V->getName().str() + "_kept");
+      if (!C || llvm::none_of(C.getDims(),
+                              [&](int64_t D) { return OldSizes.count(D); }))
+        continue;
+      Value *Read = RW.createConstant(G, C);
+      ReadAs[V] = {Read, *Moving};
+      RW.setOperand(User, I, Read);
+      emitRemark(Diags, *User)
+          << "'" << V->getName()
+          << "' is computed from constants and the sizes of the kept "
+             "dims only, and is the same along the axes they size at "
+             "2, 3 and 5: read as that constant, those axes cut to 1";
+    }
+  }
+  if (!ReadAs.empty())
+    RepairCounts["kept-dim value"] += ReadAs.size();
+  return !ReadAs.empty();
+}
