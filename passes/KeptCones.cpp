@@ -220,6 +220,82 @@ static bool othersSize(const Node &User, const Value &V,
   return true;
 }
 
+/// The axes of \p V's value \p T (not among \p Moving) that hold the old
+/// size of a new symbol which another operand of \p User has there
+/// (aligned from the right), along which T is the same: a baked batch
+/// that the op's data has as the symbol.
+static std::vector<unsigned> bakedAxes(const Node &User, const Value &V,
+                                       const Tensor &T,
+                                       llvm::ArrayRef<unsigned> Moving,
+                                       const DimAnalysis &DA,
+                                       const OldValues &Old) {
+  std::vector<unsigned> Axes;
+  std::vector<int64_t> Dims = T.getDims();
+  for (unsigned A = 0; A < Dims.size(); ++A) {
+    if (Dims[A] < 2 || llvm::is_contained(Moving, A))
+      continue;
+    for (const Value *O : User.getOperands()) {
+      const std::vector<DimExpr> *D = O && O != &V ? DA.getDims(*O) : nullptr;
+      if (!D || D->size() + A < Dims.size())
+        continue;
+      const DimExpr &E = (*D)[D->size() - Dims.size() + A];
+      auto It = E.isSymbol() ? Old.find(E.getSymbol().str()) : Old.end();
+      if (It != Old.end() && It->second == Dims[A]) {
+        Axes.push_back(A);
+        break;
+      }
+    }
+  }
+  return Axes;
+}
+
+/// True if another operand of \p User has, at each of \p V's \p Axes
+/// (aligned from the right), a new symbol whose old size is V's dim there:
+/// one row of V broadcasts to it.
+static bool rowBroadcasts(const Node &User, const Value &V,
+                          llvm::ArrayRef<unsigned> Axes, const DimAnalysis &DA,
+                          const OldValues &Old) {
+  const std::vector<DimExpr> *Own = DA.getDims(V);
+  if (!Own)
+    return false;
+  for (unsigned A : Axes) {
+    if (A >= Own->size() || !(*Own)[A].isConstant())
+      return false;
+    bool Found = false;
+    for (const Value *O : User.getOperands()) {
+      const std::vector<DimExpr> *D = O && O != &V ? DA.getDims(*O) : nullptr;
+      if (!D || D->size() + A < Own->size())
+        continue;
+      const DimExpr &E = (*D)[D->size() - Own->size() + A];
+      auto It = E.isSymbol() ? Old.find(E.getSymbol().str()) : Old.end();
+      Found |= It != Old.end() && It->second == (*Own)[A].getConstant();
+    }
+    if (!Found)
+      return false;
+  }
+  return true;
+}
+
+/// Slice(V, 0, 1) along \p Axes, before \p User.
+static Value *sliceToOne(Value &V, llvm::ArrayRef<unsigned> Axes, Node &User,
+                         Rewriter &RW) {
+  Graph &G = *User.getParentGraph();
+  std::vector<int64_t> Zeros(Axes.size(), 0), Ones(Axes.size(), 1),
+      AxesI(Axes.begin(), Axes.end());
+  int64_t N = static_cast<int64_t>(Axes.size());
+  std::string Name = V.getName().str();
+  Value *Starts =
+      RW.createConstant(G, Tensor::fromInt64s(Name + "_starts", {N}, Zeros));
+  Value *Ends =
+      RW.createConstant(G, Tensor::fromInt64s(Name + "_ends", {N}, Ones));
+  Value *On =
+      RW.createConstant(G, Tensor::fromInt64s(Name + "_axes", {N}, AxesI));
+  RW.setInsertionPointBefore(&User);
+  Node *S =
+      RW.createNode("Slice", {&V, Starts, Ends, On}, 1, "", Name + "_row");
+  return S->getResult(0);
+}
+
 bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
   Graph &G = M.getGraph();
   bool Kept = false;
@@ -240,8 +316,14 @@ bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
   for (Node &N : G.getNodes())
     Users.push_back(&N);
   // One constant per value, whatever reads it (the mask of every layer).
-  llvm::DenseMap<const Value *, std::pair<Value *, std::vector<unsigned>>>
-      ReadAs;
+  struct Reading {
+    Value *As;
+    std::vector<unsigned> Axes;
+    /// One row of a value that keeps computing (the data has the symbol
+    /// at Axes), not a constant whose cut axes the data has as V has them.
+    bool Row;
+  };
+  llvm::DenseMap<const Value *, Reading> ReadAs;
   for (Node *User : Users) {
     if (!hasTrait(*User, ElementwiseBroadcasting) ||
         Cone.contains(User->getResult(0)))
@@ -252,8 +334,10 @@ bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
           hasTrait(*V->getDefiningNode(), ReadsTypeOnly))
         continue;
       if (auto It = ReadAs.find(V); It != ReadAs.end()) {
-        if (othersSize(*User, *V, It->second.second, DA))
-          RW.setOperand(User, I, It->second.first);
+        const Reading &R = It->second;
+        if (R.Row ? rowBroadcasts(*User, *V, R.Axes, DA, Old)
+                  : othersSize(*User, *V, R.Axes, DA))
+          RW.setOperand(User, I, R.As);
         continue;
       }
       std::vector<Tensor> Values;
@@ -263,20 +347,42 @@ bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
       if (Values.size() != std::size(KeptSizes))
         continue;
       std::optional<std::vector<unsigned>> Moving = axesThatMove(Values);
-      if (!Moving || !othersSize(*User, *V, *Moving, DA))
+      if (!Moving)
         continue;
-      Tensor C = cutAlike(Values, *Moving, V->getName().str() + "_kept");
-      if (!C || llvm::none_of(C.getDims(),
-                              [&](int64_t D) { return OldSizes.count(D); }))
+      Tensor C = othersSize(*User, *V, *Moving, DA)
+                     ? cutAlike(Values, *Moving, V->getName().str() + "_kept")
+                     : Tensor();
+      if (C && llvm::any_of(C.getDims(),
+                            [&](int64_t D) { return OldSizes.count(D); })) {
+        Value *Read = RW.createConstant(G, C);
+        ReadAs[V] = {Read, *Moving, false};
+        RW.setOperand(User, I, Read);
+        emitRemark(Diags, *User)
+            << "'" << V->getName()
+            << "' is computed from constants and the sizes of the kept "
+               "dims only, and is the same along the axes they size at "
+               "2, 3 and 5: read as that constant, those axes cut to 1";
         continue;
-      Value *Read = RW.createConstant(G, C);
-      ReadAs[V] = {Read, *Moving};
-      RW.setOperand(User, I, Read);
+      }
+      // It follows the kept dims, but a new symbol's old size (the batch)
+      // stands where the data has the symbol: where it is the same along
+      // those axes at every kept size tried, one row of it broadcasts.
+      std::vector<unsigned> Baked =
+          bakedAxes(*User, *V, Values.front(), *Moving, DA, Old);
+      if (Baked.empty() || !llvm::all_of(Values, [&](const Tensor &T) {
+            return llvm::all_of(
+                Baked, [&](unsigned A) { return isConstantAlong(T, A); });
+          }))
+        continue;
+      Value *Row = sliceToOne(*V, Baked, *User, RW);
+      ReadAs[V] = {Row, Baked, true};
+      RW.setOperand(User, I, Row);
       emitRemark(Diags, *User)
           << "'" << V->getName()
-          << "' is computed from constants and the sizes of the kept "
-             "dims only, and is the same along the axes they size at "
-             "2, 3 and 5: read as that constant, those axes cut to 1";
+          << "' is computed from constants and the sizes of the kept dims "
+             "only, and is the same along the axes where it has the old "
+             "size of a new symbol that the data has there, at kept sizes "
+             "2, 3 and 5: one row of it is read, which broadcasts";
     }
   }
   if (!ReadAs.empty())

@@ -3023,6 +3023,9 @@ LogicalResult DynamicRewrite::nameDynamicDims(Model &M,
   return success();
 }
 
+/// Tries of readKeptCones after the rules leave a problem.
+constexpr unsigned MaxKeptReads = 4;
+
 LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   DiagnosticEngine &Diags = Ctx.getDiags();
   DynamicRewrite Run;
@@ -3069,17 +3072,19 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
   // pin at once: a problem over H, W and N is often what H and W's own
   // problems leave downstream (a ViT's token count times the batch), and
   // it goes away with them, so N stays dynamic.
-  bool ReadKept = false;
+  unsigned KeptReads = 0;
   for (;;) {
     if (failed(Run.attempt(M, Ctx)))
       return failure();
     // Values computed from the dims the model keeps dynamic and constants
     // are read as constants only where the rules left a problem: where
-    // they can, the rules rebuild what the model computes instead.
-    if (!Problems.empty() && !ReadKept) {
-      ReadKept = true;
-      if (Run.readKeptCones(M, Diags))
-        continue;
+    // they can, the rules rebuild what the model computes instead. A read
+    // can clear a conflict that hid the dims of the next reader (a mask
+    // every layer reads): a few more tries while they read something.
+    if (!Problems.empty() && KeptReads < MaxKeptReads &&
+        Run.readKeptCones(M, Diags)) {
+      ++KeptReads;
+      continue;
     }
     size_t Fewest = SIZE_MAX;
     for (const Problem &P : Problems)
