@@ -1998,6 +1998,48 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
 /// Replaces the Gather \p N by a Reshape of its data to \p Target (what
 /// the gather reads, at the old sizes); false where its result cannot take
 /// the Gather's place.
+/// The view of \p N's data for indices \p IdxIn that count in order but
+/// for a batch of old size 1 (countsUnitRows): the indices' first unit dim
+/// is -1 (the batch), a dim already dynamic is read off the indices, a
+/// new symbol's dim is its old size (the Reshape repairs read it then).
+bool DynamicRewrite::gatherAsRowsView(Node &N, DimAnalysis &DA,
+                                      llvm::ArrayRef<DimExpr> IdxIn,
+                                      int64_t Axis, Rewriter &RW) {
+  Value *Data = N.getOperand(0), *IdxV = N.getOperand(1);
+  const std::vector<DimExpr> &DD = *DA.getDims(*Data);
+  auto Fixed = [&](const DimExpr &D) -> std::optional<int64_t> {
+    return D.isConstant() ? std::optional<int64_t>(D.getConstant())
+                          : oldValue(D);
+  };
+  for (int64_t K = 0; K < int64_t(DD.size()); ++K)
+    if (K != Axis && !Fixed(computedDim(DA, *Data, DD, K)))
+      return false;
+  ShapeVectorBuilder B(RW, N, IdxV->getName().str() + "_rows", "dims");
+  bool Rows = false;
+  for (int64_t K = 0; K < int64_t(DD.size()); ++K) {
+    if (K != Axis) {
+      B.literal(*Fixed(computedDim(DA, *Data, DD, K)));
+      continue;
+    }
+    for (unsigned A = 0; A < IdxIn.size(); ++A) {
+      const DimExpr &D = IdxIn[A];
+      if (!Rows && D.isConstant() && D.getConstant() == 1) {
+        B.literal(-1);
+        Rows = true;
+      } else if (std::optional<int64_t> V = Fixed(D)) {
+        B.literal(*V);
+      } else {
+        B.piece(B.dimOf(IdxV, A));
+      }
+    }
+  }
+  Value *Shape = B.finish("gathered_shape");
+  RW.setInsertionPointBefore(&N);
+  Node *View = RW.createNode("Reshape", {Data, Shape}, 1, "", "gathered");
+  Stale.insert(View->getResult(0));
+  return succeeded(RW.replaceAllUsesWith(N.getResult(0), View->getResult(0)));
+}
+
 bool DynamicRewrite::gatherAsView(Node &N, llvm::ArrayRef<int64_t> Target,
                                   Rewriter &RW) {
   RW.setInsertionPointBefore(&N);
@@ -2009,6 +2051,25 @@ bool DynamicRewrite::gatherAsView(Node &N, llvm::ArrayRef<int64_t> Target,
       RW.createNode("Reshape", {N.getOperand(0), Shape}, 1, "", "gathered");
   Stale.insert(View->getResult(0));
   return succeeded(RW.replaceAllUsesWith(N.getResult(0), View->getResult(0)));
+}
+
+/// True if \p Gathered is \p Count times a product of new symbols of old
+/// size 1 only, and \p IdxIn has a dim of 1 to stand for them.
+bool DynamicRewrite::countsUnitRows(const DimExpr &Gathered,
+                                    const DimExpr &Count,
+                                    llvm::ArrayRef<DimExpr> IdxIn) const {
+  std::optional<DimExpr> Rest = Gathered.divExact(Count);
+  if (!Rest || Rest->isConstant() || Rest->hasUnknown())
+    return false;
+  bool OnlyUnits = true;
+  Rest->forEachSymbol([&](llvm::StringRef S) {
+    auto It = Old.find(S.str());
+    OnlyUnits &= It != Old.end() && It->second == 1;
+  });
+  return OnlyUnits && oldValue(*Rest) == 1 &&
+         llvm::any_of(IdxIn, [](const DimExpr &D) {
+           return D.isConstant() && D.getConstant() == 1;
+         });
 }
 
 /// Before:  I = Add(<int64[1,1,1,10] 0..9>, Mul(Range(0, B) to [B,1,1,1], 10))
@@ -2058,16 +2119,32 @@ void DynamicRewrite::repairComputedGatherInOrder(Node &N, DimAnalysis &DA,
   if (Gathered.hasUnknown() || Gathered == Count || !Size ||
       readingValue(Count) != Size)
     return;
-  // A new symbol of old size 1 leaves no dim of its own in the count (a
-  // batch of 1 whose rows the export may have folded to row 0): that
-  // reading is examineFixedRows' to refuse.
+  // A new symbol of old size 1 leaves no dim of its own in the count: a
+  // batch of 1 whose rows b*S the export folded to 0 (arange(1) is [0]).
+  // As for GatherND's tuples of zeros (repairComputedGatherND), the same
+  // model exported at batch 3 counts b*S + j, so the indices' first unit
+  // dim is read as that batch: each row reads its own. Only where the
+  // count misses exactly such symbols and the indices have a unit dim
+  // for them; otherwise examineFixedRows refuses the fixed rows.
   bool UnitSymbol = false;
   Gathered.forEachSymbol([&](llvm::StringRef S) {
     auto It = Old.find(S.str());
     UnitSymbol |= It != Old.end() && It->second == 1;
   });
-  if (UnitSymbol)
+  if (UnitSymbol) {
+    if (countsUnitRows(Gathered, Count, IdxIn) &&
+        gatherAsRowsView(N, DA, IdxIn, Axis, RW)) {
+      emitRemark(RW.getDiags(), N)
+          << "indices '" << IdxV->getName() << "' computed in the graph "
+          << "count 0, 1, ... in order over dim " << Axis << " of '"
+          << Data->getName() << "' (" << Gathered.str() << ") but for "
+          << "its symbols of old size 1, whose rows the export folded to "
+          << "0: read as each row's own, the gather is a view of it";
+      ++RepairCounts["in-order position gather"];
+      Repaired = true;
+    }
     return;
+  }
   std::vector<int64_t> Target;
   bool Free = false;
   auto Push = [&](const DimExpr &D) {

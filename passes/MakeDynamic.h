@@ -137,6 +137,10 @@ public:
   /// the export kept dynamic).
   void repairComputedGatherInOrder(Node &N, DimAnalysis &DA, Rewriter &RW);
   bool gatherAsView(Node &N, llvm::ArrayRef<int64_t> Target, Rewriter &RW);
+  bool countsUnitRows(const DimExpr &Gathered, const DimExpr &Count,
+                      llvm::ArrayRef<DimExpr> IdxIn) const;
+  bool gatherAsRowsView(Node &N, DimAnalysis &DA, llvm::ArrayRef<DimExpr> IdxIn,
+                        int64_t Axis, Rewriter &RW);
   /// A GatherElements table baked at the old size of an index dim along
   /// which it is the same (MakeDynamic.cpp).
   void repairGatherElements(Node &N, DimAnalysis &DA, Rewriter &RW);
