@@ -52,8 +52,8 @@ constexpr int64_t KeptSizes[] = {2, 3, 5};
 class KeptCone {
 public:
   KeptCone(const Graph &G, const DimAnalysis &DA, const OldValues &Old,
-           int64_t Opset)
-      : DA(DA), Old(Old), Opset(Opset) {
+           const std::set<std::string> &Kept, int64_t Opset)
+      : DA(DA), Old(Old), Kept(Kept), Opset(Opset) {
     for (const Node &N : G.getNodes())
       if (readsSizesOnly(N))
         for (unsigned I = 0; I < N.getNumResults(); ++I)
@@ -64,9 +64,8 @@ public:
   bool contains(const Value *V) const { return Members.count(V); }
 
   /// \p V with every kept symbol at \p Size and every new one at its old
-  /// size; a null Tensor where a dim
-  /// that V reads is not a function of the kept symbols, an op refuses or
-  /// the cone is over budget.
+  /// size; a null Tensor where a dim that V reads has another symbol (one
+  /// inference made up), an op refuses or the cone is over budget.
   Tensor evaluate(const Value &V, int64_t Size) {
     Memo.clear();
     Evaluated = 0;
@@ -111,6 +110,9 @@ private:
     }
     std::string Why;
     ConstantEvalOptions Opts;
+    // A mask at a long baked length is large: up to 16 MB a result, which
+    // keeps the cone's values to a few hundred MB at most.
+    Opts.MaxResultBytes = uint64_t(16) << 20;
     std::optional<std::vector<Tensor>> Results =
         evaluateNode(*N, Operands, Opset, Opts, Why);
     if (!Results)
@@ -131,8 +133,10 @@ private:
     for (const DimExpr &E : *Data) {
       std::optional<int64_t> X =
           E.evaluate([&](llvm::StringRef S) -> std::optional<int64_t> {
-            auto It = Old.find(S.str());
-            return It != Old.end() ? It->second : Size;
+            if (auto It = Old.find(S.str()); It != Old.end())
+              return It->second;
+            return Kept.count(S.str()) ? std::optional<int64_t>(Size)
+                                       : std::nullopt;
           });
       if (!X)
         return Tensor();
@@ -152,6 +156,8 @@ private:
   /// The symbols being made dynamic, at their old sizes: the constant
   /// read is what a static export would bake.
   const OldValues &Old;
+  /// The symbols of the graph inputs that stay dynamic.
+  const std::set<std::string> &Kept;
   int64_t Opset;
   llvm::DenseSet<const Value *> Members;
   llvm::DenseMap<const Value *, Tensor> Memo;
@@ -298,16 +304,17 @@ static Value *sliceToOne(Value &V, llvm::ArrayRef<unsigned> Axes, Node &User,
 
 bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
   Graph &G = M.getGraph();
-  bool Kept = false;
+  std::set<std::string> Kept;
   for (const auto &In : G.getInputs())
     if (const auto &Shape = In->getType().getShape())
       for (const Dim &D : *Shape)
-        Kept |= D.isSymbol() && !Old.count(D.getSymbol().str());
-  if (!Kept)
+        if (D.isSymbol() && !Old.count(D.getSymbol().str()))
+          Kept.insert(D.getSymbol().str());
+  if (Kept.empty())
     return false;
   DimAnalysis DA(M);
   DA.run();
-  KeptCone Cone(G, DA, Old, M.getOpsetVersion(""));
+  KeptCone Cone(G, DA, Old, Kept, M.getOpsetVersion(""));
   Rewriter RW(M, Diags);
   std::set<int64_t> OldSizes;
   for (const auto &[Sym, Size] : Old)
