@@ -1558,7 +1558,6 @@ void DynamicRewrite::repairExpandPieces(Node &N, DimAnalysis &DA,
       Joined->getAttrInt("axis", 0) != 0 || Joined->getNumResults() != 1)
     return;
   std::vector<std::optional<int64_t>> Entries;
-  std::vector<bool> IsConstant;
   for (const Value *P : Joined->getOperands()) {
     const std::vector<DimExpr> *PD = P ? DA.getDims(*P) : nullptr;
     if (!PD || PD->size() != 1 || !(*PD)[0].isConstant())
@@ -1566,7 +1565,6 @@ void DynamicRewrite::repairExpandPieces(Node &N, DimAnalysis &DA,
     Tensor PT = getConstantValue(*P);
     std::optional<std::vector<int64_t>> Values =
         PT ? PT.toInt64s() : std::nullopt;
-    IsConstant.push_back(Values.has_value());
     if (Values && int64_t(Values->size()) != (*PD)[0].getConstant())
       return;
     for (int64_t I = 0; I < (*PD)[0].getConstant(); ++I)
@@ -1575,17 +1573,34 @@ void DynamicRewrite::repairExpandPieces(Node &N, DimAnalysis &DA,
   }
   if (!freeExpandEntries(N, DA, Entries))
     return;
+  Value *Shape = rejoin(
+      N, *Joined, DA, [&](size_t K, int64_t) { return *Entries[K]; },
+      "expand_shape", RW);
+  setShapeOperand(N, 1, Shape, RW);
+  emitRemark(RW.getDiags(), N)
+      << "shape " << shapeOperandName(N, 1)
+      << " joins computed dims and baked entries: the entries that only "
+         "repeat a dim are 1";
+  ++RepairCounts["Expand shape"];
+  Repaired = true;
+}
+
+Value *
+DynamicRewrite::rejoin(Node &N, const Node &Joined, DimAnalysis &DA,
+                       llvm::function_ref<int64_t(size_t, int64_t)> NewEntry,
+                       llvm::StringRef Hint, Rewriter &RW) {
   std::vector<Value *> Pieces;
   size_t At = 0;
   RW.setInsertionPointBefore(&N);
-  for (unsigned I = 0; I < Joined->getNumOperands(); ++I) {
-    Value *P = Joined->getOperand(I);
+  for (Value *P : Joined.getOperands()) {
     size_t Length = DA.getDims(*P)->front().getConstant();
-    if (IsConstant[I]) {
+    Tensor T = getConstantValue(*P);
+    if (std::optional<std::vector<int64_t>> Was =
+            T ? T.toInt64s() : std::nullopt) {
       std::vector<int64_t> Values;
       for (size_t K = At; K < At + Length; ++K)
-        Values.push_back(*Entries[K]);
-      if (Values != *getConstantValue(*P).toInt64s())
+        Values.push_back(NewEntry(K, (*Was)[K - At]));
+      if (Values != *Was)
         P = RW.createConstant(
             *N.getParentGraph(),
             Tensor::fromInt64s(P->getName().str() + "_dynamic",
@@ -1594,16 +1609,10 @@ void DynamicRewrite::repairExpandPieces(Node &N, DimAnalysis &DA,
     Pieces.push_back(P);
     At += Length;
   }
-  Node *Shape = RW.createNode("Concat", Pieces, 1, "", "expand_shape");
-  Shape->setAttr(Attribute::getInt("axis", 0));
-  Stale.insert(Shape->getResult(0));
-  setShapeOperand(N, 1, Shape->getResult(0), RW);
-  emitRemark(RW.getDiags(), N)
-      << "shape " << shapeOperandName(N, 1)
-      << " joins computed dims and baked entries: the entries that only "
-         "repeat a dim are 1";
-  ++RepairCounts["Expand shape"];
-  Repaired = true;
+  Node *Joint = RW.createNode("Concat", Pieces, 1, "", Hint);
+  Joint->setAttr(Attribute::getInt("axis", 0));
+  Stale.insert(Joint->getResult(0));
+  return Joint->getResult(0);
 }
 
 /// A Slice whose constant end is the old size of a now dynamic dim took

@@ -121,6 +121,12 @@ public:
                          std::vector<std::optional<int64_t>> &Entries);
   /// An Expand whose shape is a Concat of computed and constant pieces.
   void repairExpandPieces(Node &N, DimAnalysis &DA, Rewriter &RW);
+  /// A Concat of \p Joined's 1-D pieces, made before \p N for N alone, in
+  /// which entry K of a constant piece (old value Was) is NewEntry(K, Was)
+  /// (a new constant where one changed); computed pieces stay.
+  Value *rejoin(Node &N, const Node &Joined, DimAnalysis &DA,
+                llvm::function_ref<int64_t(size_t, int64_t)> NewEntry,
+                llvm::StringRef Hint, Rewriter &RW);
   /// A GatherND whose constant index tuples enumerate the data's dims
   /// (BakedConstants.cpp).
   void repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW);

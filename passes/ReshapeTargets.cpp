@@ -342,26 +342,11 @@ void DynamicRewrite::repairReshapePieces(Node &N, DimAnalysis &DA,
   }
   unsigned K = Candidates.front();
   DimExpr Taken = *Product.divExact(Others(K));
-  std::vector<Value *> Pieces;
-  size_t At = 0;
-  RW.setInsertionPointBefore(&N);
-  for (Value *P : Joined->getOperands()) {
-    size_t Length = DA.getDims(*P)->front().getConstant();
-    if (K >= At && K < At + Length) {
-      std::vector<int64_t> Values = *getConstantValue(*P).toInt64s();
-      Values[K - At] = -1;
-      P = RW.createConstant(*N.getParentGraph(),
-                            Tensor::fromInt64s(P->getName().str() + "_dynamic",
-                                               {int64_t(Length)}, Values));
-    }
-    Pieces.push_back(P);
-    At += Length;
-  }
-  Node *Target = RW.createNode("Concat", Pieces, 1, "", "reshape_target");
-  Target->setAttr(Attribute::getInt("axis", 0));
-  Stale.insert(Target->getResult(0));
+  Value *Target = rejoin(
+      N, *Joined, DA, [&](size_t I, int64_t Was) { return I == K ? -1 : Was; },
+      "reshape_target", RW);
   std::string Name = shapeOperandName(N, 1);
-  setShapeOperand(N, 1, Target->getResult(0), RW);
+  setShapeOperand(N, 1, Target, RW);
   emitRemark(RW.getDiags(), N)
       << "target " << Name << " joins computed dims and baked entries: entry "
       << K << " (" << (*Entries)[K].Value.getConstant()
