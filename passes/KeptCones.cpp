@@ -64,12 +64,13 @@ public:
   bool contains(const Value *V) const { return Members.count(V); }
 
   /// \p V with every kept symbol at \p Size and every new one at its old
-  /// size; a null Tensor where a dim that V reads has another symbol (one
-  /// inference made up), an op refuses or the cone is over budget.
-  Tensor evaluate(const Value &V, int64_t Size) {
+  /// size plus \p Shift; a null Tensor where a dim that V reads has another
+  /// symbol (one inference made up), an op refuses or the cone is over budget.
+  Tensor evaluate(const Value &V, int64_t Size, int64_t Shift = 0) {
     Memo.clear();
     Evaluated = 0;
     this->Size = Size;
+    this->Shift = Shift;
     return eval(V);
   }
 
@@ -134,7 +135,7 @@ private:
       std::optional<int64_t> X =
           E.evaluate([&](llvm::StringRef S) -> std::optional<int64_t> {
             if (auto It = Old.find(S.str()); It != Old.end())
-              return It->second;
+              return It->second + Shift;
             return Kept.count(S.str()) ? std::optional<int64_t>(Size)
                                        : std::nullopt;
           });
@@ -162,7 +163,7 @@ private:
   llvm::DenseSet<const Value *> Members;
   llvm::DenseMap<const Value *, Tensor> Memo;
   unsigned Evaluated = 0;
-  int64_t Size = 0;
+  int64_t Size = 0, Shift = 0;
 };
 
 /// The axes along which \p Values (one per kept size) differ in length, or
@@ -183,6 +184,38 @@ axesThatMove(llvm::ArrayRef<Tensor> Values) {
 }
 
 } // namespace
+
+/// True if \p Big's elements at the indices of \p Small (each dim of Big
+/// at least Small's) are Small's, byte for byte.
+static bool isLeadingBlock(const Tensor &Small, const Tensor &Big) {
+  std::vector<int64_t> SD = Small.getDims(), BD = Big.getDims();
+  if (Small.getElemType() != Big.getElemType() || SD.size() != BD.size())
+    return false;
+  for (size_t A = 0; A < SD.size(); ++A)
+    if (SD[A] > BD[A])
+      return false;
+  std::string SS, BS;
+  std::optional<llvm::StringRef> SB = Small.getRawBytes(SS),
+                                 BB = Big.getRawBytes(BS);
+  int64_t Count = Small.getNumElements();
+  if (!SB || !BB || Count <= 0)
+    return SB && BB;
+  size_t Elem = SB->size() / Count;
+  std::vector<int64_t> Index(SD.size(), 0);
+  for (int64_t Flat = 0; Flat < Count; ++Flat) {
+    int64_t At = 0;
+    for (size_t A = 0; A < SD.size(); ++A)
+      At = At * BD[A] + Index[A];
+    if (SB->substr(Flat * Elem, Elem) != BB->substr(At * Elem, Elem))
+      return false;
+    for (size_t A = SD.size(); A-- > 0;) {
+      if (++Index[A] < SD[A])
+        break;
+      Index[A] = 0;
+    }
+  }
+  return true;
+}
 
 /// The one constant that \p Values are, each cut to 1 along \p Axes, when
 /// each is the same along them; a null Tensor otherwise.
@@ -302,6 +335,19 @@ static Value *sliceToOne(Value &V, llvm::ArrayRef<unsigned> Axes, Node &User,
   return S->getResult(0);
 }
 
+/// Once a repair has rebuilt part of a cone at the new sizes, the cone may
+/// read a new symbol: reading it at the old size as a constant would bake
+/// what the model computes (a position divided by the length). Where the
+/// cone evaluates with the new symbols one larger, the value there must
+/// hold \p AtOld as its leading block (a mask or a table that only grows);
+/// where it does not evaluate (a part still baked at the old size), the
+/// constant is what a static export bakes.
+static bool stableInNewSymbols(KeptCone &Cone, const Value &V,
+                               const Tensor &AtOld) {
+  Tensor Grown = Cone.evaluate(V, KeptSizes[0], /*Shift=*/1);
+  return !Grown || isLeadingBlock(AtOld, Grown);
+}
+
 bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
   Graph &G = M.getGraph();
   std::set<std::string> Kept;
@@ -351,7 +397,8 @@ bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
       for (int64_t Size : KeptSizes)
         if (Tensor T = Cone.evaluate(*V, Size))
           Values.push_back(T);
-      if (Values.size() != std::size(KeptSizes))
+      if (Values.size() != std::size(KeptSizes) ||
+          !stableInNewSymbols(Cone, *V, Values.front()))
         continue;
       std::optional<std::vector<unsigned>> Moving = axesThatMove(Values);
       if (!Moving)
