@@ -42,10 +42,12 @@ using namespace onnxopt::makedynamic;
 namespace {
 
 /// The sizes the kept symbols take, in turn, to see whether a value
-/// follows them: 1 is left out (a value of one row is the same along it
-/// whatever it computes), and three sizes tell a value that is the same
-/// along an axis from one that happens to be at two.
-constexpr int64_t KeptSizes[] = {2, 3, 5};
+/// follows them. Three, so that a value the same along an axis is told from
+/// one that happens to be at two; large enough that a dim strided down by
+/// up to 32 still differs at each (2, 3, 5 times 32: a YOLO grid's rows
+/// at sizes 2, 3, 5 are all one row, and would read as the same along
+/// them); axesThatMove checks that every axis the kept symbols size moved.
+constexpr int64_t KeptSizes[] = {64, 96, 160};
 
 /// The values of one graph computed from constants and the sizes of
 /// values only (Shape, Size), through default-domain ops that evaluate.
@@ -335,6 +337,26 @@ static Value *sliceToOne(Value &V, llvm::ArrayRef<unsigned> Axes, Node &User,
   return S->getResult(0);
 }
 
+/// True if the axes of \p V that moved with the kept sizes, \p Moving,
+/// are exactly those whose dim the analysis writes with a kept symbol: an
+/// axis sized by one that did not move (a dim strided down to the same
+/// size at every size tried) would be read as the same along it.
+static bool movesAsSized(const Value &V, llvm::ArrayRef<unsigned> Moving,
+                         const DimAnalysis &DA,
+                         const std::set<std::string> &Kept) {
+  const std::vector<DimExpr> *Dims = DA.getDims(V);
+  if (!Dims)
+    return false;
+  for (unsigned A = 0; A < Dims->size(); ++A) {
+    bool Sized = false;
+    (*Dims)[A].forEachSymbol(
+        [&](llvm::StringRef S) { Sized |= Kept.count(S.str()) > 0; });
+    if (Sized != llvm::is_contained(Moving, A))
+      return false;
+  }
+  return true;
+}
+
 /// Once a repair has rebuilt part of a cone at the new sizes, the cone may
 /// read a new symbol: reading it at the old size as a constant would bake
 /// what the model computes (a position divided by the length). Where the
@@ -401,7 +423,7 @@ bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
           !stableInNewSymbols(Cone, *V, Values.front()))
         continue;
       std::optional<std::vector<unsigned>> Moving = axesThatMove(Values);
-      if (!Moving)
+      if (!Moving || !movesAsSized(*V, *Moving, DA, Kept))
         continue;
       Tensor C = othersSize(*User, *V, *Moving, DA)
                      ? cutAlike(Values, *Moving, V->getName().str() + "_kept")
@@ -415,7 +437,7 @@ bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
             << "'" << V->getName()
             << "' is computed from constants and the sizes of the kept "
                "dims only, and is the same along the axes they size at "
-               "2, 3 and 5: read as that constant, those axes cut to 1";
+               "64, 96 and 160: read as that constant, those axes cut to 1";
         continue;
       }
       // It follows the kept dims, but a new symbol's old size (the batch)
@@ -436,7 +458,7 @@ bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
           << "' is computed from constants and the sizes of the kept dims "
              "only, and is the same along the axes where it has the old "
              "size of a new symbol that the data has there, at kept sizes "
-             "2, 3 and 5: one row of it is read, which broadcasts";
+             "64, 96 and 160: one row of it is read, which broadcasts";
     }
   }
   if (!ReadAs.empty())
