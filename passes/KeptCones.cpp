@@ -54,16 +54,30 @@ constexpr int64_t KeptSizes[] = {64, 96, 160};
 class KeptCone {
 public:
   KeptCone(const Graph &G, const DimAnalysis &DA, const OldValues &Old,
-           const std::set<std::string> &Kept, int64_t Opset)
+           const std::set<std::string> &Kept,
+           const llvm::DenseSet<const Node *> &Original, int64_t Opset)
       : DA(DA), Old(Old), Kept(Kept), Opset(Opset) {
-    for (const Node &N : G.getNodes())
-      if (readsSizesOnly(N))
-        for (unsigned I = 0; I < N.getNumResults(); ++I)
-          if (const Value *R = N.getResult(I))
-            Members.insert(R);
+    for (const Node &N : G.getNodes()) {
+      if (!readsSizesOnly(N))
+        continue;
+      bool Follows = hasTrait(N, ReadsTypeOnly) && Original.count(&N) &&
+                     readsNewSymbol(*N.getResult(0));
+      for (const Value *O : N.getOperands())
+        Follows |= O && FollowsNew.count(O);
+      for (unsigned I = 0; I < N.getNumResults(); ++I)
+        if (const Value *R = N.getResult(I)) {
+          Members.insert(R);
+          if (Follows)
+            FollowsNew.insert(R);
+        }
+    }
   }
 
   bool contains(const Value *V) const { return Members.count(V); }
+  /// True if \p V reads, through a Shape or Size the model had before the
+  /// repairs, a dim that is now a new symbol: it follows that symbol as it
+  /// is, and its value at the old size is no constant to read.
+  bool followsNewSymbols(const Value *V) const { return FollowsNew.count(V); }
 
   /// \p V with every kept symbol at \p Size and every new one at its old
   /// size plus \p Shift; a null Tensor where a dim that V reads has another
@@ -77,6 +91,15 @@ public:
   }
 
 private:
+  bool readsNewSymbol(const Value &R) const {
+    const std::vector<DimExpr> *Data = DA.getData(R);
+    bool Reads = !Data;
+    for (const DimExpr &E : Data ? *Data : std::vector<DimExpr>())
+      E.forEachSymbol(
+          [&](llvm::StringRef S) { Reads |= Old.count(S.str()) > 0; });
+    return Reads;
+  }
+
   bool readsSizesOnly(const Node &N) const {
     if (hasTrait(N, ReadsTypeOnly))
       return true;
@@ -162,7 +185,7 @@ private:
   /// The symbols of the graph inputs that stay dynamic.
   const std::set<std::string> &Kept;
   int64_t Opset;
-  llvm::DenseSet<const Value *> Members;
+  llvm::DenseSet<const Value *> Members, FollowsNew;
   llvm::DenseMap<const Value *, Tensor> Memo;
   unsigned Evaluated = 0;
   int64_t Size = 0, Shift = 0;
@@ -382,7 +405,7 @@ bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
     return false;
   DimAnalysis DA(M);
   DA.run();
-  KeptCone Cone(G, DA, Old, Kept, M.getOpsetVersion(""));
+  KeptCone Cone(G, DA, Old, Kept, OriginalTypeReaders, M.getOpsetVersion(""));
   Rewriter RW(M, Diags);
   std::set<int64_t> OldSizes;
   for (const auto &[Sym, Size] : Old)
@@ -406,6 +429,7 @@ bool DynamicRewrite::readKeptCones(Model &M, DiagnosticEngine &Diags) {
     for (unsigned I = 0; I < User->getNumOperands(); ++I) {
       Value *V = User->getOperand(I);
       if (!V || !Cone.contains(V) || V->isGraphOutput() ||
+          Cone.followsNewSymbols(V) ||
           hasTrait(*V->getDefiningNode(), ReadsTypeOnly))
         continue;
       if (auto It = ReadAs.find(V); It != ReadAs.end()) {

@@ -3151,6 +3151,9 @@ LogicalResult MakeDynamicPass::run(Model &M, PassContext &Ctx) {
     return failure();
 
   Run.collectTargetLiterals(M);
+  for (Node &N : M.getGraph().getNodes())
+    if (hasTrait(N, ReadsTypeOnly))
+      Run.OriginalTypeReaders.insert(&N);
   Ctx.Changed = true;
   // With allow-partial, the symbols the model pins go back to their old
   // sizes and the rest is tried again (each attempt pins at least one more

@@ -100,6 +100,8 @@ public:
   /// constants and the sizes of dims it keeps dynamic only, read as the
   /// constants they are along those dims (KeptCones.cpp). True if one was.
   bool readKeptCones(Model &M, DiagnosticEngine &Diags);
+  /// The Shape and Size nodes of the model as it came, before any repair.
+  llvm::DenseSet<const Node *> OriginalTypeReaders;
   void repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW);
   /// A Reshape whose target is a Concat of computed and baked pieces.
   void repairReshapePieces(Node &N, DimAnalysis &DA, Rewriter &RW);
