@@ -24,7 +24,18 @@
 // broadcasting gives it back, and the constant then meets the baked-
 // constant rules as a static export's does. Only values whose constant has
 // a dim of the old size of a symbol being made dynamic are read this way:
-// the others bake nothing the pass changes.
+// the others bake nothing the pass changes. A value that follows a new
+// symbol as the model computes it (through a Shape the model had, or, with
+// the new symbols one larger, no longer holding the constant as its
+// leading block) is never read: that would bake what the model computes.
+//
+// The other way round (the length kept, the batch baked): the value moves
+// with the kept dim and stays a computation, but where it has the old size
+// of a new symbol at an axis where the op's data has that symbol, and is
+// the same along it, the op reads one row of it.
+//
+// Runs only after the rules leave a problem (MakeDynamicPass::run): where
+// they can, they rebuild what the model computes instead.
 //
 //===----------------------------------------------------------------------===//
 #include "MakeDynamic.h"
