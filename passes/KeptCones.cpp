@@ -104,8 +104,10 @@ public:
 private:
   bool readsNewSymbol(const Value &R) const {
     const std::vector<DimExpr> *Data = DA.getData(R);
-    bool Reads = !Data;
-    for (const DimExpr &E : Data ? *Data : std::vector<DimExpr>())
+    if (!Data)
+      return true;
+    bool Reads = false;
+    for (const DimExpr &E : *Data)
       E.forEachSymbol(
           [&](llvm::StringRef S) { Reads |= Old.count(S.str()) > 0; });
     return Reads;
@@ -271,6 +273,27 @@ static Tensor cutAlike(llvm::ArrayRef<Tensor> Values,
   return Cut;
 }
 
+/// True if an operand of \p User other than \p V (of rank \p Rank) has a
+/// dim at V's axis \p A, aligned from the right as broadcasting aligns
+/// them, for which \p Holds is true.
+static bool anotherOperandHas(const Node &User, const Value &V, size_t Rank,
+                              unsigned A, const DimAnalysis &DA,
+                              llvm::function_ref<bool(const DimExpr &)> Holds) {
+  for (const Value *O : User.getOperands()) {
+    const std::vector<DimExpr> *D = O && O != &V ? DA.getDims(*O) : nullptr;
+    if (D && D->size() + A >= Rank && Holds((*D)[D->size() - Rank + A]))
+      return true;
+  }
+  return false;
+}
+
+/// True if \p E is a new symbol whose old size is \p Size.
+static bool isNewSymbolOfSize(const DimExpr &E, int64_t Size,
+                              const OldValues &Old) {
+  auto It = E.isSymbol() ? Old.find(E.getSymbol().str()) : Old.end();
+  return It != Old.end() && It->second == Size;
+}
+
 /// True if \p User, an elementwise op that broadcasts, gets each axis of
 /// \p Moving of its operand \p V (aligned from the right) from another
 /// operand that has it at the same size: cut to 1 in V, the result keeps
@@ -278,21 +301,11 @@ static Tensor cutAlike(llvm::ArrayRef<Tensor> Values,
 static bool othersSize(const Node &User, const Value &V,
                        llvm::ArrayRef<unsigned> Moving, const DimAnalysis &DA) {
   const std::vector<DimExpr> *Own = DA.getDims(V);
-  if (!Own)
-    return false;
-  for (unsigned A : Moving) {
-    bool Found = false;
-    for (const Value *O : User.getOperands()) {
-      const std::vector<DimExpr> *D = O && O != &V ? DA.getDims(*O) : nullptr;
-      if (!D || D->size() + A < Own->size())
-        continue;
-      size_t At = D->size() - Own->size() + A;
-      Found |= (*D)[At] == (*Own)[A];
-    }
-    if (!Found)
-      return false;
-  }
-  return true;
+  return Own && llvm::all_of(Moving, [&](unsigned A) {
+           return anotherOperandHas(
+               User, V, Own->size(), A, DA,
+               [&](const DimExpr &E) { return E == (*Own)[A]; });
+         });
 }
 
 /// The axes of \p V's value \p T (not among \p Moving) that hold the old
@@ -306,21 +319,12 @@ static std::vector<unsigned> bakedAxes(const Node &User, const Value &V,
                                        const OldValues &Old) {
   std::vector<unsigned> Axes;
   std::vector<int64_t> Dims = T.getDims();
-  for (unsigned A = 0; A < Dims.size(); ++A) {
-    if (Dims[A] < 2 || llvm::is_contained(Moving, A))
-      continue;
-    for (const Value *O : User.getOperands()) {
-      const std::vector<DimExpr> *D = O && O != &V ? DA.getDims(*O) : nullptr;
-      if (!D || D->size() + A < Dims.size())
-        continue;
-      const DimExpr &E = (*D)[D->size() - Dims.size() + A];
-      auto It = E.isSymbol() ? Old.find(E.getSymbol().str()) : Old.end();
-      if (It != Old.end() && It->second == Dims[A]) {
-        Axes.push_back(A);
-        break;
-      }
-    }
-  }
+  for (unsigned A = 0; A < Dims.size(); ++A)
+    if (Dims[A] >= 2 && !llvm::is_contained(Moving, A) &&
+        anotherOperandHas(User, V, Dims.size(), A, DA, [&](const DimExpr &E) {
+          return isNewSymbolOfSize(E, Dims[A], Old);
+        }))
+      Axes.push_back(A);
   return Axes;
 }
 
@@ -331,24 +335,14 @@ static bool rowBroadcasts(const Node &User, const Value &V,
                           llvm::ArrayRef<unsigned> Axes, const DimAnalysis &DA,
                           const OldValues &Old) {
   const std::vector<DimExpr> *Own = DA.getDims(V);
-  if (!Own)
-    return false;
-  for (unsigned A : Axes) {
-    if (A >= Own->size() || !(*Own)[A].isConstant())
-      return false;
-    bool Found = false;
-    for (const Value *O : User.getOperands()) {
-      const std::vector<DimExpr> *D = O && O != &V ? DA.getDims(*O) : nullptr;
-      if (!D || D->size() + A < Own->size())
-        continue;
-      const DimExpr &E = (*D)[D->size() - Own->size() + A];
-      auto It = E.isSymbol() ? Old.find(E.getSymbol().str()) : Old.end();
-      Found |= It != Old.end() && It->second == (*Own)[A].getConstant();
-    }
-    if (!Found)
-      return false;
-  }
-  return true;
+  return Own && llvm::all_of(Axes, [&](unsigned A) {
+           return A < Own->size() && (*Own)[A].isConstant() &&
+                  anotherOperandHas(User, V, Own->size(), A, DA,
+                                    [&](const DimExpr &E) {
+                                      return isNewSymbolOfSize(
+                                          E, (*Own)[A].getConstant(), Old);
+                                    });
+         });
 }
 
 /// Slice(V, 0, 1) along \p Axes, before \p User.

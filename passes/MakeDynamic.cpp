@@ -2004,9 +2004,6 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
   Repaired = true;
 }
 
-/// Replaces the Gather \p N by a Reshape of its data to \p Target (what
-/// the gather reads, at the old sizes); false where its result cannot take
-/// the Gather's place.
 /// The view of \p N's data for indices \p IdxIn that count in order but
 /// for a batch of old size 1 (countsUnitRows): the indices' first unit dim
 /// is -1 (the batch), a dim already dynamic is read off the indices, a
@@ -2042,20 +2039,26 @@ bool DynamicRewrite::gatherAsRowsView(Node &N, DimAnalysis &DA,
       }
     }
   }
-  Value *Shape = B.finish("gathered_shape");
-  RW.setInsertionPointBefore(&N);
-  Node *View = RW.createNode("Reshape", {Data, Shape}, 1, "", "gathered");
-  Stale.insert(View->getResult(0));
-  return succeeded(RW.replaceAllUsesWith(N.getResult(0), View->getResult(0)));
+  return gatherAsView(N, B.finish("gathered_shape"), RW);
 }
 
+/// Replaces the Gather \p N by a Reshape of its data to \p Target (what
+/// the gather reads, at the old sizes); false where its result cannot take
+/// the Gather's place.
 bool DynamicRewrite::gatherAsView(Node &N, llvm::ArrayRef<int64_t> Target,
                                   Rewriter &RW) {
-  RW.setInsertionPointBefore(&N);
   std::string Name = N.getOperand(1)->getName().str() + "_view";
-  Value *Shape = RW.createConstant(
-      *N.getParentGraph(),
-      Tensor::fromInt64s(Name, {int64_t(Target.size())}, Target));
+  return gatherAsView(
+      N,
+      RW.createConstant(
+          *N.getParentGraph(),
+          Tensor::fromInt64s(Name, {int64_t(Target.size())}, Target)),
+      RW);
+}
+
+/// The same with a target \p Shape already in the graph.
+bool DynamicRewrite::gatherAsView(Node &N, Value *Shape, Rewriter &RW) {
+  RW.setInsertionPointBefore(&N);
   Node *View =
       RW.createNode("Reshape", {N.getOperand(0), Shape}, 1, "", "gathered");
   Stale.insert(View->getResult(0));

@@ -145,6 +145,7 @@ public:
   /// the export kept dynamic).
   void repairComputedGatherInOrder(Node &N, DimAnalysis &DA, Rewriter &RW);
   bool gatherAsView(Node &N, llvm::ArrayRef<int64_t> Target, Rewriter &RW);
+  bool gatherAsView(Node &N, Value *Shape, Rewriter &RW);
   bool countsUnitRows(const DimExpr &Gathered, const DimExpr &Count,
                       llvm::ArrayRef<DimExpr> IdxIn) const;
   bool gatherAsRowsView(Node &N, DimAnalysis &DA, llvm::ArrayRef<DimExpr> IdxIn,
