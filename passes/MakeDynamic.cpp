@@ -2551,14 +2551,21 @@ DimExpr DynamicRewrite::computedDim(const DimAnalysis &DA, const Value &V,
   if (E.isConstant())
     return oldValue(F) == E.getConstant() ? F : E;
   // The same merge beside a dim the export kept dynamic: 5*batch where
-  // batch*seq is computed (seq of old size 5), equal at the reading sizes.
-  auto NamesNew = [&](const DimExpr &X) {
-    bool Found = false;
-    X.forEachSymbol([&](llvm::StringRef S) { Found |= Old.count(S.str()); });
-    return Found;
+  // batch*seq is computed (seq of old size 5), equal at the reading sizes;
+  // or beside a new symbol of old size 1: seq where seq*batch is computed
+  // (a baked [14,1,64] downstream merged them at batch 1).
+  auto NewNames = [&](const DimExpr &X) {
+    std::set<std::string> Names;
+    X.forEachSymbol([&](llvm::StringRef S) {
+      if (Old.count(S.str()))
+        Names.insert(S.str());
+    });
+    return Names;
   };
   std::optional<int64_t> At = readingValue(F);
-  if (At && readingValue(E) == At && NamesNew(F) && !NamesNew(E))
+  std::set<std::string> InF = NewNames(F), InE = NewNames(E);
+  if (At && readingValue(E) == At && InF.size() > InE.size() &&
+      std::includes(InF.begin(), InF.end(), InE.begin(), InE.end()))
     return F;
   return E;
 }

@@ -166,6 +166,16 @@ public:
                                      int64_t Size, const DimAnalysis &DA);
   bool tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
                        llvm::ArrayRef<int64_t> Target, Rewriter &RW);
+  /// A baked target read off the operand its result meets in an
+  /// elementwise op, where the reading \p Planned would not match it
+  /// (ReshapeTargets.cpp).
+  bool readPartnerTarget(Node &N, llvm::ArrayRef<DimExpr> In,
+                         llvm::ArrayRef<int64_t> Target,
+                         llvm::ArrayRef<DimExpr> Planned, DimAnalysis &DA,
+                         Rewriter &RW);
+  std::optional<unsigned> copyTakingRest(llvm::ArrayRef<DimExpr> In,
+                                         llvm::ArrayRef<int64_t> New,
+                                         llvm::ArrayRef<unsigned> Pinned) const;
   bool alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
                     llvm::ArrayRef<int64_t> Target, Rewriter &RW,
                     const std::vector<int64_t> *Planned = nullptr);

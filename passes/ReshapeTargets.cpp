@@ -38,6 +38,240 @@ static void clearAllowZero(Node &N, Rewriter &RW) {
   RW.notifyModified(&N);
 }
 
+/// True if a consumer of \p V (rank \p Rank) multiplies its dim \p K
+/// against a constant: the inner dim of a MatMul or Gemm whose other
+/// operand is a weight. That dim must keep its size at every input size.
+static bool contractedWithConstant(const Value &V, unsigned K, size_t Rank) {
+  auto IsConstant = [](const Value *W) {
+    if (!W)
+      return false;
+    const Node *Def = W->getDefiningNode();
+    return W->isConstant() || (Def && hasTrait(*Def, ConstantProducer));
+  };
+  for (const Use &U : V.getUses()) {
+    if (U.isGraphOutput() || U.User->getNumOperands() < 2)
+      continue;
+    const Node &C = *U.User;
+    const Value *Other = C.getOperand(U.Index == 0 ? 1 : 0);
+    if (U.Index > 1 || !IsConstant(Other))
+      continue;
+    if (hasTrait(C, BatchedMatrixProduct) && Rank >= 2 &&
+        K == (U.Index == 0 ? Rank - 1 : Rank - 2))
+      return true;
+    if (hasTrait(C, TransposableMatrixProduct) && Rank == 2) {
+      bool Trans = C.getAttrInt(U.Index == 0 ? "transA" : "transB", 0) != 0;
+      if (K == (U.Index == 0 ? (Trans ? 0u : 1u) : (Trans ? 1u : 0u)))
+        return true;
+    }
+  }
+  return false;
+}
+
+/// The dims the target \p New gives over the data dims \p In: a 0
+/// copies, a -1 takes the rest. None where the rest is not exact.
+static std::vector<DimExpr> plannedDims(llvm::ArrayRef<DimExpr> In,
+                                        llvm::ArrayRef<int64_t> New) {
+  std::vector<DimExpr> Out;
+  DimExpr Count = DimExpr::constant(1), Others = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Count = Count * E;
+  int Minus = -1;
+  for (unsigned K = 0; K < New.size(); ++K) {
+    if (New[K] == 0 && K < In.size())
+      Out.push_back(In[K]);
+    else
+      Out.push_back(DimExpr::constant(New[K]));
+    if (New[K] == -1)
+      Minus = K;
+    else
+      Others = Others * Out.back();
+  }
+  if (Minus >= 0) {
+    std::optional<DimExpr> Rest = Count.divExact(Others);
+    if (!Rest)
+      return {};
+    Out[Minus] = *Rest;
+  }
+  return Out;
+}
+
+/// Before:  R = Reshape(G, [14,1,64])  G: [S*B,64]     Add(X, R)  X: [S,B,64]
+/// After:   R = Reshape(G, Concat([-1], Shape(ids)[0:1], [64]))
+///
+/// At batch 1 a view's entries do not say where the batch went: [14,1,64]
+/// counts as [-1,1,64] as well, and the Add beside it would then meet
+/// [S*B,1,64] with [S,B,64]. The other operand of an elementwise op the
+/// result meets says what it must be: where its dims, over the input
+/// symbols, have the target's old values and the data's element count,
+/// the target is those dims, each symbol read off the graph input that has
+/// it and the one other dynamic dim as the -1. Taken only where the
+/// planned reading \p Planned would not match the partner (a dim of each,
+/// neither 1, not equal).
+bool DynamicRewrite::readPartnerTarget(Node &N, llvm::ArrayRef<DimExpr> In,
+                                       llvm::ArrayRef<int64_t> Target,
+                                       llvm::ArrayRef<DimExpr> Planned,
+                                       DimAnalysis &DA, Rewriter &RW) {
+  if (Planned.size() != Target.size() || zeroIsLiteral(N, Target))
+    return false;
+  DimExpr Count = DimExpr::constant(1);
+  std::optional<int64_t> OldCount = 1;
+  for (const DimExpr &E : In) {
+    Count = Count * E;
+    std::optional<int64_t> V = readingValue(E);
+    if (!V || *V < 1)
+      return false;
+    *OldCount *= *V;
+  }
+  // A dim that holds a new symbol of old size 1 times more (S*B): where
+  // the planned reading has one and the partner's dims none, the partner
+  // keeps the symbol apart as the dynamic model must have.
+  auto MergesUnit = [&](const DimExpr &E) {
+    bool Merges = false;
+    E.forEachSymbol([&](llvm::StringRef S) {
+      auto It = Old.find(S.str());
+      Merges |= It != Old.end() && It->second == 1 && !E.isSymbol();
+    });
+    return Merges;
+  };
+  // The elementwise ops the result meets, through Transposes and ops that
+  // keep the shape (a residual Add after `transpose(0, 1)`), each with
+  // the result's dim at each of its dims.
+  std::vector<std::pair<const Use *, std::vector<unsigned>>> Meets;
+  std::vector<unsigned> Identity(Target.size());
+  std::iota(Identity.begin(), Identity.end(), 0);
+  std::vector<std::pair<const Value *, std::vector<unsigned>>> Work{
+      {N.getResult(0), Identity}};
+  while (!Work.empty() && Meets.size() < 8) {
+    auto [V, Of] = Work.back();
+    Work.pop_back();
+    for (const Use &U : V->getUses()) {
+      if (U.isGraphOutput())
+        continue;
+      const Node &C = *U.User;
+      if (C.getNumOperands() == 2 && hasTrait(C, ElementwiseBroadcasting)) {
+        Meets.push_back({&U, Of});
+        continue;
+      }
+      if (C.getNumResults() != 1 || Work.size() > 8 || U.Index != 0)
+        continue;
+      if (hasTrait(C, ShapePreserving) && C.getNumOperands() == 1) {
+        Work.push_back({C.getResult(0), Of});
+      } else if (hasTrait(C, PermutesDims)) {
+        std::optional<std::vector<int64_t>> Perm = C.getAttrInts("perm");
+        if (!Perm || Perm->size() != Of.size())
+          continue;
+        std::vector<unsigned> Moved;
+        for (int64_t P : *Perm)
+          if (P >= 0 && P < static_cast<int64_t>(Of.size()))
+            Moved.push_back(Of[P]);
+        if (Moved.size() == Of.size())
+          Work.push_back({C.getResult(0), Moved});
+      }
+    }
+  }
+  for (const auto &[UP, Of] : Meets) {
+    const Use &U = *UP;
+    const Value *P = U.User->getOperand(1 - U.Index);
+    const std::vector<DimExpr> *PD = P ? DA.getDims(*P) : nullptr;
+    if (!PD || PD->size() != Target.size() || Stale.count(P))
+      continue;
+    std::vector<DimExpr> Dims(Target.size());
+    DimExpr PCount = DimExpr::constant(1);
+    bool Fits = true, Differs = false;
+    for (unsigned J = 0; J < PD->size() && Fits; ++J) {
+      unsigned K = Of[J];
+      DimExpr E = computedDim(DA, *P, *PD, J);
+      std::optional<int64_t> V = readingValue(E);
+      Fits = !E.hasUnknown() && DA.isInputExpressible(E) && V &&
+             (Target[K] > 0    ? *V == Target[K]
+              : Target[K] == 0 ? K < In.size() && readingValue(In[K]) == *V
+                               : Target[K] == -1);
+      auto IsOne = [](const DimExpr &X) {
+        return X.isConstant() && X.getConstant() == 1;
+      };
+      Differs |= Planned[K] != E && !IsOne(Planned[K]) && !IsOne(E);
+      PCount = PCount * E;
+      Dims[K] = E;
+    }
+    if (!Fits || !Differs || PCount != Count ||
+        !llvm::any_of(Planned, MergesUnit) || llvm::any_of(Dims, MergesUnit))
+      continue;
+    // Symbols from the graph inputs; one other dynamic dim is the -1.
+    int Minus = -1;
+    std::vector<std::pair<Value *, unsigned>> From(Dims.size());
+    for (unsigned K = 0; K < Dims.size() && Fits; ++K) {
+      if (Dims[K].isConstant())
+        continue;
+      if (Dims[K].isSymbol())
+        From[K] = inputDimOf(Dims[K].getSymbol());
+      if (!From[K].first) {
+        Fits = Minus < 0;
+        Minus = K;
+      }
+    }
+    if (!Fits)
+      continue;
+    if (Minus < 0)
+      for (unsigned K = 0; K < Dims.size() && Minus < 0; ++K)
+        if (!Dims[K].isConstant())
+          Minus = K;
+    std::string Was = shapeOperandName(N, 1);
+    ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
+                         "dims");
+    for (unsigned K = 0; K < Dims.size(); ++K) {
+      if (static_cast<int>(K) == Minus)
+        B.literal(-1);
+      else if (Dims[K].isConstant())
+        B.literal(Dims[K].getConstant());
+      else
+        B.piece(B.dimOf(From[K].first, From[K].second));
+    }
+    setShapeOperand(N, 1, B.finish("target_dynamic"), RW);
+    emitRemark(RW.getDiags(), N)
+        << "target " << Was << " = " << printInts(Target)
+        << " read as the dims of '" << P->getName()
+        << "', which its result meets in the " << U.User->getOpType()
+        << " giving '" << U.User->getResult(0)->getName() << "'";
+    ++RepairCounts["partner-read Reshape target"];
+    Repaired = true;
+    return true;
+  }
+  return false;
+}
+
+/// The one entry of \p New that copies a data dim (a 0) and can take
+/// what the other entries leave of \p In's element count instead: the
+/// rest has the copied dim's size at the reading sizes (it differs by
+/// symbols of old size 1) and is an integer at every size. None where no
+/// single one can, or it is in \p Pinned.
+std::optional<unsigned>
+DynamicRewrite::copyTakingRest(llvm::ArrayRef<DimExpr> In,
+                               llvm::ArrayRef<int64_t> New,
+                               llvm::ArrayRef<unsigned> Pinned) const {
+  DimExpr Count = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Count = Count * E;
+  std::optional<unsigned> Found;
+  for (unsigned K = 0; K < New.size() && K < In.size(); ++K) {
+    if (New[K] != 0 || llvm::is_contained(Pinned, K))
+      continue;
+    DimExpr Others = DimExpr::constant(1);
+    for (unsigned J = 0; J < New.size(); ++J)
+      if (J != K)
+        Others =
+            Others *
+            (New[J] == 0 && J < In.size() ? In[J] : DimExpr::constant(New[J]));
+    std::optional<DimExpr> R = Count.divExact(Others);
+    if (!R || R->hasUnknown() || *R == In[K] || !isIntegralAtSamples(*R) ||
+        !readingValue(*R) || readingValue(*R) != readingValue(In[K]))
+      continue;
+    if (Found)
+      return std::nullopt;
+    Found = K;
+  }
+  return Found;
+}
+
 void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
     return;
@@ -115,56 +349,80 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
         P = P * DimExpr::constant(New[I]);
     return P;
   };
+  // An entry whose result dim a consumer multiplies against a constant
+  // (a Linear's weight) keeps its literal: no other reading runs.
+  std::vector<unsigned> Pinned;
+  for (unsigned K = 0; K < New.size(); ++K)
+    if (contractedWithConstant(*N.getResult(0), K, New.size()))
+      Pinned.push_back(K);
+  auto FindCandidates = [&] {
+    std::vector<unsigned> Candidates;
+    for (unsigned K : Literals) {
+      std::optional<DimExpr> R = Product.divExact(Fixed * LiteralProduct(K));
+      if (R && !R->isConstant() && !R->hasUnknown() && oldValue(*R) == New[K] &&
+          isIntegralAtSamples(*R) && !llvm::is_contained(Pinned, K))
+        Candidates.push_back(K);
+    }
+    return Candidates;
+  };
   if (MinusOne < 0) {
     // Already consistent without -1: nothing else is baked.
     std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
     if (!Rest || *Rest != DimExpr::constant(1)) {
-      std::vector<unsigned> Candidates;
-      for (unsigned K : Literals) {
-        std::optional<DimExpr> R = Product.divExact(Fixed * LiteralProduct(K));
-        if (R && !R->isConstant() && !R->hasUnknown() &&
-            oldValue(*R) == New[K] && isIntegralAtSamples(*R))
-          Candidates.push_back(K);
-      }
-      // Several entries could take the rest: [288,3,2,2] over [B,48,6,4]
-      // (old B = 3) counts as well with 96*B first as with B second. Where
-      // the running products cut the target into groups, the group that
-      // holds B decides (groupReshape): 288 spans B, 48 and part of 6.
-      if (Candidates.size() > 1 &&
-          splitMergedDims(N, *In, *Target, RW) != SplitResult::None)
-        return;
-      if (Candidates.size() > 1 && groupReshape(N, *In, *Target, RW))
-        return;
-      // view(b, c*h, w) baked as [1,128,32]: both 128 (=4*w) and 32 (=w)
-      // could be the remaining product; the one that is a dim of the input
-      // as it is moves with the sizes, the other is structural.
-      if (Candidates.size() > 1) {
-        std::vector<unsigned> Whole;
-        for (unsigned K : Candidates) {
-          std::optional<DimExpr> R =
-              Product.divExact(Fixed * LiteralProduct(K));
-          if (llvm::is_contained(*In, *R))
-            Whole.push_back(K);
-        }
-        if (Whole.size() == 1)
-          Candidates = Whole;
-      }
-      if (Candidates.size() != 1) {
-        std::string Why;
-        if (alignReshape(N, *In, *Target, RW) ||
-            groupReshape(N, *In, *Target, RW, &Why) ||
-            tryShapeDerived(N, *In, *Target, RW))
+      std::vector<unsigned> Candidates = FindCandidates();
+      // A copy reads an entry as the dim at its position, which a size-1
+      // dim beside it leaves open: [S,4*B,16] viewed as [14,64] at batch 1
+      // is [S,64*B] by the copy, but the 64 meets a weight, so the 14 is
+      // S*B. Where the copies leave no entry free, the one copy that can
+      // take the rest (its size at the reading sizes) becomes the -1.
+      if (Candidates.empty() && !Pinned.empty() && !AllowZero)
+        if (std::optional<unsigned> K = copyTakingRest(*In, New, Pinned))
+          if (std::optional<DimExpr> F = Fixed.divExact((*In)[*K])) {
+            New[*K] = -1;
+            Fixed = *F;
+            MinusOne = *K;
+          }
+      if (MinusOne < 0) {
+        // Several entries could take the rest: [288,3,2,2] over [B,48,6,4]
+        // (old B = 3) counts as well with 96*B first as with B second. Where
+        // the running products cut the target into groups, the group that
+        // holds B decides (groupReshape): 288 spans B, 48 and part of 6.
+        if (Candidates.size() > 1 &&
+            splitMergedDims(N, *In, *Target, RW) != SplitResult::None)
           return;
-        Report((Candidates.empty()
-                    ? "no single position can become -1 (more than one dim "
-                      "depends on the input sizes)"
-                    : "more than one position could become -1") +
-               Why);
-        return;
+        if (Candidates.size() > 1 && groupReshape(N, *In, *Target, RW))
+          return;
+        // view(b, c*h, w) baked as [1,128,32]: both 128 (=4*w) and 32 (=w)
+        // could be the remaining product; the one that is a dim of the input
+        // as it is moves with the sizes, the other is structural.
+        if (Candidates.size() > 1) {
+          std::vector<unsigned> Whole;
+          for (unsigned K : Candidates) {
+            std::optional<DimExpr> R =
+                Product.divExact(Fixed * LiteralProduct(K));
+            if (llvm::is_contained(*In, *R))
+              Whole.push_back(K);
+          }
+          if (Whole.size() == 1)
+            Candidates = Whole;
+        }
+        if (Candidates.size() != 1) {
+          std::string Why;
+          if (alignReshape(N, *In, *Target, RW) ||
+              groupReshape(N, *In, *Target, RW, &Why) ||
+              tryShapeDerived(N, *In, *Target, RW))
+            return;
+          Report((Candidates.empty()
+                      ? "no single position can become -1 (more than one dim "
+                        "depends on the input sizes)"
+                      : "more than one position could become -1") +
+                 Why);
+          return;
+        }
+        MinusOne = Candidates.front();
+        New[MinusOne] = -1;
+        Literals.erase(llvm::find(Literals, static_cast<unsigned>(MinusOne)));
       }
-      MinusOne = Candidates.front();
-      New[MinusOne] = -1;
-      Literals.erase(llvm::find(Literals, static_cast<unsigned>(MinusOne)));
     }
   }
   if (MinusOne >= 0) {
@@ -181,6 +439,8 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
       return;
     }
   }
+  if (readPartnerTarget(N, *In, *Target, plannedDims(*In, New), DA, RW))
+    return;
   if (New == *Target &&
       splitMergedDims(N, *In, *Target, RW) != SplitResult::None)
     return;
@@ -1071,6 +1331,13 @@ bool DynamicRewrite::alignReshape(Node &N, llvm::ArrayRef<DimExpr> In,
   if (!Dynamic || !Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest) ||
       (Minus == M && *Rest != DimExpr::constant(1)))
     return false;
+  // A literal entry a consumer multiplies against a weight keeps its
+  // size: read as data dims, it would take a dim the weight cannot (the
+  // target's own -1 there takes what the model makes it, as before).
+  for (size_t I = 0; I < M; ++I)
+    if (I != Minus && Pieces[I]->K != TargetPiece::Literal &&
+        contractedWithConstant(*N.getResult(0), I, M))
+      return false;
   // Next to the other repairs' target (\p Planned), the alignment is used
   // only where it makes an entry follow the sizes that the other kept as a
   // literal: `view(b, t, -1)` over [b*t, ...] counts fine with [1,8,-1]
@@ -1203,6 +1470,20 @@ bool DynamicRewrite::resolveCopies(const Node &N, llvm::ArrayRef<DimExpr> In,
          });
 }
 
+/// True if input dim \p J and target entry \p J (same position) span the
+/// same run of elements at the old sizes, alone between two cuts, and the
+/// dim is dynamic above size 1: the entry reads as a copy of the dim.
+static bool isCopyGroup(llvm::ArrayRef<DimExpr> In,
+                        llvm::ArrayRef<int64_t> OldIn,
+                        llvm::ArrayRef<int64_t> PIn, llvm::ArrayRef<int64_t> PT,
+                        llvm::ArrayRef<int64_t> Cuts, unsigned J) {
+  if (J + 1 >= PT.size() || In[J].isConstant() || OldIn[J] < 2)
+    return false;
+  bool StartsAtCut =
+      J == 0 || std::binary_search(Cuts.begin(), Cuts.end(), PIn[J]);
+  return StartsAtCut && PT[J] == PIn[J] && PT[J + 1] == PIn[J + 1];
+}
+
 /// The fallback for a baked target that none of the other repairs reads:
 /// `reshape(B*C*nh, ph, nw, pw)` over [B,C,H,W] (MobileViT's unfold,
 /// baked as [384,2,6,2] over [3,32,8,12]) has two entries that could take
@@ -1264,18 +1545,29 @@ bool DynamicRewrite::groupReshape(Node &N, llvm::ArrayRef<DimExpr> In,
   // A dynamic dim of old size 1 leaves the running products as they are.
   // First (a batch of 1 before [128,2,6,2]), last, or inside a group, it
   // belongs to that group; at a cut between two groups nothing says which.
-  for (unsigned I = 1; I < In.size(); ++I)
-    if (OldIn[I] == 1 && !In[I].isConstant() && (*PIn)[I] != PIn->back() &&
-        std::binary_search(Cuts.begin(), Cuts.end(), (*PIn)[I]))
-      return false;
-  std::vector<ReshapeGroup> Groups(Cuts.size());
+  // Except after a copy: where the dim before it is a group of its own,
+  // one dynamic dim read by the entry at its own position (the sequence
+  // of [S,B,64] over [14,4,16], attention's `view(S, B*heads, d)` baked at
+  // batch 1), that entry is the dim, as the copy rule reads it, and holds
+  // nothing else: the dim of size 1 goes with the group after the cut.
   auto GroupOf = [&](int64_t End) {
     return static_cast<unsigned>(llvm::lower_bound(Cuts, End) - Cuts.begin());
   };
-  for (unsigned I = In.size(); I-- > 0;)
-    Groups[GroupOf((*PIn)[I + 1])].FirstDim = I;
+  std::vector<unsigned> DimGroup;
   for (unsigned I = 0; I < In.size(); ++I)
-    Groups[GroupOf((*PIn)[I + 1])].EndDim = I + 1;
+    DimGroup.push_back(GroupOf((*PIn)[I + 1]));
+  for (unsigned I = 1; I < In.size(); ++I)
+    if (OldIn[I] == 1 && !In[I].isConstant() && (*PIn)[I] != PIn->back() &&
+        std::binary_search(Cuts.begin(), Cuts.end(), (*PIn)[I])) {
+      if (!isCopyGroup(In, OldIn, *PIn, *PT, Cuts, I - 1))
+        return false;
+      ++DimGroup[I];
+    }
+  std::vector<ReshapeGroup> Groups(Cuts.size());
+  for (unsigned I = In.size(); I-- > 0;)
+    Groups[DimGroup[I]].FirstDim = I;
+  for (unsigned I = 0; I < In.size(); ++I)
+    Groups[DimGroup[I]].EndDim = I + 1;
   for (unsigned K = OldTarget.size(); K-- > 0;)
     Groups[GroupOf((*PT)[K + 1])].FirstEntry = K;
   for (unsigned K = 0; K < OldTarget.size(); ++K)

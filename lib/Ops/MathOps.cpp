@@ -93,7 +93,7 @@ constexpr TraitRow Traits[] = {
     {"", "Exp", 1, ShapePreserving, {}, {}, -1},
     {"", "Floor", 1, ShapePreserving, {}, {}, -1},
     {"", "Gelu", 1, ShapePreserving, {}, {}, -1},
-    {"", "Gemm", 1, 0, {}, {}, -1},
+    {"", "Gemm", 1, TransposableMatrixProduct, {}, {}, -1},
     {"", "Greater", 1, ElementwiseBroadcasting | Comparison, {}, {}, -1},
     {"", "GreaterOrEqual", 1, ElementwiseBroadcasting | Comparison, {}, {}, -1},
     {"", "HardSigmoid", 1, ShapePreserving, {}, {}, -1},

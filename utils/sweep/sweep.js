@@ -516,11 +516,16 @@ async function main() {
       const syms = [...new Set(info.inputs.flatMap((i) => (i.dims || []).filter((d) => !isStaticDim(d) && d !== null)))];
       const base = Math.max(2, ...runnable.map((s) => Math.max(...Object.values(s).flat().filter((v) => v > 0), 2)));
       const distinct = uniformShapes(info, (d) => base + 1 + Math.max(0, syms.indexOf(d)));
+      // And as most static exports are made: a leading symbol (the batch)
+      // at 1, the others at distinct sizes well above the runnable ones
+      // (an image large enough that no feature map shrinks to one pixel).
+      const leading = new Set(info.inputs.map((i) => (i.dims || [])[0]).filter((d) => d && !isStaticDim(d)));
+      const batchOne = uniformShapes(info, (d) => (leading.has(d) ? 1 : 2 * base + 3 + 5 * Math.max(0, syms.indexOf(d))));
       // --refreeze-at adds sets where every symbol takes one size: sizes
       // shared by the symbols and by static dims (a head count, the
       // channels) are where a static export reads several ways.
       const sets = runnable.slice();
-      const extra = [distinct, ...(o.refreezeAt || []).map((v) => uniformShapes(info, () => v))];
+      const extra = [distinct, batchOne, ...(o.refreezeAt || []).map((v) => uniformShapes(info, () => v))];
       for (const s of extra) {
         if (sets.some((t) => shapesKey(t) === shapesKey(s)))
           continue;

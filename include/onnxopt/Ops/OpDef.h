@@ -148,6 +148,10 @@ enum OpTrait : uint64_t {
   Sums = 1ull << 33,
   /// Its result is the product of its two operands, broadcast (Mul).
   Multiplies = 1ull << 34,
+  /// A product of two matrices, each read transposed where its `transA`
+  /// or `transB` attribute says so (Gemm): operand 0's dim 1 (dim 0 when
+  /// transposed) meets operand 1's dim 0 (dim 1).
+  TransposableMatrixProduct = 1ull << 35,
 };
 using OpTraits = uint64_t;
 
