@@ -545,7 +545,8 @@ async function main() {
       }
       // --refreeze-partial: an export that kept one symbol dynamic and
       // baked the others (a dynamic length at batch 1), made dynamic
-      // again in all of them; frozen at the first and the last set.
+      // again in all of them; frozen at the first and the last set and at
+      // the distinct and batch-1 sets (where no two symbols share a size).
       const valueOf = (set, sym) => {
         for (const i of info.inputs)
           for (const [j, d] of (i.dims || []).entries())
@@ -553,7 +554,10 @@ async function main() {
               return set[i.name][j];
         return undefined;
       };
-      const ends = o.refreezePartial && syms.length > 1 ? [...new Set([0, sets.length - 1])] : [];
+      const at = (x) => sets.findIndex((t) => shapesKey(t) === shapesKey(x));
+      const ends = o.refreezePartial && syms.length > 1
+        ? [...new Set([0, at(distinct), at(batchOne), sets.length - 1])].filter((k) => k >= 0).sort((a, b) => a - b)
+        : [];
       for (const k of ends)
         for (const kept of syms) {
           const fixed = syms.filter((x) => x !== kept).map((x) => [x, valueOf(sets[k], x)]);
