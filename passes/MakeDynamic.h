@@ -111,6 +111,10 @@ public:
     DimExpr Value;
     bool Literal;
   };
+  void copyUnitEntries(Node &N, const Node &Joined,
+                       llvm::ArrayRef<JoinedEntry> Entries,
+                       llvm::ArrayRef<DimExpr> In, DimAnalysis &DA,
+                       Rewriter &RW);
   bool readAsConstantTarget(Node &N, llvm::ArrayRef<JoinedEntry> Entries,
                             llvm::ArrayRef<DimExpr> In, DimAnalysis &DA,
                             Rewriter &RW);

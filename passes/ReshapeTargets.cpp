@@ -40,7 +40,8 @@ static void clearAllowZero(Node &N, Rewriter &RW) {
 
 /// True if a consumer of \p V (rank \p Rank) multiplies its dim \p K
 /// against a constant: the inner dim of a MatMul or Gemm whose other
-/// operand is a weight. That dim must keep its size at every input size.
+/// operand is a weight, the channels of a Conv. That dim must keep its
+/// size at every input size.
 static bool contractedWithConstant(const Value &V, unsigned K, size_t Rank) {
   auto IsConstant = [](const Value *W) {
     if (!W)
@@ -57,6 +58,9 @@ static bool contractedWithConstant(const Value &V, unsigned K, size_t Rank) {
       continue;
     if (hasTrait(C, BatchedMatrixProduct) && Rank >= 2 &&
         K == (U.Index == 0 ? Rank - 1 : Rank - 2))
+      return true;
+    // A Conv's channels meet its weight's.
+    if (hasTrait(C, KernelOp) && U.Index == 0 && K == 1)
       return true;
     if (hasTrait(C, TransposableMatrixProduct) && Rank == 2) {
       bool Trans = C.getAttrInt(U.Index == 0 ? "transA" : "transB", 0) != 0;
@@ -462,10 +466,11 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
 /// The entries of \p Joined (a Concat along axis 0 of 1-D pieces) as the
 /// Reshape \p N reads them against its data dims \p In: a 0 copies the
 /// data's dim where \p N's allowzero says so. None where a piece's length
-/// or a computed entry is unknown, or an entry is -1 (nothing to repair).
+/// or a computed entry is unknown, or an entry is -1 (nothing to repair)
+/// unless \p WithMinusOne (a literal -1 is then an entry -1).
 static std::optional<std::vector<JoinedEntry>>
 readJoinedTarget(const Node &N, const Node &Joined, DimAnalysis &DA,
-                 llvm::ArrayRef<DimExpr> In) {
+                 llvm::ArrayRef<DimExpr> In, bool WithMinusOne = false) {
   bool AllowZero = N.getAttrInt("allowzero", 0) != 0;
   std::vector<JoinedEntry> Entries;
   for (const Value *P : Joined.getOperands()) {
@@ -483,7 +488,7 @@ readJoinedTarget(const Node &N, const Node &Joined, DimAnalysis &DA,
     for (size_t I = 0; I < Length; ++I) {
       DimExpr V = Literals ? DimExpr::constant((*Literals)[I]) : (*Computed)[I];
       if (V.hasUnknown() || !DA.isInputExpressible(V) ||
-          V == DimExpr::constant(-1))
+          (V == DimExpr::constant(-1) && (!WithMinusOne || !Literals)))
         return std::nullopt;
       bool Copy = !AllowZero && V == DimExpr::constant(0);
       if (Copy && Entries.size() >= In.size())
@@ -534,6 +539,91 @@ bool DynamicRewrite::readAsConstantTarget(Node &N,
   return true;
 }
 
+/// Before:  R = Reshape(Y, Concat([1], [-1], H', W'))  Y: [B,8,H'*W']
+/// After:   R = Reshape(Y, Concat(Shape(Y)[0:1], [-1], H', W'))
+///
+/// `x.reshape(b, -1, h, w)` exported at batch 1 with h and w computed: the
+/// -1 would take the batch into the channels. A literal 1 at the position
+/// of a data dim that is a new symbol of old size 1 is that dim (a copy,
+/// as for constant targets), read from the data's Shape; where the data's
+/// dim there has one such symbol as a factor (`view(b, t, -1)` over
+/// [B*T,...]), it is that symbol, read from the graph input. Taken where
+/// the -1 then takes a whole number at every size.
+void DynamicRewrite::copyUnitEntries(Node &N, const Node &Joined,
+                                     llvm::ArrayRef<JoinedEntry> Entries,
+                                     llvm::ArrayRef<DimExpr> In,
+                                     DimAnalysis &DA, Rewriter &RW) {
+  DimExpr Count = DimExpr::constant(1), Others = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Count = Count * E;
+  // The new symbol of old size 1 that entry K's 1 stands for: the data's
+  // dim at K, or the one such factor of it (the B of a [B*T,...] that
+  // `view(b, t, -1)` splits).
+  auto UnitSymbol = [&](unsigned K) -> std::optional<std::string> {
+    const JoinedEntry &E = Entries[K];
+    if (!E.Literal || E.Value != DimExpr::constant(1) || K >= In.size())
+      return std::nullopt;
+    std::optional<std::string> Found;
+    bool Several = false;
+    In[K].forEachSymbol([&](llvm::StringRef S) {
+      auto It = Old.find(S.str());
+      if (It == Old.end() || It->second != 1 ||
+          !In[K].divExact(DimExpr::symbol(S)))
+        return;
+      Several |= Found && *Found != S.str();
+      Found = S.str();
+    });
+    return Several ? std::nullopt : Found;
+  };
+  std::vector<std::optional<std::string>> Copy(Entries.size());
+  bool Any = false;
+  for (unsigned K = 0; K < Entries.size(); ++K) {
+    const JoinedEntry &E = Entries[K];
+    Copy[K] = UnitSymbol(K);
+    Any |= Copy[K].has_value();
+    if (E.Value != DimExpr::constant(-1))
+      Others = Others * (Copy[K] ? DimExpr::symbol(*Copy[K]) : E.Value);
+  }
+  std::optional<DimExpr> Rest = Count.divExact(Others);
+  if (!Any || !Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest))
+    return;
+  for (unsigned K = 0; K < Entries.size(); ++K)
+    if (Copy[K] && !In[K].isSymbol() && !inputDimOf(*Copy[K]).first)
+      return;
+  std::string Name = shapeOperandName(N, 1);
+  ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
+                       "dims");
+  size_t At = 0;
+  for (Value *P : Joined.getOperands()) {
+    Tensor T = getConstantValue(*P);
+    std::optional<std::vector<int64_t>> Was = T ? T.toInt64s() : std::nullopt;
+    if (!Was) {
+      B.piece(P);
+      At += DA.getDims(*P)->front().getConstant();
+      continue;
+    }
+    for (int64_t V : *Was) {
+      if (!Copy[At]) {
+        B.literal(V);
+      } else if (In[At].isSymbol()) {
+        B.piece(B.dimOf(N.getOperand(0), At));
+      } else {
+        auto [Input, Dim] = inputDimOf(*Copy[At]);
+        B.piece(B.dimOf(Input, Dim));
+      }
+      ++At;
+    }
+  }
+  setShapeOperand(N, 1, B.finish("target_dynamic"), RW);
+  emitRemark(RW.getDiags(), N)
+      << "target " << Name
+      << " joins computed dims, baked entries and -1: a 1 at the place of "
+         "a data dim of old size 1 is that dim, so the -1 takes "
+      << Rest->str();
+  ++RepairCounts["joined Reshape target"];
+  Repaired = true;
+}
+
 /// Before:  R = Reshape(Y, Concat(Shape<0,1>(Y), [4], [96]))  Y: [N,4,H,W]
 /// After:   R = Reshape(Y, Concat(Shape<0,1>(Y), [4], [-1]))  (old H*W = 96)
 ///
@@ -557,8 +647,11 @@ void DynamicRewrite::repairReshapePieces(Node &N, DimAnalysis &DA,
   }
   std::optional<std::vector<JoinedEntry>> Entries =
       readJoinedTarget(N, *Joined, DA, In);
-  if (!Entries)
+  if (!Entries) {
+    if ((Entries = readJoinedTarget(N, *Joined, DA, In, true)))
+      copyUnitEntries(N, *Joined, *Entries, In, DA, RW);
     return;
+  }
   DimExpr Product = DimExpr::constant(1);
   for (const DimExpr &E : In)
     Product = Product * E;
@@ -574,16 +667,30 @@ void DynamicRewrite::repairReshapePieces(Node &N, DimAnalysis &DA,
   std::optional<DimExpr> Rest = Product.divExact(Others(-1));
   if (!Rest || *Rest == DimExpr::constant(1))
     return;
-  std::vector<unsigned> Candidates;
+  // A literal that the rest fits (its old value, an integer at every
+  // size), not one a weight meets; a 1 only where the rest is the data's
+  // dim at its position, a new symbol of old size 1 (the batch of
+  // `x.view(b, c, h, w)` exported at batch 1 with h and w computed).
+  // Where several fit, the one that is the data's dim at its position.
+  std::vector<unsigned> Candidates, Copies;
   for (unsigned K = 0; K < Entries->size(); ++K) {
     const JoinedEntry &E = (*Entries)[K];
-    if (!E.Literal || E.Value.getConstant() < 2)
+    if (!E.Literal || E.Value.getConstant() < 1 ||
+        contractedWithConstant(*N.getResult(0), K, Entries->size()))
       continue;
     std::optional<DimExpr> R = Product.divExact(Others(K));
-    if (R && !R->isConstant() && !R->hasUnknown() &&
-        oldValue(*R) == E.Value.getConstant() && isIntegralAtSamples(*R))
-      Candidates.push_back(K);
+    if (!R || R->isConstant() || R->hasUnknown() ||
+        oldValue(*R) != E.Value.getConstant() || !isIntegralAtSamples(*R))
+      continue;
+    bool Copy = K < In.size() && *R == In[K];
+    if (E.Value.getConstant() == 1 && !(Copy && R->isSymbol()))
+      continue;
+    Candidates.push_back(K);
+    if (Copy)
+      Copies.push_back(K);
   }
+  if (Candidates.size() > 1 && Copies.size() == 1)
+    Candidates = Copies;
   if (Candidates.size() != 1 && readAsConstantTarget(N, *Entries, In, DA, RW))
     return;
   if (Candidates.size() != 1) {

@@ -570,6 +570,17 @@ async function main() {
                              shapes: s, compare: true, why: 'other shape'}))}),
                            {frozen: fixed.map(([x, v]) => `${x}=${v}`).join(',')});
         }
+      // And the other way round, as most partial exports are made: the
+      // leading symbols (the batch) frozen at 1, the others kept dynamic.
+      const lead = syms.filter((x) => leading.has(x));
+      if (o.refreezePartial && back && lead.length && lead.length < syms.length &&
+          lead.every((x) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(x)))
+        await doPipeline('refreeze-batch1',
+                         [`--pass-pipeline=freeze-dims{dims=${lead.map((x) => `${x}:1`).join(',')}}`,
+                          '--simplify', `--make-dynamic=shapes=${back}`],
+                         (outInfo) => ({sets: sets.filter((s) => insideRanges(outInfo, s)).map((s) => ({
+                           shapes: s, compare: true, why: 'other shape'}))}),
+                         {frozen: lead.map((x) => `${x}=1`).join(',')});
     }
     const dt = (Date.now() - tModel) / 1000;
     process.stderr.write(`[${mi + 1}/${o.models.length}] ${model} ${dt.toFixed(1)}s (total ${((Date.now() - t0) / 1000).toFixed(0)}s)\n`);
