@@ -99,56 +99,21 @@ static std::vector<DimExpr> plannedDims(llvm::ArrayRef<DimExpr> In,
   return Out;
 }
 
-/// Before:  R = Reshape(G, [14,1,64])  G: [S*B,64]     Add(X, R)  X: [S,B,64]
-/// After:   R = Reshape(G, Concat([-1], Shape(ids)[0:1], [64]))
-///
-/// At batch 1 a view's entries do not say where the batch went: [14,1,64]
-/// counts as [-1,1,64] as well, and the Add beside it would then meet
-/// [S*B,1,64] with [S,B,64]. The other operand of an elementwise op the
-/// result meets says what it must be: where its dims, over the input
-/// symbols, have the target's old values and the data's element count,
-/// the target is those dims, each symbol read off the graph input that has
-/// it and the one other dynamic dim as the -1. Taken only where the
-/// planned reading \p Planned would not match the partner (a dim of each,
-/// neither 1, not equal).
-bool DynamicRewrite::readPartnerTarget(Node &N, llvm::ArrayRef<DimExpr> In,
-                                       llvm::ArrayRef<int64_t> Target,
-                                       llvm::ArrayRef<DimExpr> Planned,
-                                       DimAnalysis &DA, Rewriter &RW) {
-  if (Planned.size() != Target.size() || zeroIsLiteral(N, Target))
-    return false;
-  DimExpr Count = DimExpr::constant(1);
-  std::optional<int64_t> OldCount = 1;
-  for (const DimExpr &E : In) {
-    Count = Count * E;
-    std::optional<int64_t> V = readingValue(E);
-    if (!V || *V < 1)
-      return false;
-    *OldCount *= *V;
-  }
-  // A dim that holds a new symbol of old size 1 times more (S*B): where
-  // the planned reading has one and the partner's dims none, the partner
-  // keeps the symbol apart as the dynamic model must have.
-  auto MergesUnit = [&](const DimExpr &E) {
-    bool Merges = false;
-    E.forEachSymbol([&](llvm::StringRef S) {
-      auto It = Old.find(S.str());
-      Merges |= It != Old.end() && It->second == 1 && !E.isSymbol();
-    });
-    return Merges;
-  };
-  // The elementwise ops the result meets, through Transposes and ops that
-  // keep the shape (a residual Add after `transpose(0, 1)`), each with
-  // the result's dim at each of its dims.
+/// The uses of \p V (rank \p Rank) by binary elementwise ops, found
+/// through Transposes and ops that keep the shape (a residual Add after
+/// `transpose(0, 1)`), eight at most, each with the dim of V at each dim
+/// of the value the op reads.
+static std::vector<std::pair<const Use *, std::vector<unsigned>>>
+elementwiseMeets(const Value &V, size_t Rank) {
   std::vector<std::pair<const Use *, std::vector<unsigned>>> Meets;
-  std::vector<unsigned> Identity(Target.size());
+  std::vector<unsigned> Identity(Rank);
   std::iota(Identity.begin(), Identity.end(), 0);
   std::vector<std::pair<const Value *, std::vector<unsigned>>> Work{
-      {N.getResult(0), Identity}};
+      {&V, Identity}};
   while (!Work.empty() && Meets.size() < 8) {
-    auto [V, Of] = Work.back();
+    auto [W, Of] = Work.back();
     Work.pop_back();
-    for (const Use &U : V->getUses()) {
+    for (const Use &U : W->getUses()) {
       if (U.isGraphOutput())
         continue;
       const Node &C = *U.User;
@@ -173,6 +138,43 @@ bool DynamicRewrite::readPartnerTarget(Node &N, llvm::ArrayRef<DimExpr> In,
       }
     }
   }
+  return Meets;
+}
+
+/// Before:  R = Reshape(G, [14,1,64])  G: [S*B,64]     Add(X, R)  X: [S,B,64]
+/// After:   R = Reshape(G, Concat([-1], Shape(ids)[0:1], [64]))
+///
+/// At batch 1 a view's entries do not say where the batch went: [14,1,64]
+/// counts as [-1,1,64] as well, and the Add beside it would then meet
+/// [S*B,1,64] with [S,B,64]. The other operand of an elementwise op the
+/// result meets says what it must be: where its dims, over the input
+/// symbols, have the target's old values and the data's element count,
+/// the target is those dims, each symbol read off the graph input that has
+/// it and the one other dynamic dim as the -1. Taken only where the
+/// planned reading \p Planned would not match the partner (a dim of each,
+/// neither 1, not equal).
+bool DynamicRewrite::readPartnerTarget(Node &N, llvm::ArrayRef<DimExpr> In,
+                                       llvm::ArrayRef<int64_t> Target,
+                                       llvm::ArrayRef<DimExpr> Planned,
+                                       DimAnalysis &DA, Rewriter &RW) {
+  if (Planned.size() != Target.size() || zeroIsLiteral(N, Target))
+    return false;
+  DimExpr Count = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Count = Count * E;
+  // A dim that holds a new symbol of old size 1 times more (S*B): where
+  // the planned reading has one and the partner's dims none, the partner
+  // keeps the symbol apart as the dynamic model must have.
+  auto MergesUnit = [&](const DimExpr &E) {
+    bool Merges = false;
+    E.forEachSymbol([&](llvm::StringRef S) {
+      auto It = Old.find(S.str());
+      Merges |= It != Old.end() && It->second == 1 && !E.isSymbol();
+    });
+    return Merges;
+  };
+  std::vector<std::pair<const Use *, std::vector<unsigned>>> Meets =
+      elementwiseMeets(*N.getResult(0), Target.size());
   for (const auto &[UP, Of] : Meets) {
     const Use &U = *UP;
     const Value *P = U.User->getOperand(1 - U.Index);

@@ -520,7 +520,7 @@ async function main() {
       // at 1, the others at distinct sizes well above the runnable ones
       // (an image large enough that no feature map shrinks to one pixel).
       const leading = new Set(info.inputs.map((i) => (i.dims || [])[0]).filter((d) => d && !isStaticDim(d)));
-      const batchOne = uniformShapes(info, (d) => (leading.has(d) ? 1 : 2 * base + 3 + 5 * Math.max(0, syms.indexOf(d))));
+      const batchOne = uniformShapes(info, (d) => (leading.has(d) ? 1 : Math.max(2 * base + 3, 40) + 5 * Math.max(0, syms.indexOf(d))));
       // --refreeze-at adds sets where every symbol takes one size: sizes
       // shared by the symbols and by static dims (a head count, the
       // channels) are where a static export reads several ways.
