@@ -1980,6 +1980,18 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
   for (size_t I = 0; I < Values->size(); ++I)
     if ((*Values)[I] != int64_t(I))
       return;
+  if (gatherAsMergedView(N, DA, Idx.getDims(), Axis, RW)) {
+    emitRemark(RW.getDiags(), N)
+        << "constant indices '" << N.getOperand(1)->getName() << "' "
+        << printInts(Idx.getDims()) << " are 0.." << Values->size() - 1
+        << " in order over dim " << Axis << " of '" << Data->getName() << "' ("
+        << Gathered.str()
+        << "): the gather is a view of it, its dims those the dim merged, "
+           "in order";
+    ++RepairCounts["in-order position gather"];
+    Repaired = true;
+    return;
+  }
   std::vector<int64_t> Target;
   for (int64_t K = 0; K < Rank; ++K) {
     if (K == Axis) {
@@ -2002,6 +2014,61 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
       << printInts(Target) << " at the old sizes";
   ++RepairCounts["in-order position gather"];
   Repaired = true;
+}
+
+/// Before:  G = Gather<axis=0>(Flatten<axis=2>(mask), <[3,1,1,3] 0..8>)
+///          mask: [B,S], baked at B = S = 3
+/// After:   G = Reshape(Flatten<axis=2>(mask), Concat([-1,1,1], S, [1]))
+///
+/// The in-order gather's view at the old sizes, [3,1,1,3,1], reads two
+/// ways where two dims the gathered dim merged have one old size (batch
+/// == length). The merge says which is which: the indices' dims that are
+/// not 1 are the merged dims in order, where their old sizes agree one by
+/// one; the first becomes -1 and the others are read from where the merge
+/// took them. The data's other dims are copied from its Shape. False,
+/// changing nothing, where the merged dims' old sizes all differ (the
+/// view at the old sizes reads one way) or do not match.
+bool DynamicRewrite::gatherAsMergedView(Node &N, DimAnalysis &DA,
+                                        llvm::ArrayRef<int64_t> IdxDims,
+                                        int64_t Axis, Rewriter &RW) {
+  Value *Data = N.getOperand(0);
+  const std::vector<DimExpr> *DD = DA.getDims(*Data);
+  std::vector<std::pair<Value *, unsigned>> From =
+      mergedFrom(Data, unsigned(Axis), DA);
+  std::vector<int64_t> Sizes;
+  for (const auto &[V, D] : From) {
+    const std::vector<DimExpr> *VD = DA.getDims(*V);
+    std::optional<int64_t> Size =
+        VD ? oldValue(computedDim(DA, *V, *VD, D)) : std::nullopt;
+    if (!Size)
+      return false;
+    Sizes.push_back(*Size);
+  }
+  std::vector<int64_t> Wide;
+  for (int64_t D : IdxDims)
+    if (D != 1)
+      Wide.push_back(D);
+  std::set<int64_t> Distinct(Sizes.begin(), Sizes.end());
+  if (Wide != Sizes || Distinct.size() == Sizes.size())
+    return false;
+  ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
+                       "dims");
+  size_t Next = 0;
+  for (int64_t K = 0; K < int64_t(DD->size()); ++K) {
+    if (K != Axis) {
+      B.piece(B.dimOf(Data, unsigned(K)));
+      continue;
+    }
+    for (int64_t D : IdxDims) {
+      if (D == 1)
+        B.literal(1);
+      else if (Next++ == 0)
+        B.literal(-1);
+      else
+        B.piece(B.dimOf(From[Next - 1].first, From[Next - 1].second));
+    }
+  }
+  return gatherAsView(N, B.finish("gathered_shape"), RW);
 }
 
 /// The view of \p N's data for indices \p IdxIn that count in order but

@@ -210,6 +210,11 @@ public:
   /// of the view's operand; empty when there is no such merge.
   std::vector<std::pair<Value *, unsigned>>
   mergedFrom(Value *V, unsigned D, const DimAnalysis &DA);
+  /// An in-order gather's view whose index dims are the dims the gathered
+  /// dim merged, in order (MakeDynamic.cpp).
+  bool gatherAsMergedView(Node &N, DimAnalysis &DA,
+                          llvm::ArrayRef<int64_t> IdxDims, int64_t Axis,
+                          Rewriter &RW);
   /// A dim of a Reshape's data input, with each merged dim spread out
   /// into the dims it was made of.
   struct SpreadDim {
