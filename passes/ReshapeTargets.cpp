@@ -152,12 +152,15 @@ elementwiseMeets(const Value &V, size_t Rank) {
 /// the target is those dims, each symbol read off the graph input that has
 /// it and the one other dynamic dim as the -1. Taken only where the
 /// planned reading \p Planned would not match the partner (a dim of each,
-/// neither 1, not equal).
+/// neither 1, not equal) and merges a symbol of old size 1, or where no
+/// rule reads the target (\p Planned empty: `view(S, B, E)` exported at
+/// S == B, whose [3,3,64] the counts cannot tell apart).
 bool DynamicRewrite::readPartnerTarget(Node &N, llvm::ArrayRef<DimExpr> In,
                                        llvm::ArrayRef<int64_t> Target,
                                        llvm::ArrayRef<DimExpr> Planned,
                                        DimAnalysis &DA, Rewriter &RW) {
-  if (Planned.size() != Target.size() || zeroIsLiteral(N, Target))
+  if ((!Planned.empty() && Planned.size() != Target.size()) ||
+      zeroIsLiteral(N, Target))
     return false;
   DimExpr Count = DimExpr::constant(1);
   for (const DimExpr &E : In)
@@ -195,12 +198,14 @@ bool DynamicRewrite::readPartnerTarget(Node &N, llvm::ArrayRef<DimExpr> In,
       auto IsOne = [](const DimExpr &X) {
         return X.isConstant() && X.getConstant() == 1;
       };
-      Differs |= Planned[K] != E && !IsOne(Planned[K]) && !IsOne(E);
+      Differs |= Planned.empty() ||
+                 (Planned[K] != E && !IsOne(Planned[K]) && !IsOne(E));
       PCount = PCount * E;
       Dims[K] = E;
     }
     if (!Fits || !Differs || PCount != Count ||
-        !llvm::any_of(Planned, MergesUnit) || llvm::any_of(Dims, MergesUnit))
+        (!Planned.empty() && !llvm::any_of(Planned, MergesUnit)) ||
+        llvm::any_of(Dims, MergesUnit))
       continue;
     // Symbols from the graph inputs; one other dynamic dim is the -1.
     int Minus = -1;
@@ -416,7 +421,8 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
           std::string Why;
           if (alignReshape(N, *In, *Target, RW) ||
               groupReshape(N, *In, *Target, RW, &Why) ||
-              tryShapeDerived(N, *In, *Target, RW))
+              tryShapeDerived(N, *In, *Target, RW) ||
+              readPartnerTarget(N, *In, *Target, {}, DA, RW))
             return;
           Report((Candidates.empty()
                       ? "no single position can become -1 (more than one dim "
@@ -437,7 +443,8 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
       std::string Why;
       if (alignReshape(N, *In, *Target, RW) ||
           groupReshape(N, *In, *Target, RW, &Why) ||
-          tryShapeDerived(N, *In, *Target, RW))
+          tryShapeDerived(N, *In, *Target, RW) ||
+          readPartnerTarget(N, *In, *Target, {}, DA, RW))
         return;
       Report("the literal dims do not divide the input's size for every "
              "input size" +
