@@ -391,6 +391,39 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                        "rebuilding it needs Max and Min of int64 (opset 12)";
       return Result;
     }
+    // A table of more than two values whose ends saturate on only a few
+    // diagonals (T5's distance buckets, exported at a length below their
+    // max distance) may go on changing past the old size: the constant is
+    // then kept and its top-left block sliced, as exact at every size up
+    // to the old one, which bounds the dim there.
+    const BakedAxis &RowAxis = axisInfo(B, Varying[0]),
+                    &ColAxis = axisInfo(B, Varying[1]);
+    if (F && F->Distinct > 2 &&
+        (2 * F->SaturatedBelow < Reduced.getDims()[Varying[1]] ||
+         2 * F->SaturatedAbove < Reduced.getDims()[Varying[0]])) {
+      if (RowAxis.DimText != ColAxis.DimText) {
+        Result.Message = What + " depends only on i - j along " +
+                         axesText(Varying) +
+                         ", but holds more than two values and its ends "
+                         "repeat on a few diagonals only: what larger sizes "
+                         "add is not shown";
+        return Result;
+      }
+      Builder Bld(M, RW, User);
+      Value *Data = Still.empty() ? Operand : Bld.constant(Reduced);
+      Value *V =
+          Bld.prefix(Data, Varying[0], RowAxis.Partner, RowAxis.PartnerAxis);
+      V = Bld.prefix(V, Varying[1], ColAxis.Partner, ColAxis.PartnerAxis);
+      Result = Use(V, "bounded i - j table",
+                   What + " depends only on i - j along " + axesText(Varying) +
+                       ", but holds more than two values and its ends "
+                       "repeat on a few diagonals only: kept and sliced to " +
+                       sizesText(B, Varying) + ", so " + RowAxis.DimText +
+                       " <= " + std::to_string(B.T.getDims()[Varying[0]]));
+      Result.Bounds = true;
+      Result.Along = RowAxis.DimText;
+      return Result;
+    }
     if (F) {
       Builder Bld(M, RW, User);
       return Use(

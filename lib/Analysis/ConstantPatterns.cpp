@@ -308,6 +308,14 @@ std::optional<ToeplitzForm> onnxopt::matchToeplitz(const Tensor &T,
   ToeplitzForm F;
   F.Below = Below;
   F.Above = Above;
+  F.SaturatedBelow = C - Below;
+  F.SaturatedAbove = R - Above;
+  std::vector<int64_t> Seen;
+  for (int64_t D = -Below; D <= Above && Seen.size() < 3; ++D)
+    if (llvm::none_of(Seen,
+                      [&](int64_t E) { return sameElement(B, Rep(D), E); }))
+      Seen.push_back(Rep(D));
+  F.Distinct = Seen.size();
   F.Table = Tensor::fromRaw(Name.str() + "_table", T.getElemType(),
                             {Below + Above + 1}, Table);
   return F;

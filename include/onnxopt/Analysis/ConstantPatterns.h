@@ -64,6 +64,12 @@ struct ToeplitzForm {
   int64_t Above = 0;
   /// Below + Above + 1 elements, of T's element type.
   Tensor Table;
+  /// How many diagonals each saturated end covers in the constant, and
+  /// how many distinct values the table holds (3 stands for 3 or more): a
+  /// mask holds two, a learned bias by distance (T5's buckets) more, and
+  /// its ends may only pause where the constant ends.
+  int64_t SaturatedBelow = 0, SaturatedAbove = 0;
+  unsigned Distinct = 0;
 };
 
 /// Matches \p T (rank >= 2, Row < Col). The saturated ends must each be
