@@ -22,6 +22,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <cmath>
 
 using namespace onnxopt;
 using namespace onnxopt::makedynamic;
@@ -296,6 +298,39 @@ Tensor partnerFromAngles(const Value &Operand, const Tensor &T,
   return !P || Still.empty() ? P : sliceAtZero(P, Still, Name);
 }
 
+/// Why the affine form \p F of \p T reads as positions scaled to the
+/// size of their axis: a float step below 1 that takes n - 1 or n steps
+/// (n the axis's old size) to 1 or 2 exactly (`linspace(0, 1, n)`,
+/// `linspace(-1, 1, n)`, `arange(n) / n`). At another size such a step is
+/// another one. None for other steps (a grid's 1, a stride's 8).
+std::optional<std::string> normalizedStep(const Tensor &T,
+                                          const AffineForm &F) {
+  if (T.getElemType() != onnx::TensorProto::FLOAT &&
+      T.getElemType() != onnx::TensorProto::DOUBLE &&
+      T.getElemType() != onnx::TensorProto::FLOAT16)
+    return std::nullopt;
+  for (const AffineForm::Term &Term : F.Terms) {
+    int64_t N = T.getDims()[Term.Axis];
+    std::optional<std::vector<double>> Steps = Term.Slope.toDoubles();
+    if (!Steps)
+      continue;
+    for (double Step : *Steps) {
+      double A = std::fabs(Step);
+      if (A == 0 || A >= 1)
+        continue;
+      for (int64_t Count : {N - 1, N})
+        for (double Span : {1.0, 2.0})
+          if (Count > 0 && std::fabs(A * double(Count) - Span) <= 1e-6 * Span)
+            return "its step along dim " + std::to_string(Term.Axis) +
+                   " takes " + std::to_string(Count) + " steps of " +
+                   llvm::formatv("{0}", A).str() + " to " +
+                   std::to_string(int64_t(Span)) + " over the old size " +
+                   std::to_string(N);
+    }
+  }
+  return std::nullopt;
+}
+
 Value *buildSinusoid(const BakedConstant &B, const SinusoidForm &F,
                      unsigned Axis, Builder &Bld) {
   unsigned Rank = B.T.getDims().size();
@@ -372,6 +407,14 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
     return Result;
   }
   if (std::optional<AffineForm> F = matchAffine(B.T, Axes, Name)) {
+    if (std::optional<std::string> Why = normalizedStep(B.T, *F)) {
+      Result.Message = What + " is affine in its indices along " +
+                       axesText(Varying) + ", but " + *Why +
+                       ": positions scaled to the size (linspace, or "
+                       "arange(n)/n), which a Range with that step would "
+                       "not follow";
+      return Result;
+    }
     Builder Bld(M, RW, User);
     return Use(buildAffine(B, *F, Bld), "affine constant",
                What + " is affine in its indices along " + axesText(Varying) +
