@@ -331,6 +331,21 @@ std::optional<std::string> normalizedStep(const Tensor &T,
   return std::nullopt;
 }
 
+/// True if a frequency of \p F times the old size \p N is pi or 2*pi
+/// (to 1e-6): positions scaled to the size before the sinusoid (a sine
+/// embedding of `arange(n) / n * 2*pi`), at another size another
+/// frequency. A rotary table's frequencies (10000^(-2k/d)) are not.
+bool turnsOverSize(const SinusoidForm &F, int64_t N) {
+  std::optional<std::vector<double>> Freqs = F.Freq.toDoubles();
+  if (!Freqs)
+    return false;
+  for (double Freq : *Freqs)
+    for (double Turn : {M_PI, 2 * M_PI})
+      if (std::fabs(std::fabs(Freq) * double(N) - Turn) <= 1e-6 * Turn)
+        return true;
+  return false;
+}
+
 Value *buildSinusoid(const BakedConstant &B, const SinusoidForm &F,
                      unsigned Axis, Builder &Bld) {
   unsigned Rank = B.T.getDims().size();
@@ -493,10 +508,21 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
     }
     bool WithPartner = false;
     Tensor FromAngles = partnerFromAngles(*Operand, B.T, Still, M, Name);
-    if (std::optional<SinusoidForm> F =
-            matchRotary(Reduced, Axis, Still.empty() ? Operand : nullptr,
-                        *User.getParentGraph(), Name, WithPartner,
-                        FromAngles ? &FromAngles : nullptr))
+    std::optional<SinusoidForm> F =
+        matchRotary(Reduced, Axis, Still.empty() ? Operand : nullptr,
+                    *User.getParentGraph(), Name, WithPartner,
+                    FromAngles ? &FromAngles : nullptr);
+    if (F && turnsOverSize(*F, B.T.getDims()[Axis])) {
+      Result.Message = What + " is " + (F->IsSin ? "sin" : "cos") +
+                       "(i * f) along " + axesText(Varying) +
+                       ", but a frequency turns a whole or half circle over "
+                       "the old size " +
+                       std::to_string(B.T.getDims()[Axis]) +
+                       ": angles scaled to the size, which a Range with that "
+                       "frequency would not follow";
+      return Result;
+    }
+    if (F)
       return Use(buildSinusoid(B, *F, Axis, Bld), "sinusoid table",
                  What + " is " + (F->UnitAmp ? "" : "a * ") +
                      (F->IsSin ? "sin" : "cos") + "(i * f) along " +
