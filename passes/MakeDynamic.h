@@ -173,6 +173,9 @@ public:
   /// A baked target read off the operand its result meets in an
   /// elementwise op, where the reading \p Planned would not match it
   /// (ReshapeTargets.cpp).
+  bool readByFallbacks(Node &N, llvm::ArrayRef<DimExpr> In,
+                       llvm::ArrayRef<int64_t> Target, DimAnalysis &DA,
+                       Rewriter &RW, std::string &Why);
   bool readPartnerTarget(Node &N, llvm::ArrayRef<DimExpr> In,
                          llvm::ArrayRef<int64_t> Target,
                          llvm::ArrayRef<DimExpr> Planned, DimAnalysis &DA,

@@ -283,6 +283,18 @@ DynamicRewrite::copyTakingRest(llvm::ArrayRef<DimExpr> In,
   return Found;
 }
 
+/// The readings tried, in turn, where the counts leave no single entry
+/// for the -1; \p Why says why the grouped one refused, for the report.
+bool DynamicRewrite::readByFallbacks(Node &N, llvm::ArrayRef<DimExpr> In,
+                                     llvm::ArrayRef<int64_t> Target,
+                                     DimAnalysis &DA, Rewriter &RW,
+                                     std::string &Why) {
+  return alignReshape(N, In, Target, RW) ||
+         groupReshape(N, In, Target, RW, &Why) ||
+         tryShapeDerived(N, In, Target, RW) ||
+         readPartnerTarget(N, In, Target, {}, DA, RW);
+}
+
 void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
     return;
@@ -419,10 +431,7 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
         }
         if (Candidates.size() != 1) {
           std::string Why;
-          if (alignReshape(N, *In, *Target, RW) ||
-              groupReshape(N, *In, *Target, RW, &Why) ||
-              tryShapeDerived(N, *In, *Target, RW) ||
-              readPartnerTarget(N, *In, *Target, {}, DA, RW))
+          if (readByFallbacks(N, *In, *Target, DA, RW, Why))
             return;
           Report((Candidates.empty()
                       ? "no single position can become -1 (more than one dim "
@@ -441,10 +450,7 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
     std::optional<DimExpr> Rest = Product.divExact(Fixed * LiteralProduct(-1));
     if (!Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest)) {
       std::string Why;
-      if (alignReshape(N, *In, *Target, RW) ||
-          groupReshape(N, *In, *Target, RW, &Why) ||
-          tryShapeDerived(N, *In, *Target, RW) ||
-          readPartnerTarget(N, *In, *Target, {}, DA, RW))
+      if (readByFallbacks(N, *In, *Target, DA, RW, Why))
         return;
       Report("the literal dims do not divide the input's size for every "
              "input size" +
