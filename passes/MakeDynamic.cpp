@@ -2330,7 +2330,7 @@ void DynamicRewrite::repairGatherElements(Node &N, DimAnalysis &DA,
 /// constant, and the symbols it pins.
 void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
                                           Rewriter &RW, bool IsConcat,
-                                          bool ExpandData) {
+                                          bool ExpandData, bool BatchDimsOnly) {
   // Concat does not broadcast: its other dims must be equal, so a dim of 1
   // (a class token [1,1,d] next to [N,T,d]) is baked too, and the rebuilt
   // constant is expanded to the partner's dims.
@@ -2352,6 +2352,12 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
     if (!T)
       continue;
     std::vector<int64_t> Dims = T.getDims();
+    if (BatchDimsOnly && Dims.size() < 3)
+      continue;
+    // A MatMul's matrix dims meet their partner's as a product does.
+    auto MatrixDim = [&](size_t A) {
+      return BatchDimsOnly && A + 2 >= Dims.size();
+    };
     BakedConstant B;
     B.User = &N;
     B.Operand = I;
@@ -2360,7 +2366,8 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
     int64_t Axis =
         ConcatAxis < 0 ? ConcatAxis + int64_t(Dims.size()) : ConcatAxis;
     for (unsigned A = 0; A < Dims.size(); ++A) {
-      if (IsConcat ? (Dims[A] < 1 || int64_t(A) == Axis) : Dims[A] <= 1)
+      if (IsConcat ? (Dims[A] < 1 || int64_t(A) == Axis)
+                   : (Dims[A] <= 1 || MatrixDim(A)))
         continue;
       for (unsigned J = 0; J < Operands; ++J) {
         Value *P = N.getOperand(J);
@@ -2410,7 +2417,7 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
     // mask's rows): the rebuild waits until no other repair is left.
     if (!IsConcat && !Settled &&
         llvm::any_of(llvm::enumerate(Dims), [&](const auto &D) {
-          return D.value() > 1 &&
+          return D.value() > 1 && !MatrixDim(D.index()) &&
                  llvm::any_of(
                      Old,
                      [&](const auto &O) { return O.second == D.value(); }) &&
@@ -2805,6 +2812,9 @@ void DynamicRewrite::repair(Node &N, DimAnalysis &DA, Rewriter &RW,
     Repair(*this, N, RepairScope{DA, RW, Order});
   else if (hasTrait(N, ElementwiseBroadcasting))
     repairBakedConstants(N, DA, RW, /*IsConcat=*/false);
+  else if (hasTrait(N, BatchedMatrixProduct))
+    repairBakedConstants(N, DA, RW, /*IsConcat=*/false, /*ExpandData=*/false,
+                         /*BatchDimsOnly=*/true);
   for (const auto &KV : RepairCounts)
     After += KV.second;
   if (After != Before) {

@@ -254,9 +254,12 @@ public:
   /// The constant operands of an elementwise node, or of a Concat
   /// (\p IsConcat: no broadcasting, other dims must be equal), or the
   /// constant data of an Expand (\p ExpandData: no partner beside it, the
-  /// size is found further on).
+  /// size is found further on), or of a MatMul (\p BatchDimsOnly: the dims
+  /// before the last two broadcast as an elementwise op's, the matrix dims
+  /// do not).
   void repairBakedConstants(Node &N, DimAnalysis &DA, Rewriter &RW,
-                            bool IsConcat, bool ExpandData = false);
+                            bool IsConcat, bool ExpandData = false,
+                            bool BatchDimsOnly = false);
   /// Rebuilds \p B's axes of more than one element and expands it to its
   /// partners' dims on every baked axis; \p Why ends the remark (what the
   /// dims are); \p Rule counts it. With \p Positions, the constant is
