@@ -562,15 +562,19 @@ bool DynamicRewrite::readAsConstantTarget(Node &N,
 /// of a data dim that is a new symbol of old size 1 is that dim (a copy,
 /// as for constant targets), read from the data's Shape; where the data's
 /// dim there has one such symbol as a factor (`view(b, t, -1)` over
-/// [B*T,...]), it is that symbol, read from the graph input. Taken where
-/// the -1 then takes a whole number at every size.
+/// [B*T,...]), it is that symbol, read from the graph input. A literal
+/// before the -1 that stands where the data's dims, spread into the dims
+/// earlier views merged, have a dynamic dim of its old size is that dim
+/// (the t of the same view, exported with the batch dynamic and t baked).
+/// Taken where the -1 then takes a whole number at every size.
 void DynamicRewrite::copyUnitEntries(Node &N, const Node &Joined,
                                      llvm::ArrayRef<JoinedEntry> Entries,
                                      llvm::ArrayRef<DimExpr> In,
                                      DimAnalysis &DA, Rewriter &RW) {
-  DimExpr Count = DimExpr::constant(1), Others = DimExpr::constant(1);
-  for (const DimExpr &E : In)
-    Count = Count * E;
+  // Where each literal that moves is read from: a value and its dim.
+  using Source = std::optional<std::pair<Value *, unsigned>>;
+  std::vector<Source> From(Entries.size());
+  std::vector<DimExpr> Reads(Entries.size());
   // The new symbol of old size 1 that entry K's 1 stands for: the data's
   // dim at K, or the one such factor of it (the B of a [B*T,...] that
   // `view(b, t, -1)` splits).
@@ -590,21 +594,48 @@ void DynamicRewrite::copyUnitEntries(Node &N, const Node &Joined,
     });
     return Several ? std::nullopt : Found;
   };
-  std::vector<std::optional<std::string>> Copy(Entries.size());
-  bool Any = false;
   for (unsigned K = 0; K < Entries.size(); ++K) {
-    const JoinedEntry &E = Entries[K];
-    Copy[K] = UnitSymbol(K);
-    Any |= Copy[K].has_value();
-    if (E.Value != DimExpr::constant(-1))
-      Others = Others * (Copy[K] ? DimExpr::symbol(*Copy[K]) : E.Value);
+    std::optional<std::string> S = UnitSymbol(K);
+    if (!S)
+      continue;
+    Reads[K] = DimExpr::symbol(*S);
+    if (In[K].isSymbol())
+      From[K] = std::make_pair(N.getOperand(0), K);
+    else if (auto [Input, Dim] = inputDimOf(*S); Input)
+      From[K] = std::make_pair(Input, Dim);
   }
-  std::optional<DimExpr> Rest = Count.divExact(Others);
-  if (!Any || !Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest))
-    return;
+  // Or, where the data's dims spread into the dims earlier views merged
+  // (`view(b, t, -1)` over [B*T,...] with t baked), the entries before the
+  // -1 read over them in order: a computed entry is the next dim, and a
+  // literal of a dynamic dim's old size is that dim.
+  if (std::optional<std::vector<SpreadDim>> Spread = spreadMergedDims(N, In)) {
+    size_t J = 0;
+    for (unsigned K = 0; K < Entries.size() && J < Spread->size(); ++K, ++J) {
+      const JoinedEntry &E = Entries[K];
+      const SpreadDim &D = (*Spread)[J];
+      if (E.Value == DimExpr::constant(-1) || (!E.Literal && E.Value != D.E))
+        break;
+      if (!E.Literal || From[K])
+        continue;
+      if (D.E.isConstant() ? D.E != E.Value
+                           : oldValue(D.E) != E.Value.getConstant())
+        break;
+      if (!D.E.isConstant() && D.V) {
+        From[K] = std::make_pair(D.V, D.Dim);
+        Reads[K] = D.E;
+      }
+    }
+  }
+  DimExpr Count = DimExpr::constant(1), Others = DimExpr::constant(1);
+  for (const DimExpr &E : In)
+    Count = Count * E;
   for (unsigned K = 0; K < Entries.size(); ++K)
-    if (Copy[K] && !In[K].isSymbol() && !inputDimOf(*Copy[K]).first)
-      return;
+    if (Entries[K].Value != DimExpr::constant(-1))
+      Others = Others * (From[K] ? Reads[K] : Entries[K].Value);
+  std::optional<DimExpr> Rest = Count.divExact(Others);
+  if (llvm::none_of(From, [](const Source &S) { return S.has_value(); }) ||
+      !Rest || Rest->hasUnknown() || !isIntegralAtSamples(*Rest))
+    return;
   std::string Name = shapeOperandName(N, 1);
   ShapeVectorBuilder B(RW, N, N.getOperand(1)->getName().str() + "_part",
                        "dims");
@@ -618,22 +649,19 @@ void DynamicRewrite::copyUnitEntries(Node &N, const Node &Joined,
       continue;
     }
     for (int64_t V : *Was) {
-      if (!Copy[At]) {
+      if (From[At])
+        B.piece(B.dimOf(From[At]->first, From[At]->second));
+      else
         B.literal(V);
-      } else if (In[At].isSymbol()) {
-        B.piece(B.dimOf(N.getOperand(0), At));
-      } else {
-        auto [Input, Dim] = inputDimOf(*Copy[At]);
-        B.piece(B.dimOf(Input, Dim));
-      }
       ++At;
     }
   }
   setShapeOperand(N, 1, B.finish("target_dynamic"), RW);
   emitRemark(RW.getDiags(), N)
       << "target " << Name
-      << " joins computed dims, baked entries and -1: a 1 at the place of "
-         "a data dim of old size 1 is that dim, so the -1 takes "
+      << " joins computed dims, baked entries and -1: a baked entry at the "
+         "place of a data dim (or of a dim it merged) of that old size is "
+         "that dim, so the -1 takes "
       << Rest->str();
   ++RepairCounts["joined Reshape target"];
   Repaired = true;
@@ -974,9 +1002,12 @@ DynamicRewrite::mergedFrom(Value *V, unsigned D, const DimAnalysis &DA) {
         Work.push_back({Def->getOperand(0), Dim});
       continue;
     }
-    bool Keeps = hasTrait(*Def, ShapePreserving) ||
-                 hasTrait(*Def, ElementwiseBroadcasting) ||
-                 (hasTrait(*Def, BatchedMatrixProduct) && Dim + 2 < Dims->size());
+    // A Conv or a pool keeps the batch.
+    bool Keeps =
+        hasTrait(*Def, ShapePreserving) ||
+        hasTrait(*Def, ElementwiseBroadcasting) ||
+        (hasTrait(*Def, BatchedMatrixProduct) && Dim + 2 < Dims->size()) ||
+        (hasTrait(*Def, KernelOp) && Dim == 0);
     if (!Keeps)
       continue;
     // The operands that hold the same dim at the same place.
