@@ -2918,6 +2918,8 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
         Settled = false;
       }
       HeldBack = false;
+      // The round's analysis ends here: nothing may read it later.
+      CurrentDA = nullptr;
     }
     if (!Repaired)
       break;

@@ -298,6 +298,9 @@ bool DynamicRewrite::readByFallbacks(Node &N, llvm::ArrayRef<DimExpr> In,
 void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
     return;
+  // The readers of merged dims (spreadMergedDims, findFactorSource) use
+  // this round's analysis, the joined-target repairs as well.
+  CurrentDA = &DA;
   Tensor T = getConstantValue(*N.getOperand(1));
   std::optional<std::vector<int64_t>> Target = T ? T.toInt64s() : std::nullopt;
   if (!Target) {
@@ -313,7 +316,6 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
     Report("the rank of the data input is unknown");
     return;
   }
-  CurrentDA = &DA;
   // Each dim as computed upstream: a baked target further on (the [.., 10]
   // of an attention's transposed keys) may have merged the sequence with
   // its old length, and reading the merged 10 here would keep it baked.
