@@ -1980,18 +1980,19 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
   for (size_t I = 0; I < Values->size(); ++I)
     if ((*Values)[I] != int64_t(I))
       return;
-  if (gatherAsMergedView(N, DA, Idx.getDims(), Axis, RW)) {
-    emitRemark(RW.getDiags(), N)
-        << "constant indices '" << N.getOperand(1)->getName() << "' "
-        << printInts(Idx.getDims()) << " are 0.." << Values->size() - 1
-        << " in order over dim " << Axis << " of '" << Data->getName() << "' ("
-        << Gathered.str()
-        << "): the gather is a view of it, its dims those the dim merged, "
-           "in order";
+  std::string Said = "constant indices '" + N.getOperand(1)->getName().str() +
+                     "' " + printInts(Idx.getDims()) + " are 0.." +
+                     std::to_string(Values->size() - 1) +
+                     " in order over dim " + std::to_string(Axis) + " of '" +
+                     Data->getName().str() + "' (" + Gathered.str() +
+                     "): the gather is a view of it, ";
+  auto Done = [&](const std::string &How) {
+    emitRemark(RW.getDiags(), N) << Said << How;
     ++RepairCounts["in-order position gather"];
     Repaired = true;
-    return;
-  }
+  };
+  if (gatherAsMergedView(N, DA, Idx.getDims(), Axis, RW))
+    return Done("its dims those the dim merged, in order");
   std::vector<int64_t> Target;
   for (int64_t K = 0; K < Rank; ++K) {
     if (K == Axis) {
@@ -2004,16 +2005,8 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
       return;
     Target.push_back(*Old);
   }
-  if (!gatherAsView(N, Target, RW))
-    return;
-  emitRemark(RW.getDiags(), N)
-      << "constant indices '" << N.getOperand(1)->getName() << "' "
-      << printInts(Idx.getDims()) << " are 0.." << Values->size() - 1
-      << " in order over dim " << Axis << " of '" << Data->getName() << "' ("
-      << Gathered.str() << "): the gather is a view of it, a Reshape to "
-      << printInts(Target) << " at the old sizes";
-  ++RepairCounts["in-order position gather"];
-  Repaired = true;
+  if (gatherAsView(N, Target, RW))
+    Done("a Reshape to " + printInts(Target) + " at the old sizes");
 }
 
 /// Before:  G = Gather<axis=0>(Flatten<axis=2>(mask), <[3,1,1,3] 0..8>)

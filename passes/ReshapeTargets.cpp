@@ -482,12 +482,12 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
 
 /// The entries of \p Joined (a Concat along axis 0 of 1-D pieces) as the
 /// Reshape \p N reads them against its data dims \p In: a 0 copies the
-/// data's dim where \p N's allowzero says so. None where a piece's length
-/// or a computed entry is unknown, or an entry is -1 (nothing to repair)
-/// unless \p WithMinusOne (a literal -1 is then an entry -1).
+/// data's dim where \p N's allowzero says so; a literal -1 is an entry -1.
+/// None where a piece's length or a computed entry is unknown, or a
+/// computed entry is -1.
 static std::optional<std::vector<JoinedEntry>>
 readJoinedTarget(const Node &N, const Node &Joined, DimAnalysis &DA,
-                 llvm::ArrayRef<DimExpr> In, bool WithMinusOne = false) {
+                 llvm::ArrayRef<DimExpr> In) {
   bool AllowZero = N.getAttrInt("allowzero", 0) != 0;
   std::vector<JoinedEntry> Entries;
   for (const Value *P : Joined.getOperands()) {
@@ -505,7 +505,7 @@ readJoinedTarget(const Node &N, const Node &Joined, DimAnalysis &DA,
     for (size_t I = 0; I < Length; ++I) {
       DimExpr V = Literals ? DimExpr::constant((*Literals)[I]) : (*Computed)[I];
       if (V.hasUnknown() || !DA.isInputExpressible(V) ||
-          (V == DimExpr::constant(-1) && (!WithMinusOne || !Literals)))
+          (V == DimExpr::constant(-1) && !Literals))
         return std::nullopt;
       bool Copy = !AllowZero && V == DimExpr::constant(0);
       if (Copy && Entries.size() >= In.size())
@@ -692,9 +692,12 @@ void DynamicRewrite::repairReshapePieces(Node &N, DimAnalysis &DA,
   }
   std::optional<std::vector<JoinedEntry>> Entries =
       readJoinedTarget(N, *Joined, DA, In);
-  if (!Entries) {
-    if ((Entries = readJoinedTarget(N, *Joined, DA, In, true)))
-      copyUnitEntries(N, *Joined, *Entries, In, DA, RW);
+  if (!Entries)
+    return;
+  if (llvm::any_of(*Entries, [](const JoinedEntry &E) {
+        return E.Value == DimExpr::constant(-1);
+      })) {
+    copyUnitEntries(N, *Joined, *Entries, In, DA, RW);
     return;
   }
   DimExpr Product = DimExpr::constant(1);
