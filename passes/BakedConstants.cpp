@@ -138,6 +138,12 @@ public:
     N->setAttr(Attribute::getInts("axes", Axes));
     return N->getResult(0);
   }
+  Value *concat(llvm::ArrayRef<Value *> Parts, unsigned Axis,
+                llvm::StringRef Hint) {
+    Node *N = RW.createNode("Concat", Parts, 1, "", Hint);
+    N->setAttr(Attribute::getInt("axis", Axis));
+    return N->getResult(0);
+  }
   /// \p Data[0 : dim PA of P] along \p Axis.
   Value *prefix(Value *Data, unsigned Axis, Value *P, unsigned PA) {
     return op("Slice",
@@ -329,6 +335,156 @@ std::optional<std::string> normalizedStep(const Tensor &T,
     }
   }
   return std::nullopt;
+}
+
+/// True if the piece \p F of \p Grid is affine in its flat position as
+/// well (a slope along a factor is the next factor's slope times that
+/// factor's old size: `arange(h*w)` per level): at other sizes the two
+/// readings differ, and nothing says which one the model means.
+bool flatAsWell(const Tensor &Grid, const AffineForm &F) {
+  auto SlopeOf = [&](unsigned A) -> std::optional<std::vector<double>> {
+    for (const AffineForm::Term &T : F.Terms)
+      if (T.Axis == A)
+        return T.Slope.toDoubles();
+    return std::nullopt;
+  };
+  for (size_t K = 0; K + 1 < F.Terms.size(); ++K) {
+    unsigned Outer = F.Terms[K].Axis, Inner = F.Terms[K + 1].Axis;
+    bool Between = false;
+    for (unsigned A = Outer + 1; A < Inner; ++A)
+      Between |= Grid.getDims()[A] > 1;
+    std::optional<std::vector<double>> SO = SlopeOf(Outer), SI = SlopeOf(Inner);
+    if (Between || !SO || !SI || SO->size() != SI->size())
+      continue;
+    bool Same = true;
+    for (size_t I = 0; I < SO->size() && Same; ++I)
+      Same = (*SO)[I] == (*SI)[I] * double(Grid.getDims()[Inner]);
+    if (Same)
+      return true;
+  }
+  return false;
+}
+
+/// Each piece of \p T along \p Axis (the operands of the Concat \p A's
+/// partner dim was joined by) as an affine form in the indices of the grid
+/// it flattens: the terms' axes are the factors' positions (0 the
+/// outermost), the base and slopes have \p T's rank with 1 at \p Axis.
+/// Sets \p Why when a piece has no such form.
+std::optional<std::vector<AffineForm>>
+matchPieces(const Tensor &T, unsigned Axis, const BakedAxis &A,
+            llvm::StringRef Name, std::string &Why) {
+  std::vector<AffineForm> Forms;
+  int64_t Begin = 0;
+  std::vector<int64_t> Flat = T.getDims();
+  Flat[Axis] = 1;
+  for (size_t L = 0; L < A.Pieces.size(); ++L) {
+    const BakedAxis::Piece &P = A.Pieces[L];
+    std::string Which = "piece " + std::to_string(L) + " ('" +
+                        P.V->getName().str() + "', from index " +
+                        std::to_string(Begin) + ")";
+    std::vector<int64_t> Sizes;
+    std::vector<unsigned> FactorAxes;
+    int64_t Count = 1;
+    for (size_t K = 0; K < P.Factors.size(); ++K) {
+      const BakedAxis::Piece::Factor &F = P.Factors[K];
+      if (F.Grows && F.Old == 1) {
+        Why = Which + " spans a dim of old size 1 (dim " +
+              std::to_string(F.Dim) + " of '" + F.V->getName().str() +
+              "') that grows: its values along it are not shown";
+        return std::nullopt;
+      }
+      Sizes.push_back(F.Old);
+      Count *= F.Old;
+      if (F.Old >= 2)
+        FactorAxes.push_back(Axis + unsigned(K));
+    }
+    std::string GridText =
+        "[" +
+        llvm::join(
+            llvm::map_range(Sizes, [](int64_t S) { return std::to_string(S); }),
+            ",") +
+        "]";
+    Tensor Grid = pieceAlong(T, Axis, Begin, Sizes,
+                             Name.str() + "_piece" + std::to_string(L));
+    Begin += Count;
+    if (!Grid || FactorAxes.empty()) {
+      Why = "its pieces do not span it as the Concat's operands do (" + Which +
+            ", grid " + GridText + ")";
+      return std::nullopt;
+    }
+    std::optional<AffineForm> F = matchAffine(Grid, FactorAxes, Grid.getName());
+    if (!F) {
+      Why = Which + " is not affine in the indices of the grid " + GridText +
+            " it flattens";
+      return std::nullopt;
+    }
+    if (std::optional<std::string> Step = normalizedStep(Grid, *F)) {
+      Why = Which + " is affine in the indices of its grid " + GridText +
+            ", but " + *Step +
+            ": positions scaled to the size, which a Range with that step "
+            "would not follow";
+      return std::nullopt;
+    }
+    if (flatAsWell(Grid, *F)) {
+      Why = Which +
+            " is affine in its position along the dim as well as "
+            "in the indices of its grid " +
+            GridText + ": which one it follows at other sizes is not shown";
+      return std::nullopt;
+    }
+    F->Base = withDims(F->Base, Flat, F->Base.getName());
+    for (AffineForm::Term &Term : F->Terms) {
+      Term.Slope = withDims(Term.Slope, Flat, Term.Slope.getName());
+      Term.Axis -= Axis;
+    }
+    Forms.push_back(std::move(*F));
+  }
+  if (Begin != T.getDims()[Axis]) {
+    Why = "its pieces hold " + std::to_string(Begin) + " of its " +
+          std::to_string(T.getDims()[Axis]) + " entries there";
+    return std::nullopt;
+  }
+  return Forms;
+}
+
+/// The pieces of \p Forms at the sizes the model computes, concatenated
+/// along \p Axis: piece by piece, the position p along it, each factor's
+/// index (p / the sizes of the factors inside it) mod its size, and the
+/// affine form over those indices.
+Value *buildPieces(const BakedConstant &B, unsigned Axis,
+                   llvm::ArrayRef<AffineForm> Forms, Builder &Bld) {
+  const BakedAxis &A = axisInfo(B, Axis);
+  unsigned Rank = B.T.getDims().size();
+  int32_t ET = B.T.getElemType();
+  std::vector<Value *> Parts;
+  for (size_t L = 0; L < Forms.size(); ++L) {
+    const BakedAxis::Piece &P = A.Pieces[L];
+    Value *Pos = Bld.indicesAlong(P.V, P.Dim, Axis, Rank);
+    Value *Acc = Bld.constant(Forms[L].Base);
+    for (const AffineForm::Term &Term : Forms[L].Terms) {
+      unsigned K = Term.Axis;
+      Value *Index = Pos, *Inside = nullptr;
+      for (size_t M = K + 1; M < P.Factors.size(); ++M) {
+        Value *D = Bld.dimScalar(P.Factors[M].V, P.Factors[M].Dim);
+        Inside = Inside ? Bld.op("Mul", {Inside, D}, "baked_piece") : D;
+      }
+      if (Inside)
+        Index = Bld.op("Div", {Index, Inside}, "baked_piece");
+      if (K > 0)
+        Index = Bld.op("Mod",
+                       {Index, Bld.dimScalar(P.Factors[K].V, P.Factors[K].Dim)},
+                       "baked_piece");
+      Value *Step =
+          Bld.op("Mul", {Bld.castTo(Index, ET), Bld.constant(Term.Slope)},
+                 "baked_piece");
+      Acc = Bld.op("Add", {Acc, Step}, "baked_piece");
+    }
+    // A piece the same at every position still takes its own size.
+    if (Forms[L].Terms.empty())
+      Acc = Bld.op("Expand", {Acc, Bld.shapeOf(Pos)}, "baked_piece");
+    Parts.push_back(Acc);
+  }
+  return Bld.concat(Parts, Axis, "baked_pieces");
 }
 
 /// True if a frequency of \p F times the old size \p N is pi or 2*pi
@@ -544,6 +700,28 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
     Result.Bounds = true;
     Result.Along = A.DimText;
     return Result;
+  }
+  if (Varying.size() == 1 && Reduced &&
+      !axisInfo(B, Varying[0]).Pieces.empty()) {
+    const BakedAxis &A = axisInfo(B, Varying[0]);
+    std::string Why;
+    std::optional<std::vector<AffineForm>> Forms =
+        matchPieces(Reduced, Varying[0], A, Name, Why);
+    std::string Joined = What + " has at " + axesText(Varying) +
+                         " the old size of " + sizesText(B, Varying) +
+                         ", which a Concat joins from " +
+                         std::to_string(A.Pieces.size()) + " pieces";
+    if (!Forms) {
+      Result.Message =
+          Joined + ", and " + Why + ", so nothing rebuilds it at other sizes";
+      return Result;
+    }
+    Builder Bld(M, RW, User);
+    return Use(buildPieces(B, Varying[0], *Forms, Bld),
+               "piecewise affine constant",
+               Joined + " (the levels of a detector): each piece is affine "
+                        "in the indices of the grid it flattens, rebuilt "
+                        "with Range at its size and concatenated");
   }
   Result.Message =
       What + " has at " + axesText(Varying) + " the old size of " +

@@ -45,6 +45,23 @@ struct BakedAxis {
   /// broadcast from 1 (an Attention's mask rows): the rebuilt constant is
   /// expanded to it.
   bool Exact = false;
+  /// One operand of a Concat along the partner's dim further up (the
+  /// levels of a detector's anchors): the value and dim that hold it, and
+  /// the dims it is a row-major flattening of (itself when no view merged
+  /// it), each with its old size and whether it grows with the symbols.
+  struct Piece {
+    Value *V = nullptr;
+    unsigned Dim = 0;
+    struct Factor {
+      Value *V = nullptr;
+      unsigned Dim = 0;
+      int64_t Old = 0;
+      bool Grows = false;
+    };
+    std::vector<Factor> Factors;
+  };
+  /// The pieces in order, when the partner's dim is such a concatenation.
+  std::vector<Piece> Pieces;
 };
 
 struct BakedConstant {

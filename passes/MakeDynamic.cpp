@@ -2316,6 +2316,37 @@ void DynamicRewrite::repairGatherElements(Node &N, DimAnalysis &DA,
   Repaired = true;
 }
 
+/// The pieces a Concat joined dim \p D of \p V from, each with the dims
+/// it flattens (mergedFrom; itself when no view merged it) and their old
+/// sizes; empty when there is no such Concat or an old size is not known.
+std::vector<BakedAxis::Piece>
+DynamicRewrite::concatPieces(Value *V, unsigned D, const DimAnalysis &DA) {
+  std::vector<BakedAxis::Piece> Pieces;
+  for (auto [PV, PD] : concatenatedFrom(V, D, DA)) {
+    BakedAxis::Piece P;
+    P.V = PV;
+    P.Dim = PD;
+    std::vector<std::pair<Value *, unsigned>> Run = mergedFrom(PV, PD, DA);
+    if (Run.empty())
+      Run.push_back({PV, PD});
+    for (auto [FV, FD] : Run) {
+      const std::vector<DimExpr> *Dims = DA.getDims(*FV);
+      if (!Dims || FD >= Dims->size())
+        return {};
+      DimExpr E = computedDim(DA, *FV, *Dims, FD);
+      std::optional<int64_t> Old = E.isConstant()
+                                       ? std::optional<int64_t>(E.getConstant())
+                                   : E.hasUnknown() ? std::nullopt
+                                                    : oldValue(E);
+      if (!Old)
+        return {};
+      P.Factors.push_back({FV, FD, *Old, !E.isConstant()});
+    }
+    Pieces.push_back(std::move(P));
+  }
+  return Pieces;
+}
+
 /// A constant operand of an elementwise node whose dims are the old sizes
 /// of dims that are dynamic in another operand: broadcasting would pin
 /// them. BakedConstants.cpp rebuilds it (grids, anchor grids, masks,
@@ -2421,6 +2452,9 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
       HeldBack = true;
       continue;
     }
+    for (BakedAxis &BA : B.Axes)
+      if (!BA.IsInputSymbol)
+        BA.Pieces = concatPieces(BA.Partner, BA.PartnerAxis, DA);
     bool Exact =
         llvm::any_of(B.Axes, [](const BakedAxis &A) { return A.Exact; });
     if (IsConcat) {

@@ -213,6 +213,14 @@ public:
   /// of the view's operand; empty when there is no such merge.
   std::vector<std::pair<Value *, unsigned>>
   mergedFrom(Value *V, unsigned D, const DimAnalysis &DA);
+  /// The operands of a Concat along dim \p D of \p V further up, each with
+  /// the dim that holds its piece; empty when there is none.
+  std::vector<std::pair<Value *, unsigned>>
+  concatenatedFrom(Value *V, unsigned D, const DimAnalysis &DA);
+  std::vector<BakedAxis::Piece> concatPieces(Value *V, unsigned D,
+                                             const DimAnalysis &DA);
+  std::vector<std::pair<Value *, unsigned>>
+  traceDim(Value *V, unsigned D, const DimAnalysis &DA, bool ToConcat);
   /// An in-order gather's view whose index dims are the dims the gathered
   /// dim merged, in order (MakeDynamic.cpp).
   bool gatherAsMergedView(Node &N, DimAnalysis &DA,

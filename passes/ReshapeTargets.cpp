@@ -929,22 +929,95 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
   return true;
 }
 
+/// The axes a Slice cuts (CutsAlongAxes), resolved against \p Rank: its
+/// `axes` attribute (opset 1) or constant operand 3, or, without them, the
+/// first as many axes as it has starts; every axis when not known.
+static std::set<unsigned> slicedAxes(const Node &N, size_t Rank) {
+  std::set<unsigned> All;
+  for (unsigned A = 0; A < Rank; ++A)
+    All.insert(A);
+  std::optional<std::vector<int64_t>> Axes;
+  if (getNodeOpset(N) < 10) {
+    Axes = N.getAttrInts("axes");
+  } else if (N.getNumOperands() > 3 && N.getOperand(3)) {
+    Tensor T = getConstantValue(*N.getOperand(3));
+    if (!T)
+      return All;
+    Axes = T.toInt64s();
+  } else if (N.getNumOperands() > 1 && N.getOperand(1)) {
+    Tensor T = getConstantValue(*N.getOperand(1));
+    if (T && T.getDims().size() == 1) {
+      Axes.emplace();
+      for (int64_t A = 0; A < T.getDims()[0]; ++A)
+        Axes->push_back(A);
+    }
+  }
+  if (!Axes)
+    return All;
+  std::set<unsigned> Cut;
+  for (int64_t A : *Axes) {
+    std::optional<int64_t> R = resolveAxis(A, int64_t(Rank));
+    if (!R)
+      return All;
+    Cut.insert(unsigned(*R));
+  }
+  return Cut;
+}
+
+/// True if \p A and \p B hold pieces of the same sizes, in order.
+static bool samePieces(llvm::ArrayRef<std::pair<Value *, unsigned>> A,
+                       llvm::ArrayRef<std::pair<Value *, unsigned>> B,
+                       const DimAnalysis &DA) {
+  auto Size = [&](const std::pair<Value *, unsigned> &P) {
+    const std::vector<DimExpr> *D = DA.getDims(*P.first);
+    return D && P.second < D->size() ? std::optional<DimExpr>((*D)[P.second])
+                                     : std::nullopt;
+  };
+  if (A.size() != B.size())
+    return false;
+  for (size_t I = 0; I < A.size(); ++I) {
+    std::optional<DimExpr> SA = Size(A[I]), SB = Size(B[I]);
+    if (!SA || !SB || *SA != *SB)
+      return false;
+  }
+  return true;
+}
+
 /// Where dim \p D of \p V came from when an earlier view merged several
-/// dims into it. Walks up, breadth first and 64 steps at most, through
-/// Transposes (which move the dim), Splits along another axis, elementwise
-/// ops and the batch dims of MatMul (which keep it) and views that keep it
-/// whole, to a view whose
-/// running products place the dim over a run of its operand's dims (the
-/// `[-1,24,32]` that folded MobileViT's [B,4,24,32] patches). Returns that
-/// run, each as (operand, dim); empty when no merge is found.
+/// dims into it (the `[-1,24,32]` that folded MobileViT's [B,4,24,32]
+/// patches): that view's run of operand dims, each as (operand, dim);
+/// empty when no merge is found.
 std::vector<std::pair<Value *, unsigned>>
 DynamicRewrite::mergedFrom(Value *V, unsigned D, const DimAnalysis &DA) {
+  return traceDim(V, D, DA, /*ToConcat=*/false);
+}
+
+/// Where dim \p D of \p V was joined from pieces: the operands of a Concat
+/// along it (YOLOv8's levels, `cat([f.view(b, no, -1) ...], 2)`), each as
+/// (operand, dim), in order; empty when there is none.
+std::vector<std::pair<Value *, unsigned>>
+DynamicRewrite::concatenatedFrom(Value *V, unsigned D, const DimAnalysis &DA) {
+  return traceDim(V, D, DA, /*ToConcat=*/true);
+}
+
+/// Walks dim \p D of \p V up, breadth first and 64 steps at most, through
+/// the nodes that keep each position of it where it was: Transposes (which
+/// move the dim), Splits and Slices along other axes, elementwise ops, the
+/// batch dims of MatMul, a Conv's or a pool's batch and the spatial dims it
+/// keeps at their size, and views that keep the dim whole. Stops at a view
+/// whose running products place the dim over a run of its operand's dims
+/// (a merge; returned unless \p ToConcat), or, with \p ToConcat, at a Concat
+/// along the dim (its operands returned).
+std::vector<std::pair<Value *, unsigned>>
+DynamicRewrite::traceDim(Value *V, unsigned D, const DimAnalysis &DA,
+                         bool ToConcat) {
   const Node *Start = V->getDefiningNode();
   if (!Start)
     return {};
   const Graph *G = Start->getParentGraph();
   llvm::SmallVector<std::pair<Value *, unsigned>, 64> Work{{V, D}};
   std::set<std::pair<const Value *, unsigned>> Seen;
+  std::optional<std::vector<std::pair<Value *, unsigned>>> Joined;
   for (size_t Next = 0; Next < Work.size() && Next < 64; ++Next) {
     auto [Cur, Dim] = Work[Next];
     if (!Seen.insert({Cur, Dim}).second)
@@ -993,8 +1066,11 @@ DynamicRewrite::mergedFrom(Value *V, unsigned D, const DimAnalysis &DA) {
       }
       if (Q != E || Run.empty())
         continue;
-      if (Run.size() > 1)
+      if (Run.size() > 1) {
+        if (ToConcat)
+          continue;
         return Run;
+      }
       Work.push_back(Run.front()); // kept whole: look further up
       continue;
     }
@@ -1007,12 +1083,41 @@ DynamicRewrite::mergedFrom(Value *V, unsigned D, const DimAnalysis &DA) {
         Work.push_back({Def->getOperand(0), Dim});
       continue;
     }
-    // A Conv or a pool keeps the batch.
+    // A Concat along another axis keeps the dim in each operand; one along
+    // it is where its pieces were joined.
+    if (hasTrait(*Def, Concatenates)) {
+      std::optional<int64_t> Axis =
+          resolveAxis(Def->getAttrInt("axis", 0), Dims->size());
+      std::vector<std::pair<Value *, unsigned>> Pieces;
+      for (Value *Op : Def->getOperands())
+        if (Op)
+          Pieces.push_back({Op, Dim});
+      if (Axis && *Axis == static_cast<int64_t>(Dim)) {
+        // Two Concats that join the dim from pieces of other sizes leave
+        // the pieces not known.
+        if (ToConcat && !Joined)
+          Joined = std::move(Pieces);
+        else if (ToConcat && !samePieces(*Joined, Pieces, DA))
+          return {};
+      } else if (Axis) {
+        Work.append(Pieces.begin(), Pieces.end());
+      }
+      continue;
+    }
+    if (hasTrait(*Def, CutsAlongAxes)) {
+      if (slicedAxes(*Def, Dims->size()).count(Dim) == 0)
+        Work.push_back({Def->getOperand(0), Dim});
+      continue;
+    }
+    // A Conv or a pool keeps the batch, and a spatial dim it leaves at its
+    // size (a 1x1 kernel, or one padded to the same size) maps each
+    // position to the same position.
     bool Keeps =
         hasTrait(*Def, ShapePreserving) ||
         hasTrait(*Def, ElementwiseBroadcasting) ||
         (hasTrait(*Def, BatchedMatrixProduct) && Dim + 2 < Dims->size()) ||
-        (hasTrait(*Def, KernelOp) && Dim == 0);
+        (hasTrait(*Def, KernelOp) &&
+         (Dim == 0 || (Dim >= 2 && hasTrait(*Def, StridedWindow))));
     if (!Keeps)
       continue;
     // The operands that hold the same dim at the same place.
@@ -1023,6 +1128,8 @@ DynamicRewrite::mergedFrom(Value *V, unsigned D, const DimAnalysis &DA) {
         Work.push_back({Op, Dim});
     }
   }
+  if (Joined)
+    return *Joined;
   return {};
 }
 

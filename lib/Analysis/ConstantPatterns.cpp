@@ -175,6 +175,43 @@ Tensor onnxopt::sliceAtZero(const Tensor &T, llvm::ArrayRef<unsigned> Axes,
   return Tensor::fromRaw(Name, T.getElemType(), Cut, Out);
 }
 
+Tensor onnxopt::pieceAlong(const Tensor &T, unsigned Axis, int64_t Begin,
+                           llvm::ArrayRef<int64_t> Dims, llvm::StringRef Name) {
+  Bytes B;
+  std::vector<int64_t> TD = T.getDims();
+  int64_t Count = 1;
+  for (int64_t D : Dims)
+    Count *= D;
+  if (Axis >= TD.size() || Begin < 0 || Count < 1 || Begin + Count > TD[Axis] ||
+      !readBytes(T, B))
+    return Tensor();
+  // Outer: the dims before Axis; Inner: the elements of one index there.
+  int64_t Outer = 1, Inner = B.ElemSize;
+  for (unsigned A = 0; A < Axis; ++A)
+    Outer *= TD[A];
+  for (unsigned A = Axis + 1; A < TD.size(); ++A)
+    Inner *= TD[A];
+  std::string Out;
+  for (int64_t O = 0; O < Outer; ++O)
+    Out.append(B.Data.data() + (O * TD[Axis] + Begin) * Inner, Count * Inner);
+  std::vector<int64_t> OutDims(TD.begin(), TD.begin() + Axis);
+  OutDims.insert(OutDims.end(), Dims.begin(), Dims.end());
+  OutDims.insert(OutDims.end(), TD.begin() + Axis + 1, TD.end());
+  return Tensor::fromRaw(Name, T.getElemType(), OutDims, Out);
+}
+
+Tensor onnxopt::withDims(const Tensor &T, llvm::ArrayRef<int64_t> Dims,
+                         llvm::StringRef Name) {
+  Bytes B;
+  int64_t Count = 1;
+  for (int64_t D : Dims)
+    Count *= D;
+  if (Count != T.getNumElements() || !readBytes(T, B))
+    return Tensor();
+  return Tensor::fromRaw(Name, T.getElemType(), Dims,
+                         std::string(B.Data.data(), Count * B.ElemSize));
+}
+
 bool onnxopt::isConstantAlong(const Tensor &T, unsigned Axis) {
   Bytes B;
   if (!readBytes(T, B))

@@ -37,6 +37,24 @@ TEST(ConstantPatterns, SliceAtZeroKeepsTheFirstCell) {
   EXPECT_EQ(values(S), (std::vector<double>{1, 4}));
 }
 
+TEST(ConstantPatterns, PieceAlongSplitsTheAxisIntoItsGrid) {
+  // [2, 5]: a piece of 4 elements from index 1, as a [2, 2] grid.
+  Tensor T = floats({2, 5}, {0, 1, 2, 3, 4, 10, 11, 12, 13, 14});
+  Tensor P = pieceAlong(T, 1, 1, {2, 2}, "p");
+  EXPECT_EQ(P.getDims(), (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(values(P), (std::vector<double>{1, 2, 3, 4, 11, 12, 13, 14}));
+  EXPECT_FALSE(pieceAlong(T, 1, 2, {2, 2}, "p")); // past the end
+  EXPECT_FALSE(pieceAlong(T, 2, 0, {1}, "p"));    // no such axis
+}
+
+TEST(ConstantPatterns, WithDimsKeepsTheElements) {
+  Tensor T = floats({1, 4}, {1, 2, 3, 4});
+  Tensor R = withDims(T, {2, 1, 2}, "r");
+  EXPECT_EQ(R.getDims(), (std::vector<int64_t>{2, 1, 2}));
+  EXPECT_EQ(values(R), values(T));
+  EXPECT_FALSE(withDims(T, {3}, "r"));
+}
+
 TEST(ConstantPatterns, ConstantAlongAnAxis) {
   Tensor T = floats({2, 3}, {7, 7, 7, 8, 8, 8});
   EXPECT_TRUE(isConstantAlong(T, 1));

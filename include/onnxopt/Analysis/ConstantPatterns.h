@@ -26,6 +26,17 @@ namespace onnxopt {
 Tensor sliceAtZero(const Tensor &T, llvm::ArrayRef<unsigned> Axes,
                    llvm::StringRef Name);
 
+/// The elements of \p T at [Begin, Begin + product of \p Dims) along
+/// \p Axis, that axis split into \p Dims (row-major): one piece of a
+/// constant concatenated from flattened grids, as its grid. Null when out
+/// of range or the bytes cannot be read.
+Tensor pieceAlong(const Tensor &T, unsigned Axis, int64_t Begin,
+                  llvm::ArrayRef<int64_t> Dims, llvm::StringRef Name);
+
+/// \p T's elements under \p Dims (of the same element count), or null.
+Tensor withDims(const Tensor &T, llvm::ArrayRef<int64_t> Dims,
+                llvm::StringRef Name);
+
 /// True if every slice of \p T along \p Axis holds the same bytes as the
 /// first one: cutting the axis to 1 broadcasts to the same tensor.
 bool isConstantAlong(const Tensor &T, unsigned Axis);

@@ -152,6 +152,11 @@ enum OpTrait : uint64_t {
   /// or `transB` attribute says so (Gemm): operand 0's dim 1 (dim 0 when
   /// transposed) meets operand 1's dim 0 (dim 1).
   TransposableMatrixProduct = 1ull << 35,
+  /// Its result is its first operand cut along the axes it names (Slice:
+  /// the `axes` attribute before opset 10, operand 3 after, every axis
+  /// when absent); along every other dim the result is the operand,
+  /// position for position.
+  CutsAlongAxes = 1ull << 36,
 };
 using OpTraits = uint64_t;
 
