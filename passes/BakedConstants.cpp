@@ -85,6 +85,27 @@ public:
     N->setAttr(Attribute::getInt("axis", 0));
     return N->getResult(0);
   }
+  /// 0, 1, ..., n-1 (int64), n being dim \p PA of \p P.
+  Value *positions(Value *P, unsigned PA) {
+    if (!Zero) {
+      Zero = ints("zero", {}, {0});
+      One = ints("one", {}, {1});
+    }
+    return op("Range", {Zero, dimScalar(P, PA), One}, "baked_index");
+  }
+  /// The vector \p V as a rank-\p Rank tensor along \p Axis (1 on the
+  /// other axes).
+  Value *along(Value *V, unsigned Axis, unsigned Rank) {
+    std::vector<int64_t> Shape(Rank, 1);
+    Shape[Axis] = -1;
+    return op("Reshape", {V, ints("index_shape", {int64_t(Rank)}, Shape)},
+              "baked_index");
+  }
+  Value *gather(Value *Data, Value *Indices, unsigned Axis) {
+    Node *N = RW.createNode("Gather", {Data, Indices}, 1, "", "baked_piece");
+    N->setAttr(Attribute::getInt("axis", Axis));
+    return N->getResult(0);
+  }
   /// 0, 1, ..., n-1 along \p Axis of a rank-\p Rank int64 tensor (1 on the
   /// other axes), n being dim \p PA of \p P.
   Value *indicesAlong(Value *P, unsigned PA, unsigned Axis, unsigned Rank) {
@@ -338,53 +359,57 @@ std::optional<std::string> normalizedStep(const Tensor &T,
 }
 
 /// True if the piece \p F of \p Grid is affine in its flat position as
-/// well (a slope along a factor is the next factor's slope times that
-/// factor's old size: `arange(h*w)` per level): at other sizes the two
+/// well (a slope along a grid dim is the next varying dim's slope times
+/// the sizes between: `arange(h*w)` per level): at other sizes the two
 /// readings differ, and nothing says which one the model means.
 bool flatAsWell(const Tensor &Grid, const AffineForm &F) {
-  auto SlopeOf = [&](unsigned A) -> std::optional<std::vector<double>> {
-    for (const AffineForm::Term &T : F.Terms)
-      if (T.Axis == A)
-        return T.Slope.toDoubles();
-    return std::nullopt;
-  };
+  std::vector<int64_t> Dims = Grid.getDims();
   for (size_t K = 0; K + 1 < F.Terms.size(); ++K) {
     unsigned Outer = F.Terms[K].Axis, Inner = F.Terms[K + 1].Axis;
-    bool Between = false;
-    for (unsigned A = Outer + 1; A < Inner; ++A)
-      Between |= Grid.getDims()[A] > 1;
-    std::optional<std::vector<double>> SO = SlopeOf(Outer), SI = SlopeOf(Inner);
-    if (Between || !SO || !SI || SO->size() != SI->size())
+    double Stride = 1;
+    for (unsigned A = Outer + 1; A <= Inner; ++A)
+      Stride *= double(Dims[A]);
+    std::optional<std::vector<double>> SO = F.Terms[K].Slope.toDoubles(),
+                                       SI = F.Terms[K + 1].Slope.toDoubles();
+    if (!SO || !SI || SO->size() != SI->size())
       continue;
     bool Same = true;
     for (size_t I = 0; I < SO->size() && Same; ++I)
-      Same = (*SO)[I] == (*SI)[I] * double(Grid.getDims()[Inner]);
+      Same = (*SO)[I] == (*SI)[I] * Stride;
     if (Same)
       return true;
   }
   return false;
 }
 
+/// One piece of a concatenated constant as its grid's affine form: the
+/// terms' axes are the positions of the growing grid dims among the
+/// piece's factors (0 the outermost); the base and slopes have the
+/// constant's rank, and at its axis the size \p Fixed, the product of the
+/// grid dims that keep their size (a detector's anchors per cell), along
+/// which they hold any values.
+struct PieceForm {
+  AffineForm F;
+  int64_t Fixed = 1;
+};
+
 /// Each piece of \p T along \p Axis (the operands of the Concat \p A's
-/// partner dim was joined by) as an affine form in the indices of the grid
-/// it flattens: the terms' axes are the factors' positions (0 the
-/// outermost), the base and slopes have \p T's rank with 1 at \p Axis.
-/// Sets \p Why when a piece has no such form.
-std::optional<std::vector<AffineForm>>
+/// partner dim was joined by), seen as the grid it flattens, as an affine
+/// form in the indices of the grid dims that grow. Sets \p Why when a
+/// piece has no such form.
+std::optional<std::vector<PieceForm>>
 matchPieces(const Tensor &T, unsigned Axis, const BakedAxis &A,
             llvm::StringRef Name, std::string &Why) {
-  std::vector<AffineForm> Forms;
+  std::vector<PieceForm> Forms;
   int64_t Begin = 0;
-  std::vector<int64_t> Flat = T.getDims();
-  Flat[Axis] = 1;
   for (size_t L = 0; L < A.Pieces.size(); ++L) {
     const BakedAxis::Piece &P = A.Pieces[L];
     std::string Which = "piece " + std::to_string(L) + " ('" +
                         P.V->getName().str() + "', from index " +
                         std::to_string(Begin) + ")";
     std::vector<int64_t> Sizes;
-    std::vector<unsigned> FactorAxes;
-    int64_t Count = 1;
+    std::vector<unsigned> Growing;
+    int64_t Count = 1, Fixed = 1;
     for (size_t K = 0; K < P.Factors.size(); ++K) {
       const BakedAxis::Piece::Factor &F = P.Factors[K];
       if (F.Grows && F.Old == 1) {
@@ -395,8 +420,10 @@ matchPieces(const Tensor &T, unsigned Axis, const BakedAxis &A,
       }
       Sizes.push_back(F.Old);
       Count *= F.Old;
-      if (F.Old >= 2)
-        FactorAxes.push_back(Axis + unsigned(K));
+      if (F.Grows)
+        Growing.push_back(Axis + unsigned(K));
+      else
+        Fixed *= F.Old;
     }
     std::string GridText =
         "[" +
@@ -407,12 +434,12 @@ matchPieces(const Tensor &T, unsigned Axis, const BakedAxis &A,
     Tensor Grid = pieceAlong(T, Axis, Begin, Sizes,
                              Name.str() + "_piece" + std::to_string(L));
     Begin += Count;
-    if (!Grid || FactorAxes.empty()) {
+    if (!Grid || Growing.empty()) {
       Why = "its pieces do not span it as the Concat's operands do (" + Which +
             ", grid " + GridText + ")";
       return std::nullopt;
     }
-    std::optional<AffineForm> F = matchAffine(Grid, FactorAxes, Grid.getName());
+    std::optional<AffineForm> F = matchAffine(Grid, Growing, Grid.getName());
     if (!F) {
       Why = Which + " is not affine in the indices of the grid " + GridText +
             " it flattens";
@@ -432,12 +459,16 @@ matchPieces(const Tensor &T, unsigned Axis, const BakedAxis &A,
             GridText + ": which one it follows at other sizes is not shown";
       return std::nullopt;
     }
-    F->Base = withDims(F->Base, Flat, F->Base.getName());
+    // The grid dims back to one at Axis: the growing ones are 1 in the
+    // base and slopes, the fixed ones keep their values in order.
+    std::vector<int64_t> Dims = T.getDims();
+    Dims[Axis] = Fixed;
+    F->Base = withDims(F->Base, Dims, F->Base.getName());
     for (AffineForm::Term &Term : F->Terms) {
-      Term.Slope = withDims(Term.Slope, Flat, Term.Slope.getName());
+      Term.Slope = withDims(Term.Slope, Dims, Term.Slope.getName());
       Term.Axis -= Axis;
     }
-    Forms.push_back(std::move(*F));
+    Forms.push_back({std::move(*F), Fixed});
   }
   if (Begin != T.getDims()[Axis]) {
     Why = "its pieces hold " + std::to_string(Begin) + " of its " +
@@ -448,21 +479,21 @@ matchPieces(const Tensor &T, unsigned Axis, const BakedAxis &A,
 }
 
 /// The pieces of \p Forms at the sizes the model computes, concatenated
-/// along \p Axis: piece by piece, the position p along it, each factor's
-/// index (p / the sizes of the factors inside it) mod its size, and the
-/// affine form over those indices.
+/// along \p Axis. Piece by piece, from the position p along the dim: a
+/// grid dim's index is (p / the sizes of the dims inside it) mod its size;
+/// the base and slopes are gathered at the fixed dims' indices, and the
+/// growing dims' indices times their slopes added.
 Value *buildPieces(const BakedConstant &B, unsigned Axis,
-                   llvm::ArrayRef<AffineForm> Forms, Builder &Bld) {
+                   llvm::ArrayRef<PieceForm> Forms, Builder &Bld) {
   const BakedAxis &A = axisInfo(B, Axis);
   unsigned Rank = B.T.getDims().size();
   int32_t ET = B.T.getElemType();
   std::vector<Value *> Parts;
   for (size_t L = 0; L < Forms.size(); ++L) {
     const BakedAxis::Piece &P = A.Pieces[L];
-    Value *Pos = Bld.indicesAlong(P.V, P.Dim, Axis, Rank);
-    Value *Acc = Bld.constant(Forms[L].Base);
-    for (const AffineForm::Term &Term : Forms[L].Terms) {
-      unsigned K = Term.Axis;
+    const AffineForm &F = Forms[L].F;
+    Value *Pos = Bld.positions(P.V, P.Dim);
+    auto IndexOf = [&](size_t K) {
       Value *Index = Pos, *Inside = nullptr;
       for (size_t M = K + 1; M < P.Factors.size(); ++M) {
         Value *D = Bld.dimScalar(P.Factors[M].V, P.Factors[M].Dim);
@@ -474,14 +505,36 @@ Value *buildPieces(const BakedConstant &B, unsigned Axis,
         Index = Bld.op("Mod",
                        {Index, Bld.dimScalar(P.Factors[K].V, P.Factors[K].Dim)},
                        "baked_piece");
-      Value *Step =
-          Bld.op("Mul", {Bld.castTo(Index, ET), Bld.constant(Term.Slope)},
-                 "baked_piece");
+      return Index;
+    };
+    // The fixed dims' combined index, row-major over their old sizes.
+    Value *FixedIndex = nullptr;
+    int64_t Stride = 1;
+    for (size_t K = P.Factors.size(); K-- > 0;) {
+      if (P.Factors[K].Grows || P.Factors[K].Old == 1)
+        continue;
+      Value *I = IndexOf(K);
+      if (Stride != 1)
+        I = Bld.op("Mul", {I, Bld.ints("fixed_stride", {}, {Stride})},
+                   "baked_piece");
+      FixedIndex =
+          FixedIndex ? Bld.op("Add", {FixedIndex, I}, "baked_piece") : I;
+      Stride *= P.Factors[K].Old;
+    }
+    auto AtFixed = [&](const Tensor &T) {
+      Value *V = Bld.constant(T);
+      return FixedIndex ? Bld.gather(V, FixedIndex, Axis) : V;
+    };
+    Value *Acc = AtFixed(F.Base);
+    for (const AffineForm::Term &Term : F.Terms) {
+      Value *Index = Bld.castTo(Bld.along(IndexOf(Term.Axis), Axis, Rank), ET);
+      Value *Step = Bld.op("Mul", {Index, AtFixed(Term.Slope)}, "baked_piece");
       Acc = Bld.op("Add", {Acc, Step}, "baked_piece");
     }
     // A piece the same at every position still takes its own size.
-    if (Forms[L].Terms.empty())
-      Acc = Bld.op("Expand", {Acc, Bld.shapeOf(Pos)}, "baked_piece");
+    if (F.Terms.empty() && !FixedIndex)
+      Acc = Bld.op("Expand", {Acc, Bld.shapeOf(Bld.along(Pos, Axis, Rank))},
+                   "baked_piece");
     Parts.push_back(Acc);
   }
   return Bld.concat(Parts, Axis, "baked_pieces");
@@ -705,7 +758,7 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
       !axisInfo(B, Varying[0]).Pieces.empty()) {
     const BakedAxis &A = axisInfo(B, Varying[0]);
     std::string Why;
-    std::optional<std::vector<AffineForm>> Forms =
+    std::optional<std::vector<PieceForm>> Forms =
         matchPieces(Reduced, Varying[0], A, Name, Why);
     std::string Joined = What + " has at " + axesText(Varying) +
                          " the old size of " + sizesText(B, Varying) +
@@ -719,9 +772,10 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
     Builder Bld(M, RW, User);
     return Use(buildPieces(B, Varying[0], *Forms, Bld),
                "piecewise affine constant",
-               Joined + " (the levels of a detector): each piece is affine "
-                        "in the indices of the grid it flattens, rebuilt "
-                        "with Range at its size and concatenated");
+               Joined + " (the levels of a detector): each piece, as the "
+                        "grid its view flattened, is affine in the indices "
+                        "of the grid dims that grow, rebuilt with Range at "
+                        "its size and concatenated");
   }
   Result.Message =
       What + " has at " + axesText(Varying) + " the old size of " +
