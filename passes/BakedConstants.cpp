@@ -391,6 +391,8 @@ bool flatAsWell(const Tensor &Grid, const AffineForm &F) {
 struct PieceForm {
   AffineForm F;
   int64_t Fixed = 1;
+  /// A piece whose size no symbol changes: its values, kept.
+  Tensor Kept;
 };
 
 /// Each piece of \p T along \p Axis (the operands of the Concat \p A's
@@ -434,10 +436,20 @@ matchPieces(const Tensor &T, unsigned Axis, const BakedAxis &A,
     Tensor Grid = pieceAlong(T, Axis, Begin, Sizes,
                              Name.str() + "_piece" + std::to_string(L));
     Begin += Count;
-    if (!Grid || Growing.empty()) {
+    if (!Grid) {
       Why = "its pieces do not span it as the Concat's operands do (" + Which +
             ", grid " + GridText + ")";
       return std::nullopt;
+    }
+    // A piece of a size no symbol changes (a class token's row beside the
+    // patches) keeps its values.
+    if (Growing.empty()) {
+      std::vector<int64_t> Dims = T.getDims();
+      Dims[Axis] = Count;
+      PieceForm Kept;
+      Kept.Kept = withDims(Grid, Dims, Grid.getName());
+      Forms.push_back(std::move(Kept));
+      continue;
     }
     std::optional<AffineForm> F = matchAffine(Grid, Growing, Grid.getName());
     if (!F) {
@@ -475,6 +487,10 @@ matchPieces(const Tensor &T, unsigned Axis, const BakedAxis &A,
           std::to_string(T.getDims()[Axis]) + " entries there";
     return std::nullopt;
   }
+  if (llvm::all_of(Forms, [](const PieceForm &F) { return bool(F.Kept); })) {
+    Why = "none of its pieces grows";
+    return std::nullopt;
+  }
   return Forms;
 }
 
@@ -492,6 +508,10 @@ Value *buildPieces(const BakedConstant &B, unsigned Axis,
   for (size_t L = 0; L < Forms.size(); ++L) {
     const BakedAxis::Piece &P = A.Pieces[L];
     const AffineForm &F = Forms[L].F;
+    if (Forms[L].Kept) {
+      Parts.push_back(Bld.constant(Forms[L].Kept));
+      continue;
+    }
     Value *Pos = Bld.positions(P.V, P.Dim);
     auto IndexOf = [&](size_t K) {
       Value *Index = Pos, *Inside = nullptr;
@@ -772,10 +792,10 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
     Builder Bld(M, RW, User);
     return Use(buildPieces(B, Varying[0], *Forms, Bld),
                "piecewise affine constant",
-               Joined + " (the levels of a detector): each piece, as the "
-                        "grid its view flattened, is affine in the indices "
-                        "of the grid dims that grow, rebuilt with Range at "
-                        "its size and concatenated");
+               Joined + ": each piece that grows, as the grid its view "
+                        "flattened, is affine in the indices of the grid "
+                        "dims that grow, rebuilt with Range at its size (the "
+                        "others kept) and concatenated");
   }
   Result.Message =
       What + " has at " + axesText(Varying) + " the old size of " +
