@@ -1707,6 +1707,14 @@ void DynamicRewrite::repairRecurrentState(Node &N, DimAnalysis &DA,
   }
 }
 
+/// `N,16,8,12`: sizes as the remarks print them.
+static std::string joinDims(llvm::ArrayRef<DimExpr> Dims) {
+  std::vector<std::string> Printed;
+  for (const DimExpr &E : Dims)
+    Printed.push_back(E.str());
+  return llvm::join(Printed, ",");
+}
+
 void DynamicRewrite::repairResize(
     Node &N, DimAnalysis &DA, Rewriter &RW,
     const llvm::DenseMap<const Node *, size_t> &Order) {
@@ -1738,42 +1746,23 @@ void DynamicRewrite::repairResize(
       Any = true;
     }
   }
-  if (!Any)
-    return;
-  Value *Out = N.getResult(0);
-  for (const Use &U : Out->getUses()) {
-    if (U.isGraphOutput() || U.User->getNumOperands() != 2)
-      continue;
-    Node &User = *U.User;
-    if (!hasTrait(User, Arithmetic))
-      continue;
-    Value *Partner = User.getOperand(1 - U.Index);
-    const std::vector<DimExpr> *P = Partner ? DA.getDims(*Partner) : nullptr;
-    if (!P || P->size() != In->size())
-      continue;
-    std::vector<DimExpr> PBest = expressInInputs(DA, *Partner, *P, Old);
-    P = &PBest;
-    bool Matches = true;
-    for (size_t I = 0; I < P->size() && Matches; ++I) {
-      if (Baked[I] >= 0)
-        Matches = !(*P)[I].isConstant() && oldValue((*P)[I]) == Baked[I];
-      else
-        Matches = DA.provenEqual((*P)[I], (*Sizes)[I]);
+  // A static dim resized to another number (DeepLabV3's image pooling:
+  // [B,256,1,1] back to the feature map's baked size) may have to follow
+  // a partner further on too; where none says so it is a fixed size.
+  std::vector<int64_t> Wide = Baked;
+  bool AnyWide = false;
+  for (size_t I = 0; I < In->size(); ++I)
+    if ((*Sizes)[I].isConstant() && (*In)[I].isConstant() &&
+        (*Sizes)[I] != (*In)[I]) {
+      Wide[I] = (*Sizes)[I].getConstant();
+      AnyWide = true;
     }
-    // The Shape of the partner must be computable before the Resize.
-    const Node *Def = Partner->getDefiningNode();
-    if (!Matches || (Def && (Def->getParentGraph() != N.getParentGraph() ||
-                             Order.lookup(Def) >= Order.lookup(&N))))
-      continue;
-    RW.setInsertionPointBefore(&N);
-    Node *S = RW.createNode("Shape", {Partner}, 1, "", "sizes_dynamic");
-    RW.setOperand(&N, 3, S->getResult(0));
-    SizesRebuilt.insert(&N);
-    ++RepairCounts["Resize size input"];
-    Repaired = true;
+  if (!Any && !AnyWide)
     return;
-  }
-  if (resizeToInputs(N, *In, *Sizes, Baked, RW) ||
+  if (resizeToPartner(N, *Sizes, Wide, DA, RW, Order) ||
+      (AnyWide && resizeToConcatPartner(N, *In, *Sizes, Wide, DA, RW, Order)))
+    return;
+  if (!Any || resizeToInputs(N, *In, *Sizes, Baked, RW) ||
       resizeToConcatPartner(N, *In, *Sizes, Baked, DA, RW, Order))
     return;
   Problems.push_back(
@@ -1782,12 +1771,173 @@ void DynamicRewrite::repairResize(
                "elementwise or Concat user says what they become"});
 }
 
-/// `N,16,8,12`: sizes as the remarks print them.
-static std::string joinDims(llvm::ArrayRef<DimExpr> Dims) {
-  std::vector<std::string> Printed;
-  for (const DimExpr &E : Dims)
-    Printed.push_back(E.str());
-  return llvm::join(Printed, ",");
+/// True if \p N, a window op (Conv, a pool), gives each spatial dim its
+/// operand's size: stride 1 and pads that make up for the kernel's reach
+/// (`padding=k//2`, a 1x1 kernel, auto_pad SAME).
+static bool keepsSpatialSize(const Node &N, const DimAnalysis &DA) {
+  if (!hasTrait(N, StridedWindow) || N.getNumOperands() == 0)
+    return false;
+  std::optional<std::vector<int64_t>> Kernel = N.getAttrInts("kernel_shape");
+  if (!Kernel && N.getNumOperands() > 1 && N.getOperand(1)) {
+    const std::vector<DimExpr> *W = DA.getDims(*N.getOperand(1));
+    if (!W || W->size() < 3)
+      return false;
+    Kernel.emplace();
+    for (size_t I = 2; I < W->size(); ++I) {
+      if (!(*W)[I].isConstant())
+        return false;
+      Kernel->push_back((*W)[I].getConstant());
+    }
+  }
+  if (!Kernel)
+    return false;
+  size_t Spatial = Kernel->size();
+  auto Ints = [&](llvm::StringRef Name, int64_t Default, size_t Count) {
+    std::vector<int64_t> V =
+        N.getAttrInts(Name).value_or(std::vector<int64_t>(Count, Default));
+    return V.size() == Count ? V : std::vector<int64_t>();
+  };
+  std::vector<int64_t> Strides = Ints("strides", 1, Spatial),
+                       Dilations = Ints("dilations", 1, Spatial),
+                       Pads = Ints("pads", 0, 2 * Spatial);
+  if (Strides.empty() || Dilations.empty() || Pads.empty())
+    return false;
+  llvm::StringRef AutoPad = N.getAttrString("auto_pad", "NOTSET");
+  for (size_t I = 0; I < Spatial; ++I) {
+    if (Strides[I] != 1)
+      return false;
+    int64_t Reach = Dilations[I] * ((*Kernel)[I] - 1);
+    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER")
+      continue;
+    if (AutoPad == "VALID" ? Reach != 0 : Pads[I] + Pads[I + Spatial] != Reach)
+      return false;
+  }
+  return true;
+}
+
+/// A value whose Shape gives \p Partner's dims and can be read before
+/// \p N: the partner, or where it comes later (another branch), the value
+/// it was computed from through nodes that keep those dims (LRASPP's
+/// low_classifier, a 1x1 Conv of a backbone feature; \p Holds is false at
+/// the channels a Conv changed). Null when there is none.
+static Value *shapeHolder(const Node &N, Value *Partner, const DimAnalysis &DA,
+                          const llvm::DenseMap<const Node *, size_t> &Order,
+                          std::vector<bool> &Holds) {
+  const std::vector<DimExpr> *P = DA.getDims(*Partner);
+  Holds.assign(P ? P->size() : 0, true);
+  Value *Holder = Partner;
+  for (unsigned Steps = 0; Holder && Steps < 16; ++Steps) {
+    const Node *Def = Holder->getDefiningNode();
+    if (!Def || (Def->getParentGraph() == N.getParentGraph() &&
+                 Order.lookup(Def) < Order.lookup(&N)))
+      return Holder;
+    if (Def->getParentGraph() != N.getParentGraph() ||
+        Def->getNumOperands() == 0)
+      return nullptr;
+    if (hasTrait(*Def, ShapePreserving)) {
+      Holder = Def->getOperand(0);
+    } else if (keepsSpatialSize(*Def, DA) && Holds.size() > 1) {
+      Holds[1] = false;
+      Holder = Def->getOperand(0);
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+/// A Resize whose result meets a partner in an elementwise op, directly or
+/// after nodes that keep its dims (activations; a Conv or a pool that keeps
+/// the spatial dims at their size, which changes the channels: LRASPP's
+/// `high_classifier(interpolate(x, size=low.shape[-2:])) +
+/// low_classifier(low)`): the baked sizes are the partner's dims. Each baked
+/// position must be a dynamic dim of the partner with that old size, each other
+/// position the chain keeps the sizes' own; the partner must come before the
+/// Resize.
+bool DynamicRewrite::resizeToPartner(
+    Node &N, llvm::ArrayRef<DimExpr> Sizes, llvm::ArrayRef<int64_t> Baked,
+    DimAnalysis &DA, Rewriter &RW,
+    const llvm::DenseMap<const Node *, size_t> &Order) {
+  size_t Rank = Sizes.size();
+  // Values that hold the Resize's result dims, with the dims they keep.
+  std::vector<std::pair<Value *, std::vector<bool>>> Work{
+      {N.getResult(0), std::vector<bool>(Rank, true)}};
+  for (size_t Next = 0; Next < Work.size() && Next < 16; ++Next) {
+    auto [Cur, Kept] = Work[Next];
+    for (const Use &U : Cur->getUses()) {
+      if (U.isGraphOutput())
+        continue;
+      Node &User = *U.User;
+      if (hasTrait(User, ShapePreserving) && U.Index == 0) {
+        Work.push_back({User.getResult(0), Kept});
+        continue;
+      }
+      if (U.Index == 0 && keepsSpatialSize(User, DA)) {
+        std::vector<bool> K = Kept;
+        if (Rank > 1)
+          K[1] = false; // the channels
+        Work.push_back({User.getResult(0), K});
+        continue;
+      }
+      if (User.getNumOperands() != 2 || !hasTrait(User, Arithmetic))
+        continue;
+      Value *Partner = User.getOperand(1 - U.Index);
+      const std::vector<DimExpr> *P = Partner ? DA.getDims(*Partner) : nullptr;
+      if (!P || P->size() != Rank)
+        continue;
+      std::vector<DimExpr> PBest = expressInInputs(DA, *Partner, *P, Old);
+      bool Matches = true;
+      for (size_t I = 0; I < Rank && Matches; ++I) {
+        // A size of a static input dim may also meet a partner of that
+        // fixed size.
+        bool Dynamic = !PBest[I].isConstant() && !PBest[I].hasUnknown();
+        if (Baked[I] >= 0)
+          Matches = (Dynamic && oldValue(PBest[I]) == Baked[I]) ||
+                    (Kept[I] && DA.provenEqual(PBest[I], Sizes[I]));
+        else if (Kept[I])
+          Matches = DA.provenEqual(PBest[I], Sizes[I]);
+      }
+      if (!Matches)
+        continue;
+      std::vector<bool> Holds;
+      Value *Holder = shapeHolder(N, Partner, DA, Order, Holds);
+      if (!Holder)
+        continue;
+      std::string OldName = N.getOperand(3)->getName().str();
+      RW.setInsertionPointBefore(&N);
+      Value *Sized;
+      if (Holder == Partner && llvm::all_of(Kept, [](bool K) { return K; })) {
+        Sized = RW.createNode("Shape", {Partner}, 1, "", "sizes_dynamic")
+                    ->getResult(0);
+      } else {
+        ShapeVectorBuilder B(RW, N, "size", "sizes_dynamic");
+        for (size_t K = 0; K < Rank; ++K) {
+          if (Baked[K] < 0 && Sizes[K].isConstant())
+            B.literal(Sizes[K].getConstant());
+          else if ((Baked[K] >= 0 || Kept[K]) && Holds[K])
+            B.piece(B.dimOf(Holder, unsigned(K)));
+          else
+            return false;
+        }
+        Sized = B.finish("sizes_dynamic");
+      }
+      RW.setOperand(&N, 3, Sized);
+      if (Cur != N.getResult(0) || Holder != Partner)
+        emitRemark(RW.getDiags(), N)
+            << "sizes '" << OldName << "' = [" << joinDims(Sizes)
+            << "] held the old sizes of '" << Partner->getName()
+            << "', which the result meets"
+            << (Cur != N.getResult(0) ? " after nodes that keep those dims"
+                                      : "")
+            << ": now read from the Shape of '" << Holder->getName() << "'"
+            << (Holder != Partner ? ", which it is computed from" : "");
+      SizesRebuilt.insert(&N);
+      ++RepairCounts["Resize size input"];
+      Repaired = true;
+      return true;
+    }
+  }
+  return false;
 }
 
 /// A Resize whose result is concatenated with a value whose dims, off the
@@ -1830,15 +1980,19 @@ bool DynamicRewrite::resizeToConcatPartner(
         if (Baked[K] >= 0)
           Matches = !PBest[K].isConstant() && !PBest[K].hasUnknown() &&
                     oldValue(PBest[K]) == Baked[K];
-      const Node *Def = Partner->getDefiningNode();
-      if (!Matches || (Def && (Def->getParentGraph() != N.getParentGraph() ||
-                               Order.lookup(Def) >= Order.lookup(&N))))
+      std::vector<bool> Holds;
+      Value *Holder =
+          Matches ? shapeHolder(N, Partner, DA, Order, Holds) : nullptr;
+      bool Held = Holder != nullptr;
+      for (int64_t K = 0; K < Rank && Held; ++K)
+        Held = Baked[K] < 0 || Holds[K];
+      if (!Held)
         continue;
       std::string OldName = N.getOperand(3)->getName().str();
       ShapeVectorBuilder B(RW, N, "size", "sizes_dynamic");
       for (int64_t K = 0; K < Rank; ++K) {
         if (Baked[K] >= 0) {
-          B.piece(B.dimOf(Partner, unsigned(K)));
+          B.piece(B.dimOf(Holder, unsigned(K)));
         } else if (Sizes[K].isConstant()) {
           B.literal(Sizes[K].getConstant());
         } else {
@@ -1850,8 +2004,10 @@ bool DynamicRewrite::resizeToConcatPartner(
       emitRemark(RW.getDiags(), N)
           << "sizes '" << OldName << "' = [" << joinDims(Sizes)
           << "] held the old sizes of '" << Partner->getName()
-          << "', which the result is concatenated with: now read from its "
-             "Shape";
+          << "', which the result is concatenated with: now read from "
+          << (Holder == Partner ? std::string("its Shape")
+                                : "the Shape of '" + Holder->getName().str() +
+                                      "', which it is computed from");
       SizesRebuilt.insert(&N);
       ++RepairCounts["Resize to a concatenated value's size"];
       Repaired = true;

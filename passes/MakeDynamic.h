@@ -251,6 +251,10 @@ public:
                                            int64_t Size) const;
   void repairResize(Node &N, DimAnalysis &DA, Rewriter &RW,
                     const llvm::DenseMap<const Node *, size_t> &Order);
+  bool resizeToPartner(Node &N, llvm::ArrayRef<DimExpr> Sizes,
+                       llvm::ArrayRef<int64_t> Baked, DimAnalysis &DA,
+                       Rewriter &RW,
+                       const llvm::DenseMap<const Node *, size_t> &Order);
   bool resizeToInputs(Node &N, llvm::ArrayRef<DimExpr> In,
                       llvm::ArrayRef<DimExpr> Sizes,
                       llvm::ArrayRef<int64_t> Baked, Rewriter &RW);
