@@ -222,7 +222,12 @@ bool DynamicRewrite::readPartnerTarget(Node &N, llvm::ArrayRef<DimExpr> In,
     }
     if (!Fits)
       continue;
-    if (Minus < 0)
+    // With every dynamic dim read from the inputs, one of them is the -1;
+    // but not the only one: a target of literals and a -1 would be read
+    // again as a baked one next round.
+    if (Minus < 0 && llvm::count_if(Dims, [](const DimExpr &E) {
+                       return !E.isConstant();
+                     }) > 1)
       for (unsigned K = 0; K < Dims.size() && Minus < 0; ++K)
         if (!Dims[K].isConstant())
           Minus = K;
@@ -1737,12 +1742,16 @@ bool DynamicRewrite::resolveCopies(const Node &N, llvm::ArrayRef<DimExpr> In,
 
 /// True if input dim \p J and target entry \p J (same position) span the
 /// same run of elements at the old sizes, alone between two cuts, and the
-/// dim is dynamic above size 1: the entry reads as a copy of the dim.
+/// dim is above size 1: the entry reads as a copy of the dim (or, for a
+/// static dim, repeats it).
 static bool isCopyGroup(llvm::ArrayRef<DimExpr> In,
                         llvm::ArrayRef<int64_t> OldIn,
                         llvm::ArrayRef<int64_t> PIn, llvm::ArrayRef<int64_t> PT,
                         llvm::ArrayRef<int64_t> Cuts, unsigned J) {
-  if (J + 1 >= PT.size() || In[J].isConstant() || OldIn[J] < 2)
+  // A static dim that its entry repeats at the same place (the 17 tokens
+  // of a ViT at a fixed image size, `view(17, B*heads, d)`) is a group of
+  // its own as a copy is.
+  if (J + 1 >= PT.size() || OldIn[J] < 2)
     return false;
   bool StartsAtCut =
       J == 0 || std::binary_search(Cuts.begin(), Cuts.end(), PIn[J]);
