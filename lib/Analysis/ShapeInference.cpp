@@ -495,7 +495,10 @@ public:
     std::string Why;
   };
   const Resolution &resolveCached(const Node &N);
-  llvm::DenseMap<Node::OpKey, Resolution> Resolutions;
+  /// Each resolution on the heap: inferNode holds one while an If's or a
+  /// Loop's inference function infers the body, whose nodes add more (a
+  /// DenseMap of values would move them as it grows).
+  llvm::DenseMap<Node::OpKey, std::unique_ptr<Resolution>> Resolutions;
 
 private:
   bool resolve(const Node &N, Resolved &R, std::string &Why);
@@ -1031,7 +1034,9 @@ const ShapeInference::Impl::Resolution &
 ShapeInference::Impl::resolveCached(const Node &N) {
   int64_t Version = M.getOpsetVersion(N.getDomain());
   auto [It, Inserted] = Resolutions.try_emplace(N.getOpKey());
-  Resolution &Res = It->second;
+  if (Inserted)
+    It->second = std::make_unique<Resolution>();
+  Resolution &Res = *It->second;
   if (Inserted || Res.Version != Version) {
     Res = Resolution();
     Res.Version = Version;
