@@ -22,13 +22,12 @@ folded) bakes what the dynamic one computes from Shape:
 Replaces this generator's entries in manifest.json and keeps the others.
 """
 
-import argparse
 import os
 
 import torch
 import torch.nn as nn
 
-from gen_dynamic_twins import export, seeded, shape_str
+from gen_dynamic_twins import export_image_pair, out_dir_from_args, seeded
 
 from manifest_entries import replace_entries
 
@@ -94,10 +93,7 @@ class Yolov8Head(nn.Module):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out-dir", default=os.path.dirname(os.path.abspath(__file__)))
-    out = parser.parse_args().out_dir
-    torch.set_num_threads(1)
+    out = out_dir_from_args(__doc__, os.path.dirname(os.path.abspath(__file__)))
     entries = []
     gen = seeded(SEED)
     model = Yolov8Head().eval()
@@ -107,24 +103,8 @@ def main():
             "detections": {0: "batch", 2: "anchors"}}
     purpose = ("YOLOv8-style head on 3 levels, DFL box decoding against anchor points "
                "and strides that make_anchors concatenates across levels")
-    for kind, dyn in (("static", None), ("dynamic", axes)):
-        file = f"yolov8_head_{kind}.onnx"
-        path = os.path.join(out, file)
-        export(model, (example,), path, ["input"], ["detections"], 13, dyn)
-        shapes = [tuple(example.shape)] + (new_shapes if dyn else [])
-        entries.append({
-            "name": f"yolov8_head_{kind}",
-            "file": file,
-            "generator": GENERATOR,
-            "opset": 13,
-            "inputs": ["input"],
-            "outputs": ["detections"],
-            "dynamic_axes": dyn or {},
-            "shape_sets": [{"input": shape_str(s)} for s in shapes],
-            "purpose": f"{kind} twin: {purpose}",
-        })
-        print(f"wrote {path} ({os.path.getsize(path)} bytes)")
-
+    export_image_pair(model, example, "yolov8_head", GENERATOR, "detections", axes,
+                      new_shapes, purpose, out, entries)
     replace_entries(os.path.join(out, "manifest.json"), GENERATOR, entries)
 
 

@@ -320,6 +320,40 @@ def export(model, args, path, input_names, output_names, opset, dynamic_axes=Non
     onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True)
 
 
+def out_dir_from_args(doc, default_dir):
+    """The --out-dir of a twins generator (its folder by default), torch
+    set to one thread so that the exports are the same on every machine."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--out-dir", default=default_dir)
+    torch.set_num_threads(1)
+    return parser.parse_args().out_dir
+
+
+def export_image_pair(model, example, name, generator, output, axes, new_shapes,
+                      purpose, out, entries):
+    """Exports `model` (one image input named "input", one output) as
+    <name>_static.onnx and, with `axes`, <name>_dynamic.onnx, opset 13; one
+    manifest entry each. The static twin runs at the example shape only, the
+    dynamic one at `new_shapes` too."""
+    for kind, dyn in (("static", None), ("dynamic", axes)):
+        file = f"{name}_{kind}.onnx"
+        path = os.path.join(out, file)
+        export(model, (example,), path, ["input"], [output], 13, dyn)
+        shapes = [tuple(example.shape)] + (new_shapes if dyn else [])
+        entries.append({
+            "name": f"{name}_{kind}",
+            "file": file,
+            "generator": generator,
+            "opset": 13,
+            "inputs": ["input"],
+            "outputs": [output],
+            "dynamic_axes": dyn or {},
+            "shape_sets": [{"input": shape_str(s)} for s in shapes],
+            "purpose": f"{kind} twin: {purpose}",
+        })
+        print(f"wrote {path} ({os.path.getsize(path)} bytes)")
+
+
 def shape_str(shape):
     return "x".join(str(d) for d in shape)
 

@@ -25,14 +25,13 @@ dynamic one reads from Shape. Both written the way torchvision's heads are
 Replaces this generator's entries in manifest.json and keeps the others.
 """
 
-import argparse
 import os
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from gen_dynamic_twins import export, seeded, shape_str
+from gen_dynamic_twins import export_image_pair, out_dir_from_args, seeded
 
 from manifest_entries import replace_entries
 
@@ -87,10 +86,7 @@ class LrasppHead(nn.Module):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out-dir", default=os.path.dirname(os.path.abspath(__file__)))
-    out = parser.parse_args().out_dir
-    torch.set_num_threads(1)
+    out = out_dir_from_args(__doc__, os.path.dirname(os.path.abspath(__file__)))
     entries = []
     axes = {"input": {0: "batch", 2: "height", 3: "width"},
             "logits": {0: "batch", 2: "height", 3: "width"}}
@@ -102,23 +98,8 @@ def main():
         gen = seeded(seed)
         model = cls().eval()
         example = torch.randn(*shape, generator=gen)
-        for kind, dyn in (("static", None), ("dynamic", axes)):
-            file = f"{name}_{kind}.onnx"
-            path = os.path.join(out, file)
-            export(model, (example,), path, ["input"], ["logits"], 13, dyn)
-            shapes = [tuple(example.shape)] + (new_shapes if dyn else [])
-            entries.append({
-                "name": f"{name}_{kind}",
-                "file": file,
-                "generator": GENERATOR,
-                "opset": 13,
-                "inputs": ["input"],
-                "outputs": ["logits"],
-                "dynamic_axes": dyn or {},
-                "shape_sets": [{"input": shape_str(s)} for s in shapes],
-                "purpose": f"{kind} twin: {purpose}",
-            })
-            print(f"wrote {path} ({os.path.getsize(path)} bytes)")
+        export_image_pair(model, example, name, GENERATOR, "logits", axes, new_shapes,
+                          purpose, out, entries)
     replace_entries(os.path.join(out, "manifest.json"), GENERATOR, entries)
 
 

@@ -23,14 +23,13 @@ dynamic one computes from Shape:
 Replaces this generator's entries in manifest.json and keeps the others.
 """
 
-import argparse
 import os
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from gen_dynamic_twins import export, seeded, shape_str
+from gen_dynamic_twins import export_image_pair, out_dir_from_args, seeded
 
 from manifest_entries import replace_entries
 
@@ -119,10 +118,7 @@ class SegformerMini(nn.Module):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out-dir", default=os.path.dirname(os.path.abspath(__file__)))
-    out = parser.parse_args().out_dir
-    torch.set_num_threads(1)
+    out = out_dir_from_args(__doc__, os.path.dirname(os.path.abspath(__file__)))
     entries = []
     twins(UnetSkip, SEED, "unet_skip", (1, 3, 32, 48),
           [(2, 3, 64, 40), (1, 3, 24, 72)],
@@ -144,24 +140,8 @@ def twins(cls, seed, name, example_shape, new_shapes, purpose, out, entries):
     example = torch.randn(*example_shape, generator=gen)
     axes = {"input": {0: "batch", 2: "height", 3: "width"},
             "logits": {0: "batch", 2: "out_h", 3: "out_w"}}
-    for kind, dyn in (("static", None), ("dynamic", axes)):
-        file = f"{name}_{kind}.onnx"
-        path = os.path.join(out, file)
-        export(model, (example,), path, ["input"], ["logits"], 13, dyn)
-        shapes = [tuple(example.shape)] + (new_shapes if dyn else [])
-        entries.append({
-            "name": f"{name}_{kind}",
-            "file": file,
-            "generator": GENERATOR,
-            "opset": 13,
-            "inputs": ["input"],
-            "outputs": ["logits"],
-            "dynamic_axes": dyn or {},
-            "shape_sets": [{"input": shape_str(s)} for s in shapes],
-            "purpose": f"{kind} twin: {purpose}",
-        })
-        print(f"wrote {path} ({os.path.getsize(path)} bytes)")
-
+    export_image_pair(model, example, name, GENERATOR, "logits", axes, new_shapes,
+                      purpose, out, entries)
 
 if __name__ == "__main__":
     main()
