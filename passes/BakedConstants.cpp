@@ -213,6 +213,26 @@ Value *buildAffine(const BakedConstant &B, const AffineForm &F, Builder &Bld) {
   return Acc;
 }
 
+/// How the diagonals of an i - j table over \p Row and \p Col lie at other
+/// sizes. Where the columns have other sizes than the rows by symbols
+/// (X = cols - rows), the columns must be joined from earlier pieces of X
+/// and then the rows' own (a KV cache's keys `[P+S]`, past before the new
+/// tokens, against the queries `[S]`: query i is key i + P): the diagonal
+/// then moves with X. Anything else is not known.
+enum class DiagonalOffset { Fixed, MovesWithColumns, Unknown };
+DiagonalOffset diagonalOffset(const BakedAxis &Row, const BakedAxis &Col) {
+  DimExpr X = Col.Expr - Row.Expr;
+  if (X.isConstant())
+    return DiagonalOffset::Fixed;
+  if (Col.Pieces.size() < 2 || Col.Pieces.back().Size != Row.Expr)
+    return DiagonalOffset::Unknown;
+  DimExpr Before;
+  for (size_t K = 0; K + 1 < Col.Pieces.size(); ++K)
+    Before = Before + Col.Pieces[K].Size;
+  return Before == X ? DiagonalOffset::MovesWithColumns
+                     : DiagonalOffset::Unknown;
+}
+
 Value *buildToeplitz(const BakedConstant &B, const ToeplitzForm &F,
                      unsigned Row, unsigned Col, Builder &Bld) {
   unsigned Rank = B.T.getDims().size();
@@ -220,6 +240,17 @@ Value *buildToeplitz(const BakedConstant &B, const ToeplitzForm &F,
   Value *I = Bld.indicesAlong(R.Partner, R.PartnerAxis, Row, Rank);
   Value *J = Bld.indicesAlong(C.Partner, C.PartnerAxis, Col, Rank);
   Value *D = Bld.op("Sub", {I, J}, "baked_mask");
+  // Queries that are the last rows of the keys: i - j shifts by how much
+  // the columns' lead over the rows grew since the export.
+  if (diagonalOffset(R, C) == DiagonalOffset::MovesWithColumns) {
+    int64_t Lead = B.T.getDims()[Col] - B.T.getDims()[Row];
+    Value *Grown = Bld.op("Sub",
+                          {Bld.dimScalar(C.Partner, C.PartnerAxis),
+                           Bld.dimScalar(R.Partner, R.PartnerAxis)},
+                          "baked_mask");
+    Grown = Bld.op("Sub", {Grown, Bld.ints("lead", {}, {Lead})}, "baked_mask");
+    D = Bld.op("Add", {D, Grown}, "baked_mask");
+  }
   D = Bld.op("Max", {D, Bld.ints("below", {}, {-F.Below})}, "baked_mask");
   D = Bld.op("Min", {D, Bld.ints("above", {}, {F.Above})}, "baked_mask");
   D = Bld.op("Add", {D, Bld.ints("offset", {}, {F.Below})}, "baked_mask");
@@ -711,13 +742,29 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
       Result.Along = RowAxis.DimText;
       return Result;
     }
+    DiagonalOffset Offset = diagonalOffset(RowAxis, ColAxis);
+    if (F && Offset == DiagonalOffset::Unknown) {
+      Result.Message = What + " depends only on i - j along " +
+                       axesText(Varying) + ", but its columns (" +
+                       ColAxis.DimText + ") differ from its rows (" +
+                       RowAxis.DimText +
+                       ") by new symbols and are not joined from pieces "
+                       "that end with the rows: where its diagonal lies "
+                       "at other sizes is not shown";
+      return Result;
+    }
     if (F) {
       Builder Bld(M, RW, User);
       return Use(
           buildToeplitz(B, *F, Varying[0], Varying[1], Bld), "i - j mask",
           What + " depends only on i - j along " + axesText(Varying) + " (" +
               std::to_string(F->Below + F->Above + 1) +
-              " distinct diagonals): rebuilt at " + sizesText(B, Varying));
+              " distinct diagonals): rebuilt at " + sizesText(B, Varying) +
+              (Offset == DiagonalOffset::MovesWithColumns
+                   ? ", its diagonal moved by what the columns' lead over "
+                     "the rows grew (the rows are the last of the columns "
+                     "the Concat joins)"
+                   : ""));
     }
   }
   if (Varying.size() == 1 && Reduced && axisInfo(B, Varying[0]).IsInputSymbol) {
@@ -1295,6 +1342,7 @@ std::optional<BakedAxis> DynamicRewrite::inputSymbolAxis(unsigned Axis,
   BA.PartnerAxis = Dim;
   BA.IsInputSymbol = true;
   BA.DimText = E.getSymbol().str();
+  BA.Expr = E;
   return BA;
 }
 
@@ -1449,6 +1497,7 @@ std::optional<BakedAxis> DynamicRewrite::earlierDimAxis(const Node &User,
   BA.Partner = std::get<1>(*It->second);
   BA.PartnerAxis = std::get<2>(*It->second);
   BA.DimText = E.str();
+  BA.Expr = E;
   return BA;
 }
 

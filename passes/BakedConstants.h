@@ -41,6 +41,7 @@ struct BakedAxis {
   bool IsInputSymbol = false;
   /// The partner's dim, as an expression over the input symbols.
   std::string DimText;
+  DimExpr Expr;
   /// A user further on needs the dim at the partner's size exactly, not
   /// broadcast from 1 (an Attention's mask rows): the rebuilt constant is
   /// expanded to it.
@@ -52,6 +53,8 @@ struct BakedAxis {
   struct Piece {
     Value *V = nullptr;
     unsigned Dim = 0;
+    DimExpr Size; ///< dim Dim of V
+
     struct Factor {
       Value *V = nullptr;
       unsigned Dim = 0;

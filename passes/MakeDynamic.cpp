@@ -2482,6 +2482,9 @@ DynamicRewrite::concatPieces(Value *V, unsigned D, const DimAnalysis &DA) {
     BakedAxis::Piece P;
     P.V = PV;
     P.Dim = PD;
+    if (const std::vector<DimExpr> *Dims = DA.getDims(*PV);
+        Dims && PD < Dims->size())
+      P.Size = computedDim(DA, *PV, *Dims, PD);
     std::vector<std::pair<Value *, unsigned>> Run = mergedFrom(PV, PD, DA);
     if (Run.empty())
       Run.push_back({PV, PD});
@@ -2567,6 +2570,7 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
         BA.PartnerAxis = PA;
         BA.IsInputSymbol = E.isSymbol() && Old.count(E.getSymbol().str());
         BA.DimText = E.str();
+        BA.Expr = E;
         B.Axes.push_back(BA);
         E.forEachSymbol([&](llvm::StringRef S) {
           if (Old.count(S.str()))

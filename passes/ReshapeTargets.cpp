@@ -1109,6 +1109,17 @@ DynamicRewrite::traceDim(Value *V, unsigned D, const DimAnalysis &DA,
       }
       continue;
     }
+    // A matrix product's rows are its first operand's, its columns its
+    // second's (the keys of attention scores, position for position).
+    if (hasTrait(*Def, BatchedMatrixProduct) && Def->getNumOperands() == 2 &&
+        Dim + 2 >= Dims->size() && Dims->size() >= 2) {
+      bool Rows = Dim + 2 == Dims->size();
+      Value *Op = Def->getOperand(Rows ? 0 : 1);
+      const std::vector<DimExpr> *OD = Op ? DA.getDims(*Op) : nullptr;
+      if (OD && OD->size() >= 2)
+        Work.push_back({Op, unsigned(OD->size() - (Rows ? 2 : 1))});
+      continue;
+    }
     if (hasTrait(*Def, CutsAlongAxes)) {
       if (slicedAxes(*Def, Dims->size()).count(Dim) == 0)
         Work.push_back({Def->getOperand(0), Dim});
