@@ -198,6 +198,18 @@ std::string sizesText(const BakedConstant &B, llvm::ArrayRef<unsigned> Axes) {
   return llvm::join(S, ", ");
 }
 
+/// The input symbol an affine form counts along from a base other than 0,
+/// or "" (positions past..past+S-1 baked at the old past read as a Range
+/// from that number: make-dynamic checks that no symbol may be the offset).
+std::string offsetAlong(const BakedConstant &B, const AffineForm &F) {
+  std::optional<std::vector<double>> Base = F.Base.toDoubles();
+  bool Zero = Base && llvm::all_of(*Base, [](double X) { return X == 0; });
+  for (const AffineForm::Term &Term : F.Terms)
+    if (const BakedAxis &A = axisInfo(B, Term.Axis); A.IsInputSymbol && !Zero)
+      return A.DimText;
+  return "";
+}
+
 Value *buildAffine(const BakedConstant &B, const AffineForm &F, Builder &Bld) {
   unsigned Rank = B.T.getDims().size();
   int32_t ET = B.T.getElemType();
@@ -691,9 +703,11 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
       return Result;
     }
     Builder Bld(M, RW, User);
-    return Use(buildAffine(B, *F, Bld), "affine constant",
-               What + " is affine in its indices along " + axesText(Varying) +
-                   ": rebuilt with Range at " + sizesText(B, Axes));
+    Result = Use(buildAffine(B, *F, Bld), "affine constant",
+                 What + " is affine in its indices along " + axesText(Varying) +
+                     ": rebuilt with Range at " + sizesText(B, Axes));
+    Result.OffsetAlong = offsetAlong(B, *F);
+    return Result;
   }
   std::vector<unsigned> Still;
   for (unsigned A : Axes)

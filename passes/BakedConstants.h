@@ -84,6 +84,10 @@ struct RebuildResult {
   bool Bounds = false;
   /// With Bounds: the new symbol the constant is sliced along.
   std::string Along;
+  /// A new input symbol along which the rebuilt rows start from a number
+  /// other than 0 (positions 2, 3, 4 baked at a past of 2): another symbol
+  /// laid end to end with it may be that offset (MakeDynamic.cpp pins it).
+  std::string OffsetAlong;
 };
 
 /// How make-dynamic evaluates a value computed from constants to read what

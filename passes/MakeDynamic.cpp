@@ -776,12 +776,14 @@ void DynamicRewrite::forEachResultDims(
   });
 }
 
-/// A baked table kept and sliced along S (no rule recognised its rows)
+/// A baked table kept and sliced along S (no rule recognised its rows), or
+/// an affine one rebuilt from a base other than 0 (positions 2, 3, 4),
 /// holds the rows of positions from the old offset on: a KV-cache decoder
-/// reads its rotary rows at past..past+S-1, baked at the old past. Slicing
-/// follows S only; where another new symbol P is laid end to end with S in
-/// some dim (P+S: the cache and the new tokens concatenated), P may offset
-/// the rows, and only its old size keeps them right: P is pinned.
+/// reads its rotary rows at past..past+S-1, baked at the old past. The
+/// rebuild follows S only; where another new symbol P is laid end to end
+/// with S in some dim (P+S: the cache and the new tokens concatenated), P
+/// may offset the rows, and only its old size keeps them right: P is
+/// pinned.
 void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
   if (SlicedTables.empty())
     return;
@@ -811,7 +813,8 @@ void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
                " end to end (a dim " + It->str() +
                "), so the table's rows may be the positions " + P + ".." + P +
                "+" + S + "-1, baked at " + P + "=" + std::to_string(OldSize) +
-               ", which slicing cannot follow: keep " + P +
+               ", which a rebuild along " + S + " alone cannot follow: keep " +
+               P +
                " static with allow-partial=true, or re-export with dynamic "
                "axes",
            {P}});
@@ -2660,6 +2663,9 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
     if (!R.Rule.empty()) {
       if (R.Bounds)
         SlicedTables.emplace_back(R.Along, describe(N) + ": " + R.Message);
+      if (!R.OffsetAlong.empty())
+        SlicedTables.emplace_back(R.OffsetAlong,
+                                  describe(N) + ": " + R.Message);
       emitRemark(RW.getDiags(), N) << R.Message;
       ++RepairCounts[R.Rule];
       Repaired = true;
