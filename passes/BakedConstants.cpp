@@ -198,14 +198,16 @@ std::string sizesText(const BakedConstant &B, llvm::ArrayRef<unsigned> Axes) {
   return llvm::join(S, ", ");
 }
 
-/// The input symbol an affine form counts along from a base other than 0,
-/// or "" (positions past..past+S-1 baked at the old past read as a Range
-/// from that number: make-dynamic checks that no symbol may be the offset).
-std::string offsetAlong(const BakedConstant &B, const AffineForm &F) {
+/// The input symbol an affine form counts along, or "": positions
+/// past..past+S-1 baked at the old past read as a Range from that number
+/// (from 0 where the past was 0), and make-dynamic checks that no symbol
+/// may be the offset. \p FromZero: the form counts from 0.
+std::string offsetAlong(const BakedConstant &B, const AffineForm &F,
+                        bool &FromZero) {
   std::optional<std::vector<double>> Base = F.Base.toDoubles();
-  bool Zero = Base && llvm::all_of(*Base, [](double X) { return X == 0; });
+  FromZero = Base && llvm::all_of(*Base, [](double X) { return X == 0; });
   for (const AffineForm::Term &Term : F.Terms)
-    if (const BakedAxis &A = axisInfo(B, Term.Axis); A.IsInputSymbol && !Zero)
+    if (const BakedAxis &A = axisInfo(B, Term.Axis); A.IsInputSymbol)
       return A.DimText;
   return "";
 }
@@ -706,7 +708,7 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
     Result = Use(buildAffine(B, *F, Bld), "affine constant",
                  What + " is affine in its indices along " + axesText(Varying) +
                      ": rebuilt with Range at " + sizesText(B, Axes));
-    Result.OffsetAlong = offsetAlong(B, *F);
+    Result.OffsetAlong = offsetAlong(B, *F, Result.RowsFromZero);
     return Result;
   }
   std::vector<unsigned> Still;
@@ -812,7 +814,10 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                        "frequency would not follow";
       return Result;
     }
-    if (F)
+    if (F) {
+      // Angles from position 0: rows past..past+S-1 only if the past was 0.
+      Result.OffsetAlong = A.DimText;
+      Result.RowsFromZero = true;
       return Use(buildSinusoid(B, *F, Axis, Bld), "sinusoid table",
                  What + " is " + (F->UnitAmp ? "" : "a * ") +
                      (F->IsSin ? "sin" : "cos") + "(i * f) along " +
@@ -823,6 +828,7 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                                    : "read with its partner table") +
                      ", every element within 4e-6): rebuilt with Range at " +
                      sizesText(B, Varying));
+    }
     Value *Data = Still.empty() ? Operand : Bld.constant(Reduced);
     Result = Use(Bld.prefix(Data, Axis, A.Partner, A.PartnerAxis),
                  "baked-table slice",

@@ -84,10 +84,13 @@ struct RebuildResult {
   bool Bounds = false;
   /// With Bounds: the new symbol the constant is sliced along.
   std::string Along;
-  /// A new input symbol along which the rebuilt rows start from a number
-  /// other than 0 (positions 2, 3, 4 baked at a past of 2): another symbol
-  /// laid end to end with it may be that offset (MakeDynamic.cpp pins it).
+  /// A new input symbol along which the rebuilt rows are positions from
+  /// the old offset on: another symbol laid end to end with it may be that
+  /// offset (MakeDynamic.cpp pins it). With RowsFromZero the rows start at
+  /// position 0 (a sinusoid, an affine table from 0), which only a symbol
+  /// of old size 0 may have offset.
   std::string OffsetAlong;
+  bool RowsFromZero = false;
 };
 
 /// How make-dynamic evaluates a value computed from constants to read what

@@ -796,11 +796,12 @@ void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
                           Sums.push_back(E);
                     });
   std::set<std::pair<std::string, std::string>> Reported;
-  for (const auto &[Along, Said] : SlicedTables)
+  for (const RowsTable &T : SlicedTables)
     for (const auto &[Other, OldSize] : Old) {
       // A structured binding cannot be captured in C++17 (clang refuses).
-      const std::string &S = Along, &P = Other;
-      if (P == S || Reported.count({S, P}))
+      const std::string &S = T.Along, &P = Other;
+      const std::string &Said = T.Said;
+      if (P == S || Reported.count({S, P}) || (T.FromZero && OldSize != 0))
         continue;
       auto It = llvm::find_if(
           Sums, [&](const DimExpr &E) { return sumsBoth(E, S, P, Old); });
@@ -2662,10 +2663,10 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
     RebuildResult R = rebuildBakedConstant(B, RW.getModel(), RW);
     if (!R.Rule.empty()) {
       if (R.Bounds)
-        SlicedTables.emplace_back(R.Along, describe(N) + ": " + R.Message);
+        SlicedTables.push_back({R.Along, describe(N) + ": " + R.Message});
       if (!R.OffsetAlong.empty())
-        SlicedTables.emplace_back(R.OffsetAlong,
-                                  describe(N) + ": " + R.Message);
+        SlicedTables.push_back(
+            {R.OffsetAlong, describe(N) + ": " + R.Message, R.RowsFromZero});
       emitRemark(RW.getDiags(), N) << R.Message;
       ++RepairCounts[R.Rule];
       Repaired = true;

@@ -366,7 +366,13 @@ public:
   std::map<std::string, SymbolBound> Bounds;
   /// Baked tables this attempt kept and sliced along a new symbol: the
   /// symbol and the remark that said so (examineSlicedTables).
-  std::vector<std::pair<std::string, std::string>> SlicedTables;
+  /// With FromZero, the rows were rebuilt from position 0 (a sinusoid, an
+  /// affine table from 0): only a symbol of old size 0 may offset them.
+  struct RowsTable {
+    std::string Along, Said;
+    bool FromZero = false;
+  };
+  std::vector<RowsTable> SlicedTables;
   void examineSlicedTables(Model &M, const DimAnalysis &DA);
   void forEachResultDims(
       Model &M, const DimAnalysis &DA,
