@@ -364,10 +364,10 @@ public:
   /// Bounds the model implies on new symbols (stored as dim ranges when
   /// both ends are known).
   std::map<std::string, SymbolBound> Bounds;
-  /// Baked tables this attempt kept and sliced along a new symbol: the
-  /// symbol and the remark that said so (examineSlicedTables).
-  /// With FromZero, the rows were rebuilt from position 0 (a sinusoid, an
-  /// affine table from 0): only a symbol of old size 0 may offset them.
+  /// Baked tables this attempt rebuilt as rows of positions along a new
+  /// symbol (kept and sliced, or an affine or sinusoid table): the symbol
+  /// and the remark that said so (examineSlicedTables). With FromZero the
+  /// rows start at position 0: only a symbol of old size 0 may offset them.
   struct RowsTable {
     std::string Along, Said;
     bool FromZero = false;
