@@ -71,27 +71,30 @@ public:
       S = op("Shape", {P}, "baked_shape");
     return S;
   }
+  Value *gather(Value *Data, Value *Indices, unsigned Axis,
+                llvm::StringRef Hint = "baked_piece") {
+    Node *N = RW.createNode("Gather", {Data, Indices}, 1, "", Hint);
+    N->setAttr(Attribute::getInt("axis", Axis));
+    return N->getResult(0);
+  }
   /// Dim \p A of \p P as a scalar (Range's bounds are scalars).
   Value *dimScalar(Value *P, unsigned A) {
-    Node *N = RW.createNode("Gather", {shapeOf(P), ints("dim_index", {}, {A})},
-                            1, "", "baked_dim");
-    N->setAttr(Attribute::getInt("axis", 0));
-    return N->getResult(0);
+    Value *S = shapeOf(P); // before the index: names in creation order
+    return gather(S, ints("dim_index", {}, {A}), 0, "baked_dim");
   }
   /// Dim \p A of \p P as a one-element vector (Slice's ends).
   Value *dimVector(Value *P, unsigned A) {
-    Node *N = RW.createNode("Gather", {shapeOf(P), ints("dim_index", {1}, {A})},
-                            1, "", "baked_dim");
-    N->setAttr(Attribute::getInt("axis", 0));
-    return N->getResult(0);
+    Value *S = shapeOf(P);
+    return gather(S, ints("dim_index", {1}, {A}), 0, "baked_dim");
   }
   /// 0, 1, ..., n-1 (int64), n being dim \p PA of \p P.
-  Value *positions(Value *P, unsigned PA) {
+  Value *positions(Value *P, unsigned PA,
+                   llvm::StringRef Hint = "baked_index") {
     if (!Zero) {
       Zero = ints("zero", {}, {0});
       One = ints("one", {}, {1});
     }
-    return op("Range", {Zero, dimScalar(P, PA), One}, "baked_index");
+    return op("Range", {Zero, dimScalar(P, PA), One}, Hint);
   }
   /// The vector \p V as a rank-\p Rank tensor along \p Axis (1 on the
   /// other axes).
@@ -101,32 +104,15 @@ public:
     return op("Reshape", {V, ints("index_shape", {int64_t(Rank)}, Shape)},
               "baked_index");
   }
-  Value *gather(Value *Data, Value *Indices, unsigned Axis) {
-    Node *N = RW.createNode("Gather", {Data, Indices}, 1, "", "baked_piece");
-    N->setAttr(Attribute::getInt("axis", Axis));
-    return N->getResult(0);
-  }
   /// 0, 1, ..., n-1 along \p Axis of a rank-\p Rank int64 tensor (1 on the
   /// other axes), n being dim \p PA of \p P.
   Value *indicesAlong(Value *P, unsigned PA, unsigned Axis, unsigned Rank) {
-    if (!Zero) {
-      Zero = ints("zero", {}, {0});
-      One = ints("one", {}, {1});
-    }
-    Value *R = op("Range", {Zero, dimScalar(P, PA), One}, "baked_index");
-    std::vector<int64_t> Shape(Rank, 1);
-    Shape[Axis] = -1;
-    return op("Reshape", {R, ints("index_shape", {int64_t(Rank)}, Shape)},
-              "baked_index");
+    return along(positions(P, PA), Axis, Rank);
   }
   /// The same as indicesAlong, built with Unsqueeze: no literal 1 that a
   /// later round of make-dynamic could take for an old size of 1.
   Value *positionsAlong(Value *P, unsigned PA, unsigned Axis, unsigned Rank) {
-    if (!Zero) {
-      Zero = ints("zero", {}, {0});
-      One = ints("one", {}, {1});
-    }
-    Value *R = op("Range", {Zero, dimScalar(P, PA), One}, "tuple_position");
+    Value *R = positions(P, PA, "tuple_position");
     std::vector<int64_t> Axes;
     for (unsigned I = 0; I < Rank; ++I)
       if (I != Axis)
@@ -248,7 +234,8 @@ DiagonalOffset diagonalOffset(const BakedAxis &Row, const BakedAxis &Col) {
 }
 
 Value *buildToeplitz(const BakedConstant &B, const ToeplitzForm &F,
-                     unsigned Row, unsigned Col, Builder &Bld) {
+                     unsigned Row, unsigned Col, DiagonalOffset Offset,
+                     Builder &Bld) {
   unsigned Rank = B.T.getDims().size();
   const BakedAxis &R = axisInfo(B, Row), &C = axisInfo(B, Col);
   Value *I = Bld.indicesAlong(R.Partner, R.PartnerAxis, Row, Rank);
@@ -256,7 +243,7 @@ Value *buildToeplitz(const BakedConstant &B, const ToeplitzForm &F,
   Value *D = Bld.op("Sub", {I, J}, "baked_mask");
   // Queries that are the last rows of the keys: i - j shifts by how much
   // the columns' lead over the rows grew since the export.
-  if (diagonalOffset(R, C) == DiagonalOffset::MovesWithColumns) {
+  if (Offset == DiagonalOffset::MovesWithColumns) {
     int64_t Lead = B.T.getDims()[Col] - B.T.getDims()[Row];
     Value *Grown = Bld.op("Sub",
                           {Bld.dimScalar(C.Partner, C.PartnerAxis),
@@ -430,12 +417,11 @@ bool flatAsWell(const Tensor &Grid, const AffineForm &F) {
 /// One piece of a concatenated constant as its grid's affine form: the
 /// terms' axes are the positions of the growing grid dims among the
 /// piece's factors (0 the outermost); the base and slopes have the
-/// constant's rank, and at its axis the size \p Fixed, the product of the
-/// grid dims that keep their size (a detector's anchors per cell), along
-/// which they hold any values.
+/// constant's rank, and at its axis the product of the grid dims that keep
+/// their size (a detector's anchors per cell), along which they hold any
+/// values.
 struct PieceForm {
   AffineForm F;
-  int64_t Fixed = 1;
   /// A piece whose size no symbol changes: its values, kept.
   Tensor Kept;
 };
@@ -525,7 +511,7 @@ matchPieces(const Tensor &T, unsigned Axis, const BakedAxis &A,
       Term.Slope = withDims(Term.Slope, Dims, Term.Slope.getName());
       Term.Axis -= Axis;
     }
-    Forms.push_back({std::move(*F), Fixed});
+    Forms.push_back({std::move(*F)});
   }
   if (Begin != T.getDims()[Axis]) {
     Why = "its pieces hold " + std::to_string(Begin) + " of its " +
@@ -772,7 +758,8 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
     if (F) {
       Builder Bld(M, RW, User);
       return Use(
-          buildToeplitz(B, *F, Varying[0], Varying[1], Bld), "i - j mask",
+          buildToeplitz(B, *F, Varying[0], Varying[1], Offset, Bld),
+          "i - j mask",
           What + " depends only on i - j along " + axesText(Varying) + " (" +
               std::to_string(F->Below + F->Above + 1) +
               " distinct diagonals): rebuilt at " + sizesText(B, Varying) +

@@ -1742,25 +1742,23 @@ void DynamicRewrite::repairResize(
   for (unsigned K = 0; K < InDims->size(); ++K)
     Best.push_back(computedDim(DA, *N.getOperand(0), *InDims, K));
   const std::vector<DimExpr> *In = &Best;
-  std::vector<int64_t> Baked(In->size(), -1);
-  bool Any = false;
+  // Baked: the sizes of dynamic input dims. Wide adds a static dim resized
+  // to another number (DeepLabV3's image pooling: [B,256,1,1] back to the
+  // feature map's baked size), which may have to follow a partner further
+  // on too; where none says so it is a fixed size.
+  std::vector<int64_t> Baked(In->size(), -1), Wide(In->size(), -1);
+  bool Any = false, AnyWide = false;
   for (size_t I = 0; I < In->size(); ++I) {
-    if ((*Sizes)[I].isConstant() && !(*In)[I].isConstant()) {
-      Baked[I] = (*Sizes)[I].getConstant();
+    if (!(*Sizes)[I].isConstant())
+      continue;
+    if (!(*In)[I].isConstant()) {
+      Baked[I] = Wide[I] = (*Sizes)[I].getConstant();
       Any = true;
-    }
-  }
-  // A static dim resized to another number (DeepLabV3's image pooling:
-  // [B,256,1,1] back to the feature map's baked size) may have to follow
-  // a partner further on too; where none says so it is a fixed size.
-  std::vector<int64_t> Wide = Baked;
-  bool AnyWide = false;
-  for (size_t I = 0; I < In->size(); ++I)
-    if ((*Sizes)[I].isConstant() && (*In)[I].isConstant() &&
-        (*Sizes)[I] != (*In)[I]) {
+    } else if ((*Sizes)[I] != (*In)[I]) {
       Wide[I] = (*Sizes)[I].getConstant();
       AnyWide = true;
     }
+  }
   if (!Any && !AnyWide)
     return;
   if (resizeToPartner(N, *Sizes, Wide, DA, RW, Order) ||
