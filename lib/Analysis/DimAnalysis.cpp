@@ -322,7 +322,7 @@ public:
       : DimContext(N, Def), A(A) {}
 
   const Dims *dims(unsigned I) override { return A.dims(N, I); }
-  const Dims *data(unsigned I) override { return A.data(N, I); }
+  const Dims *flatData(unsigned I) override { return A.data(N, I); }
   std::optional<std::vector<double>> floatData(unsigned I) override {
     return A.floatData(N, I);
   }

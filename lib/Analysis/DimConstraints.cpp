@@ -243,6 +243,14 @@ Verdict decideNonNegative(const DimExpr &E, const SymbolDomain &D) {
     return Verdict::Holds;
   if (X.Greatest && *X.Greatest < 0)
     return Verdict::Fails;
+  // Floors read at their least: L*E >= B, and E is an integer, so
+  // B > -L proves E >= 0 (a dim within its window-padded size,
+  // x <= 7*ceil(x/7), is 7*floor((x+6)/7) - x: B = 0, L = 7).
+  if (std::optional<std::pair<DimExpr, int64_t>> R = E.relaxFloors()) {
+    Extremes B = extremes(R->first + DimExpr::constant(R->second - 1), D);
+    if (B.Least && *B.Least >= 0)
+      return Verdict::Holds;
+  }
   return Verdict::Depends;
 }
 

@@ -230,6 +230,8 @@ DimExpr DimExpr::make(TermList Terms) {
     return DimExpr();
   if (Terms.size() == 1 && Terms.front().first.empty())
     return constant(Terms.front().second.Coef);
+  if (std::optional<DimExpr> Merged = mergeHalves(Terms))
+    return *Merged;
   auto *New = new Rep;
   for (const auto &Entry : Terms) {
     New->Key += std::to_string(Entry.second.Coef);
@@ -241,6 +243,58 @@ DimExpr DimExpr::make(TermList Terms) {
   DimExpr E;
   E.R = New;
   return E;
+}
+
+// Hermite's identity for halves: floor(y) - floor(y/2) = floor((y+1)/2).
+// With y = N/M: c*floor(N/M) - c*floor(N/2M) is c*floor((N+M)/2M), and for
+// M = 1, c*N - c*floor(N/2) is c*floor((N+1)/2). Without it x + x % 2
+// (torch pads a size to an even one so) reads 2*x - 2*floor(x/2), which
+// equals 2*ceil(x/2) but has another form, and nothing proves it is not
+// negative. Each step takes out one negative half, so the rewriting ends.
+std::optional<DimExpr> DimExpr::mergeHalves(const TermList &Terms) {
+  if (Terms.size() < 2)
+    return std::nullopt;
+  for (const auto &Entry : Terms) {
+    const Term &T = Entry.second;
+    if (T.Coef >= 0 || T.Factors.size() != 1 ||
+        T.Factors[0]->K != Atom::FloorDiv || T.Factors[0]->Den % 2 != 0)
+      continue;
+    const Atom &Half = *T.Factors[0];
+    int64_t C = -T.Coef, M = Half.Den / 2;
+    // The whole, c*floor(N/M), must be in the sum, each of its terms
+    // with at least its coefficient, the same sign.
+    DimExpr Whole =
+        (Half.Num.floorDiv(M) - constant(Half.Num.floorDiv(M).getConstant())) *
+        constant(C);
+    if (!Whole.R)
+      continue;
+    bool Held = llvm::all_of(Whole.terms(), [&](const auto &W) {
+      auto It = llvm::lower_bound(
+          Terms, W.first,
+          [](const auto &E, const std::string &X) { return E.first < X; });
+      if (It == Terms.end() || It->first != W.first)
+        return false;
+      int64_t Have = It->second.Coef, Need = W.second.Coef;
+      return Need > 0 ? Have >= Need : Have <= Need;
+    });
+    if (!Held)
+      continue;
+    // floor(N/M) is Whole/c + its constant k: c*floor(N/M) - c*half, which
+    // is c*Merged, takes c*k more than the Whole the sum holds.
+    int64_t K = Half.Num.floorDiv(M).getConstant();
+    TermList Rest = Terms;
+    for (const auto &W : Whole.terms()) {
+      Term Neg = W.second;
+      Neg.Coef = -Neg.Coef;
+      addTerm(Rest, std::move(Neg));
+    }
+    Term Drop = T;
+    Drop.Coef = -Drop.Coef;
+    addTerm(Rest, std::move(Drop));
+    DimExpr Merged = (Half.Num + constant(M)).floorDiv(Half.Den);
+    return make(std::move(Rest)) - constant(C * K) + constant(C) * Merged;
+  }
+  return std::nullopt;
 }
 
 DimExpr DimExpr::symbol(llvm::StringRef Name) {
@@ -394,12 +448,31 @@ DimExpr DimExpr::floorDiv(int64_t K) const {
   assert(K > 0 && "division by a non-positive constant");
   if (K == 1)
     return *this;
-  auto [Q, C] = splitConstant(*this);
-  if (!Q.R)
+  auto [All, C] = splitConstant(*this);
+  if (!All.R)
     return constant(floorDivInt(C, K));
+  // Every atom is an integer, so terms whose coefficient K divides leave
+  // the division whole: floor((K*f + r)/K) = f + floor(r/K). Swin's pad
+  // (7 - W % 7) % 7 reads W - 7*floor(W/7) inside a division by 7.
+  DimExpr Q, Whole;
+  for (const auto &Entry : Access::terms(All)) {
+    Term T = Entry.second;
+    if (T.Coef % K == 0) {
+      T.Coef /= K;
+      Whole = Whole + Access::fromTerm(std::move(T));
+    } else {
+      Q = Q + Access::fromTerm(std::move(T));
+    }
+  }
+  if (!Q.R)
+    return Whole + constant(floorDivInt(C, K));
+  if (Whole.R)
+    return Whole + (Q + constant(C)).floorDiv(K);
+  // One form for floor(-P/K) and -ceil(P/K): the first term (in key order)
+  // has a positive coefficient; floor(a/K) = -floor((-a + K - 1)/K).
+  if (Access::terms(Q).front().second.Coef < 0)
+    return constant(0) - (constant(0) - Q + constant(K - 1 - C)).floorDiv(K);
   int64_t G = gcdOfCoefs(Q, K);
-  if (G == K)
-    return scaleDown(Q, K) + constant(floorDivInt(C, K));
   if (G > 1) {
     Q = scaleDown(Q, G);
     C = floorDivInt(C, G);
@@ -558,6 +631,33 @@ DimExpr DimExpr::substitute(
     Result = Result + P;
   }
   return Result;
+}
+
+std::optional<std::pair<DimExpr, int64_t>> DimExpr::relaxFloors() const {
+  int64_t L = 1;
+  for (const auto &Entry : terms())
+    for (const AtomRef &A : Entry.second.Factors)
+      if (A->K == Atom::FloorDiv) {
+        if (Entry.second.Factors.size() != 1)
+          return std::nullopt;
+        L = std::lcm(L, A->Den);
+      }
+  if (L == 1)
+    return std::nullopt;
+  DimExpr Bound;
+  for (const auto &Entry : terms()) {
+    const Term &T = Entry.second;
+    if (T.Factors.size() != 1 || T.Factors[0]->K != Atom::FloorDiv) {
+      Bound = Bound + constant(L) * Access::fromTerm(T);
+      continue;
+    }
+    // floor(P/K) lies in [(P-K+1)/K, P/K]: the end that bounds c*floor
+    // from below, times L (which K divides).
+    const Atom &F = *T.Factors[0];
+    DimExpr P = T.Coef > 0 ? F.Num - constant(F.Den - 1) : F.Num;
+    Bound = Bound + constant(T.Coef * (L / F.Den)) * P;
+  }
+  return std::make_pair(Bound, L);
 }
 
 std::pair<int64_t, int64_t> DimExpr::coefficientGcd() const {

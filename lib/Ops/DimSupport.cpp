@@ -28,6 +28,15 @@ const Type *DimContext::operandType(unsigned I) {
   return V ? &V->getType() : nullptr;
 }
 
+const DimList *DimContext::data(unsigned I) {
+  size_t Rank = 0;
+  if (const DimList *D = dims(I))
+    Rank = D->size();
+  else if (const Type *T = operandType(I); T && T->isTensor() && T->hasShape())
+    Rank = T->getRank();
+  return Rank <= 1 ? flatData(I) : nullptr;
+}
+
 std::optional<std::vector<int64_t>> DimContext::axes() {
   return readAxes(N, Def, [&](unsigned I) { return constants(data(I)); });
 }

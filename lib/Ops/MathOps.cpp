@@ -411,9 +411,9 @@ llvm::ArrayRef<InferRule> inferRules() { return InferRows; }
 namespace {
 using namespace onnxopt::dims;
 
-enum class Arithmetic { Add, Sub, Mul, Div };
+enum class Arithmetic { Add, Sub, Mul, Div, Mod };
 
-/// Shape arithmetic on the data of Add, Sub, Mul and Div.
+/// Shape arithmetic on the data of Add, Sub, Mul, Div and Mod.
 std::optional<DimList> arithmeticData(DimContext &C, Arithmetic Op) {
   const Node &N = C.getNode();
   if (N.getNumOperands() != 2)
@@ -427,7 +427,8 @@ std::optional<DimList> arithmeticData(DimContext &C, Arithmetic Op) {
   // `x.size(1) / 2` before a Range) does not: 5 / 2 is 2.5, and a Range to
   // it has 3 elements, not floor(5/2) = 2.
   bool IntegerDiv = false;
-  const Type *XT = Op == Arithmetic::Div ? C.operandType(0) : nullptr;
+  bool Divides = Op == Arithmetic::Div || Op == Arithmetic::Mod;
+  const Type *XT = Divides ? C.operandType(0) : nullptr;
   if (XT) {
     auto E = static_cast<ElementType>(XT->getElemType());
     IntegerDiv = E == ElementType::Int64 || E == ElementType::Int32 ||
@@ -446,10 +447,21 @@ std::optional<DimList> arithmeticData(DimContext &C, Arithmetic Op) {
       R.push_back(L - Rt);
     else if (Op == Arithmetic::Mul)
       R.push_back(L * Rt);
-    else if (IntegerDiv && Rt.isConstant() && Rt.getConstant() > 0 &&
-             (!L.isConstant() || L.getConstant() >= 0))
+    else if (Op == Arithmetic::Div && IntegerDiv && Rt.isConstant() &&
+             Rt.getConstant() > 0 && (!L.isConstant() || L.getConstant() >= 0))
       // Truncation is floor here: shape values are not negative.
       R.push_back(L.floorDiv(Rt.getConstant()));
+    else if (Op == Arithmetic::Div && IntegerDiv && !Rt.isConstant() &&
+             L.divExact(Rt) && *L.divExact(Rt) * Rt == L)
+      // A product divided by one of its factors (Swin's x.size(0) //
+      // num_windows): exact wherever the divisor is not 0, and a divisor
+      // of 0 stops the model.
+      R.push_back(*L.divExact(Rt));
+    else if (Op == Arithmetic::Mod && IntegerDiv && Rt.isConstant() &&
+             Rt.getConstant() > 0 && !N.getAttrInt("fmod", 0))
+      // Mod with fmod = 0 takes the divisor's sign: L - K*floor(L/K) for
+      // every L, negative ones too (Swin's (7 - W % 7) % 7).
+      R.push_back(L - Rt * L.floorDiv(Rt.getConstant()));
     else
       return std::nullopt;
   }
@@ -695,6 +707,7 @@ constexpr DimRule DimRules[] = {
     {"", "Mean", 8, transferBroadcast},
     {"", "Min", 1, transferSameShapes, NeedsX},
     {"", "Min", 8, transferBroadcast},
+    {"", "Mod", 10, transferArithmetic<Arithmetic::Mod>},
     {"", "Mul", 1, transferArithmetic<Arithmetic::Mul>},
     {"", "Multinomial", 1, nullptr},
     {"", "PRelu", 1, transferPRelu},

@@ -398,7 +398,7 @@ using namespace onnxopt::dims;
 /// Identity and Cast: the shape, and the elements as they are.
 void transferPassThrough(DimContext &C, const DimList *X) {
   transferShapePreserving(C, X);
-  if (const DimList *D = C.data(0))
+  if (const DimList *D = C.flatData(0))
     C.setData(0, *D);
 }
 
@@ -459,6 +459,68 @@ void transferSize(DimContext &C, const DimList *X) {
   C.setDims(0, PartialDimList{});
 }
 
+/// The constant dims of shape data \p D whose tensor has dims \p X: a
+/// tensor of rank 1 has as many elements as D; one of a higher rank needs
+/// every dim known, and as many elements as D holds.
+std::optional<std::vector<int64_t>> dataShape(const DimList *D,
+                                              const DimList &X) {
+  if (!D || X.empty())
+    return std::nullopt;
+  if (X.size() == 1)
+    return std::vector<int64_t>{static_cast<int64_t>(D->size())};
+  std::optional<std::vector<int64_t>> Shape = constants(&X);
+  if (!Shape)
+    return std::nullopt;
+  int64_t Count = 1;
+  for (int64_t V : *Shape) {
+    if (V < 0 || V > static_cast<int64_t>(kMaxDimDataLength))
+      return std::nullopt;
+    Count *= V;
+  }
+  if (Count != static_cast<int64_t>(D->size()))
+    return std::nullopt;
+  return Shape;
+}
+
+/// Every index of every axis of \p Shape.
+std::vector<std::vector<int64_t>> wholeAxes(llvm::ArrayRef<int64_t> Shape) {
+  std::vector<std::vector<int64_t>> Take(Shape.size());
+  for (size_t A = 0; A < Shape.size(); ++A)
+    for (int64_t K = 0; K < Shape[A]; ++K)
+      Take[A].push_back(K);
+  return Take;
+}
+
+/// The elements of row-major data \p D of dims \p Shape that a result
+/// takes: its axis K runs over the indices Take[Order[K]] of the data's
+/// axis Order[K] (a Slice keeps the order and takes some indices, a
+/// Transpose permutes the order and takes them all).
+DimList pickElements(const DimList &D, llvm::ArrayRef<int64_t> Shape,
+                     llvm::ArrayRef<size_t> Order,
+                     llvm::ArrayRef<std::vector<int64_t>> Take) {
+  size_t Rank = Shape.size();
+  std::vector<int64_t> Stride(Rank, 1);
+  for (size_t A = Rank; A-- > 1;)
+    Stride[A - 1] = Stride[A] * Shape[A];
+  DimList R;
+  for (size_t A = 0; A < Rank; ++A)
+    if (Take[A].empty())
+      return R;
+  // An odometer over the result's axes, the last one fastest.
+  std::vector<size_t> At(Rank, 0);
+  while (true) {
+    int64_t Flat = 0;
+    for (size_t K = 0; K < Rank; ++K)
+      Flat += Take[Order[K]][At[K]] * Stride[Order[K]];
+    R.push_back(D[Flat]);
+    size_t K = Rank;
+    while (K > 0 && ++At[K - 1] == Take[Order[K - 1]].size())
+      At[--K] = 0;
+    if (K == 0)
+      return R;
+  }
+}
+
 void transferTranspose(DimContext &C, const DimList *X) {
   std::vector<int64_t> Perm;
   if (std::optional<std::vector<int64_t>> P = C.getNode().getAttrInts("perm"))
@@ -469,13 +531,20 @@ void transferTranspose(DimContext &C, const DimList *X) {
   if (Perm.size() != X->size())
     return;
   PartialDimList R;
+  std::vector<size_t> Order;
   for (int64_t P : Perm) {
     std::optional<size_t> A = normAxis(P, X->size());
     if (!A)
       return;
     R.push_back((*X)[*A]);
+    Order.push_back(*A);
   }
   C.setDims(0, std::move(R));
+  // Shape data moves with its positions (torch's F.pad turns a [4, 2]
+  // table of pads into ONNX's order through a Transpose).
+  const DimList *D = C.flatData(0);
+  if (std::optional<std::vector<int64_t>> Shape = dataShape(D, *X))
+    C.setData(0, pickElements(*D, *Shape, Order, wholeAxes(*Shape)));
 }
 
 /// Reshape's -1 run-time precondition: the element count \p Count divides
@@ -556,7 +625,7 @@ std::optional<PartialDimList> reshape(DimContext &C, const DimList &X,
 void transferReshape(DimContext &C, const DimList *X) {
   if (const DimList *Target = C.data(1))
     C.setDims(0, reshape(C, *X, *Target));
-  if (const DimList *D = C.data(0))
+  if (const DimList *D = C.flatData(0))
     C.setData(0, *D);
 }
 
@@ -805,13 +874,13 @@ void transferUnsqueeze(DimContext &C, const DimList *X) {
   for (size_t K = 0; K < Rank; ++K)
     R.push_back(IsNew[K] ? DimExpr::constant(1) : (*X)[Next++]);
   C.setDims(0, std::move(R));
-  if (const DimList *D = C.data(0))
+  if (const DimList *D = C.flatData(0))
     C.setData(0, *D);
 }
 
 void transferSqueeze(DimContext &C, const DimList *X) {
   // The elements stay as they are, whatever the axes.
-  if (const DimList *D = C.data(0))
+  if (const DimList *D = C.flatData(0))
     C.setData(0, *D);
   std::optional<std::vector<int64_t>> Axes = C.axes();
   if (!Axes && !C.givesAxes()) {
@@ -983,37 +1052,53 @@ std::optional<PartialDimList> slice(DimContext &C, const DimList &X) {
   return R;
 }
 
-std::optional<DimList> sliceData(DimContext &C, const DimList &D) {
+std::optional<DimList> sliceData(DimContext &C, const DimList &X) {
   const Node &N = C.getNode();
-  std::optional<std::vector<int64_t>> Starts, Ends, Steps;
+  std::optional<std::vector<int64_t>> Starts, Ends, Axes, Steps;
   if (N.hasAttr("starts")) {
     Starts = N.getAttrInts("starts");
     Ends = N.getAttrInts("ends");
+    Axes = N.getAttrInts("axes");
   } else {
     Starts = constants(C.data(1));
     Ends = constants(C.data(2));
-    // Steps computed at run time: no step to take the elements by.
+    // Axes or steps computed at run time: nothing to take the elements by.
+    if (hasOperand(N, 3) && !(Axes = constants(C.data(3))))
+      return std::nullopt;
     if (hasOperand(N, 4) && !(Steps = constants(C.data(4))))
       return std::nullopt;
   }
-  if (!Starts || !Ends || Starts->size() != 1 || Ends->size() != 1)
+  if (!Starts || !Ends || Starts->size() != Ends->size())
     return std::nullopt;
-  int64_t Step = Steps && !Steps->empty() ? (*Steps)[0] : 1;
-  std::optional<SliceAxis> Taken = resolveSliceAxis(
-      static_cast<int64_t>(D.size()), (*Starts)[0], (*Ends)[0], Step);
-  if (!Taken)
+  const DimList *D = C.flatData(0);
+  std::optional<std::vector<int64_t>> Shape = dataShape(D, X);
+  if (!Shape)
     return std::nullopt;
-  DimList R;
-  for (int64_t I = 0; I < Taken->Count; ++I)
-    R.push_back(D[Taken->at(I)]);
-  return R;
+  std::vector<std::vector<int64_t>> Take = wholeAxes(*Shape);
+  for (size_t I = 0; I < Starts->size(); ++I) {
+    int64_t AxisValue =
+        Axes ? (I < Axes->size() ? (*Axes)[I] : -1) : static_cast<int64_t>(I);
+    std::optional<size_t> Axis = normAxis(AxisValue, Shape->size());
+    int64_t Step = Steps && I < Steps->size() ? (*Steps)[I] : 1;
+    if (!Axis || Step == 0)
+      return std::nullopt;
+    std::optional<SliceAxis> Taken =
+        resolveSliceAxis((*Shape)[*Axis], (*Starts)[I], (*Ends)[I], Step);
+    if (!Taken)
+      return std::nullopt;
+    Take[*Axis].clear();
+    for (int64_t K = 0; K < Taken->Count; ++K)
+      Take[*Axis].push_back(Taken->at(K));
+  }
+  std::vector<size_t> Order(Shape->size());
+  std::iota(Order.begin(), Order.end(), 0);
+  return pickElements(*D, *Shape, Order, Take);
 }
 
 void transferSlice(DimContext &C, const DimList *X) {
   C.setDims(0, slice(C, *X));
-  if (const DimList *D = C.data(0))
-    if (std::optional<DimList> R = sliceData(C, *D))
-      C.setData(0, std::move(*R));
+  if (std::optional<DimList> R = sliceData(C, *X))
+    C.setData(0, std::move(*R));
 }
 
 void transferConstantOfShape(DimContext &C, const DimList *X) {

@@ -47,6 +47,26 @@ TEST(DimConstraints, MonotoneBounds) {
   EXPECT_EQ(decide(Up, ranges({{"T", {1, 512, {}}}})), Verdict::Depends);
 }
 
+TEST(DimConstraints, FloorsReadAtTheirBounds) {
+  // A dim within its window-padded size: floor(H/4) <= 7*ceil(floor(H/4)/7)
+  // for every H (Swin), though neither side is monotone in the other.
+  DimExpr X = sym("H").floorDiv(4);
+  DimExpr Padded = num(7) * X.ceilDiv(7);
+  EXPECT_EQ(decide(make(DimConstraint::AtMost, X, Padded), SymbolDomain()),
+            Verdict::Holds);
+  EXPECT_EQ(decide(make(DimConstraint::AtLeast, Padded, X), SymbolDomain()),
+            Verdict::Holds);
+  // One more is not always inside: 7*ceil(x/7) = x at multiples of 7.
+  EXPECT_EQ(
+      decide(make(DimConstraint::AtMost, X + num(1), Padded), SymbolDomain()),
+      Verdict::Depends);
+  // Nor is floor(H/2) <= 2*floor(H/4) (H = 2).
+  EXPECT_EQ(
+      decide(make(DimConstraint::AtMost, sym("H").floorDiv(2), num(2) * X),
+             SymbolDomain()),
+      Verdict::Depends);
+}
+
 TEST(DimConstraints, EqualitiesAreNeverSampled) {
   // 2*H = 2*W + 1 never holds (parity), whatever H and W are.
   DimConstraint Odd = make(DimConstraint::Equal, num(2) * sym("H"),

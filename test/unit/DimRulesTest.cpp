@@ -37,7 +37,7 @@ public:
     auto It = OperandDims.find(I);
     return It == OperandDims.end() ? nullptr : &It->second;
   }
-  const DimList *data(unsigned I) override {
+  const DimList *flatData(unsigned I) override {
     auto It = OperandData.find(I);
     return It == OperandData.end() ? nullptr : &It->second;
   }

@@ -644,6 +644,54 @@ TEST(DimExpr, FloorAndCeilDivisionNormalize) {
   EXPECT_NE(H.floorDiv(2), H.ceilDiv(2));
 }
 
+/// x mod K as the Mod rule writes it (fmod = 0: the divisor's sign).
+DimExpr modOf(const DimExpr &X, int64_t K) {
+  return X - num(K) * X.floorDiv(K);
+}
+
+TEST(DimExpr, ModuloPadsCompose) {
+  DimExpr W = sym("W");
+  // Swin pads to a multiple of the window: W + (7 - W % 7) % 7.
+  EXPECT_EQ(W + modOf(num(7) - modOf(W, 7), 7), num(7) * W.ceilDiv(7));
+  // Patch merging pads to an even size: W + W % 2 = 2*ceil(W/2), after
+  // a stride-4 stem too (floor(W/4) - floor(W/8) is floor((W+4)/8)).
+  EXPECT_EQ(W + modOf(W, 2), num(2) * W.ceilDiv(2));
+  DimExpr Stem = W.floorDiv(4);
+  EXPECT_EQ(Stem + modOf(Stem, 2), num(2) * (W + num(4)).floorDiv(8));
+  // Whole multiples of the divisor leave a floor; a negative lead flips
+  // to a ceil: floor(-W/7) = -ceil(W/7).
+  EXPECT_EQ((num(7) * Stem + W).floorDiv(7), Stem + W.floorDiv(7));
+  EXPECT_EQ((num(0) - W).floorDiv(7), num(0) - W.ceilDiv(7));
+}
+
+TEST(DimExpr, ModuloFormsEvaluateAsIntegers) {
+  // The rewritten forms against integer arithmetic, negative values too.
+  DimExpr X = sym("X");
+  std::vector<std::pair<DimExpr, std::function<int64_t(int64_t)>>> Cases = {
+      {modOf(X, 7), [](int64_t V) { return ((V % 7) + 7) % 7; }},
+      {modOf(num(7) - modOf(X, 7), 7),
+       [](int64_t V) { return (7 - ((V % 7) + 7) % 7) % 7; }},
+      {X.floorDiv(4) + modOf(X.floorDiv(4), 2),
+       [](int64_t V) {
+         int64_t F = V >= 0 ? V / 4 : -((-V + 3) / 4);
+         return F + ((F % 2) + 2) % 2;
+       }},
+      {(num(3) * X) - num(2) * X.floorDiv(2),
+       [](int64_t V) {
+         return 3 * V - 2 * (V >= 0 ? V / 2 : -((-V + 1) / 2));
+       }},
+      {(num(5) - X).floorDiv(3),
+       [](int64_t V) {
+         int64_t A = 5 - V;
+         return A >= 0 ? A / 3 : -((-A + 2) / 3);
+       }},
+  };
+  for (auto &[E, F] : Cases)
+    for (int64_t V = -20; V <= 40; ++V)
+      EXPECT_EQ(E.evaluate([&](llvm::StringRef) { return V; }), F(V))
+          << E.str() << " at " << V;
+}
+
 TEST(DimExpr, ExactDivision) {
   DimExpr N = sym("N"), C = sym("C"), H = sym("H"), W = sym("W");
   EXPECT_EQ(*(N * C * H * W).divExact(N * C), H * W);

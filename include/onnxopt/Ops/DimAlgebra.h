@@ -82,6 +82,11 @@ public:
   /// each division is non-negative at \p Min. False for unknowns.
   bool isNondecreasing(
       const std::function<std::optional<int64_t>(llvm::StringRef)> &Min) const;
+  /// A lower bound without the outer floor divisions: B and a scale L > 0
+  /// with L*this >= B at every integer value of the symbols, each term
+  /// c*floor(P/K) read as c*(P-K+1)/K when c > 0 and c*P/K when c < 0.
+  /// std::nullopt when a floor sits in a product with another factor.
+  std::optional<std::pair<DimExpr, int64_t>> relaxFloors() const;
   /// The expression with symbols replaced where \p F gives a replacement.
   DimExpr substitute(
       const std::function<std::optional<DimExpr>(llvm::StringRef)> &F) const;
@@ -130,6 +135,9 @@ private:
   const TermList &terms() const;
   /// The expression with these (canonical, sorted) terms.
   static DimExpr make(TermList Terms);
+  /// \p Terms with a floor and a half of it merged by Hermite's identity,
+  /// when they hold such a pair (see the definition).
+  static std::optional<DimExpr> mergeHalves(const TermList &Terms);
   static void addTerm(TermList &Terms, Term T);
   DimExpr exactDivConstant(int64_t K) const;
   friend struct DimExprAccess;

@@ -73,9 +73,16 @@ public:
 
   /// Operand \p I's dims (null when its rank is unknown).
   virtual const DimList *dims(unsigned I) = 0;
-  /// Operand \p I's contents as expressions, when it is a short integer
-  /// tensor whose elements the analysis tracks (shape data) or a constant.
-  virtual const DimList *data(unsigned I) = 0;
+  /// Operand \p I's contents as expressions in row-major order, whatever
+  /// its rank, when it is a short integer tensor whose elements the
+  /// analysis tracks (shape data) or a constant. For rules that move the
+  /// elements without reading their positions (Reshape, Cast) or that read
+  /// positions through the operand's dims.
+  virtual const DimList *flatData(unsigned I) = 0;
+  /// flatData() of an operand of rank 0 or 1 (or of unknown rank), for
+  /// rules that read element K as position K: a [4,2] tensor's element 1 is
+  /// not its row 1, and [2,1] + [1,2] is not an element-wise sum.
+  const DimList *data(unsigned I);
   /// Operand \p I's contents when it is a numeric constant of at most
   /// kMaxDimDataLength elements (Resize's scales).
   virtual std::optional<std::vector<double>> floatData(unsigned I) = 0;
