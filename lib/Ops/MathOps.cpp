@@ -448,8 +448,11 @@ std::optional<DimList> arithmeticData(DimContext &C, Arithmetic Op) {
     else if (Op == Arithmetic::Mul)
       R.push_back(L * Rt);
     else if (Op == Arithmetic::Div && IntegerDiv && Rt.isConstant() &&
-             Rt.getConstant() > 0 && (!L.isConstant() || L.getConstant() >= 0))
-      // Truncation is floor here: shape values are not negative.
+             Rt.getConstant() > 0 &&
+             C.holdsWhereRuns(DimCondition::AtLeast, L, DimExpr::constant(0)))
+      // Truncation is floor where the dividend is not negative; shape
+      // arithmetic can go below 0 (H - 10 at H = 4: -6 / 4 is -1, and
+      // floor(-6/4) is -2).
       R.push_back(L.floorDiv(Rt.getConstant()));
     else if (Op == Arithmetic::Div && IntegerDiv && !Rt.isConstant() &&
              L.divExact(Rt) && *L.divExact(Rt) * Rt == L)
