@@ -29,12 +29,13 @@ const Type *DimContext::operandType(unsigned I) {
 }
 
 const DimList *DimContext::data(unsigned I) {
-  size_t Rank = 0;
+  std::optional<size_t> Rank;
   if (const DimList *D = dims(I))
     Rank = D->size();
   else if (const Type *T = operandType(I); T && T->isTensor() && T->hasShape())
     Rank = T->getRank();
-  return Rank <= 1 ? flatData(I) : nullptr;
+  // Of unknown rank, the elements may be a [2, 1] that broadcasts.
+  return Rank && *Rank <= 1 ? flatData(I) : nullptr;
 }
 
 std::optional<std::vector<int64_t>> DimContext::axes() {
