@@ -49,6 +49,11 @@ TEST(DimNameParserTest, SympyFunctions) {
   EXPECT_EQ(parsed("Mod(s0, 4)"),
             (sym("s0") - num(4) * sym("s0").floorDiv(4)).key());
   EXPECT_EQ(parsed("s0 % 4"), parsed("Mod(s0, 4)"));
+  // Padded to whole windows and to an even size, as Swin's names read:
+  // the same dims the graph's Mod on shape data gives.
+  EXPECT_EQ(parsed("((width//4)) + (7 - ((width//4)) % 7) % 7"),
+            (num(7) * sym("width").floorDiv(4).ceilDiv(7)).key());
+  EXPECT_EQ(parsed("s0 + Mod(s0, 2)"), (num(2) * sym("s0").ceilDiv(2)).key());
   // floor of a sum of fractions: floor(s0/2 + 1/2) = floor((s0+1)/2).
   EXPECT_EQ(parsed("floor(s0/2 + 1/2)"),
             (sym("s0") + num(1)).floorDiv(2).key());
