@@ -305,15 +305,15 @@ Value *findLongerTable(const Tensor &T, unsigned Axis, Graph &G,
 /// cos table alone cannot).
 std::optional<SinusoidForm> matchRotary(const Tensor &T, unsigned Axis,
                                         const Value *Self, Graph &G,
-                                        llvm::StringRef Name,
-                                        bool &WithPartner,
-                                        const Tensor *FromAngles) {
+                                        llvm::StringRef Name, bool &WithPartner,
+                                        const Tensor *FromAngles,
+                                        int64_t Offset = 0) {
   WithPartner = false;
   if (T.getElemType() != onnx::TensorProto::FLOAT)
     return std::nullopt;
   if (FromAngles)
     if (std::optional<SinusoidForm> F =
-            matchSinusoid(T, Axis, FromAngles, Name)) {
+            matchSinusoid(T, Axis, FromAngles, Name, Offset)) {
       WithPartner = true;
       return F;
     }
@@ -323,7 +323,8 @@ std::optional<SinusoidForm> matchRotary(const Tensor &T, unsigned Axis,
       if (V.get() == Self || P.getElemType() != onnx::TensorProto::FLOAT ||
           P.getDims() != T.getDims())
         continue;
-      if (std::optional<SinusoidForm> F = matchSinusoid(T, Axis, &P, Name)) {
+      if (std::optional<SinusoidForm> F =
+              matchSinusoid(T, Axis, &P, Name, Offset)) {
         WithPartner = true;
         return F;
       }
@@ -331,7 +332,35 @@ std::optional<SinusoidForm> matchRotary(const Tensor &T, unsigned Axis,
     Node *Parent = Scope->getParentNode();
     Scope = Parent ? Parent->getParentGraph() : nullptr;
   }
-  return matchSinusoid(T, Axis, nullptr, Name);
+  return matchSinusoid(T, Axis, nullptr, Name, Offset);
+}
+
+/// The one symbol of \p Offsets (other than \p Along) whose old size the
+/// sinusoid rows of \p T start at, matched into \p F; null if none, or if
+/// that size is the old size of several symbols (a batch of 3 beside a past
+/// of 3: either may offset the rows, and the table is kept and sliced, the
+/// symbols laid end to end with Along pinned, as for any other table).
+const RowOffset *offsetRows(const Tensor &T, unsigned Axis, const Value *Self,
+                            Graph &G, llvm::StringRef Name,
+                            const Tensor &FromAngles, llvm::StringRef Along,
+                            llvm::ArrayRef<RowOffset> Offsets,
+                            std::optional<SinusoidForm> &F, bool &WithPartner) {
+  std::set<int64_t> Tried;
+  for (const RowOffset &O : Offsets) {
+    if (O.Symbol == Along || O.Old <= 0 || !Tried.insert(O.Old).second)
+      continue;
+    F = matchRotary(T, Axis, Self, G, Name, WithPartner,
+                    FromAngles ? &FromAngles : nullptr, O.Old);
+    if (!F)
+      continue;
+    if (llvm::count_if(Offsets, [&](const RowOffset &Q) {
+          return Q.Symbol != Along && Q.Old == O.Old;
+        }) == 1)
+      return &O;
+    F.reset();
+    return nullptr;
+  }
+  return nullptr;
 }
 
 /// The partner of a table the model computes as the cosine or sine of
@@ -607,12 +636,17 @@ bool turnsOverSize(const SinusoidForm &F, int64_t N) {
 }
 
 Value *buildSinusoid(const BakedConstant &B, const SinusoidForm &F,
-                     unsigned Axis, Builder &Bld) {
+                     unsigned Axis, Builder &Bld,
+                     const RowOffset *From = nullptr) {
   unsigned Rank = B.T.getDims().size();
   const BakedAxis &A = axisInfo(B, Axis);
-  Value *Index = Bld.castTo(
-      Bld.indicesAlong(A.Partner, A.PartnerAxis, Axis, Rank),
-      onnx::TensorProto::FLOAT);
+  Value *Positions = Bld.positions(A.Partner, A.PartnerAxis);
+  if (From)
+    Positions =
+        Bld.op("Add", {Positions, Bld.dimScalar(From->Input, From->Dim)},
+               "baked_index");
+  Value *Index =
+      Bld.castTo(Bld.along(Positions, Axis, Rank), onnx::TensorProto::FLOAT);
   Value *Angle = Bld.op("Mul", {Index, Bld.constant(F.Freq)}, "baked_angle");
   Value *V = Bld.op(F.IsSin ? "Sin" : "Cos", {Angle}, "baked_rotary");
   if (!F.UnitAmp)
@@ -645,7 +679,8 @@ Value *onnxopt::buildPositions(const BakedConstant &B, unsigned Axis,
 }
 
 RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
-                                            Rewriter &RW) {
+                                            Rewriter &RW,
+                                            llvm::ArrayRef<RowOffset> Offsets) {
   Node &User = *B.User;
   Value *Operand = User.getOperand(B.Operand);
   std::string Name = Operand->getName().str();
@@ -800,6 +835,25 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                        ": angles scaled to the size, which a Range with that "
                        "frequency would not follow";
       return Result;
+    }
+    const RowOffset *From = nullptr;
+    if (!F)
+      From = offsetRows(Reduced, Axis, Still.empty() ? Operand : nullptr,
+                        *User.getParentGraph(), Name, FromAngles, A.DimText,
+                        Offsets, F, WithPartner);
+    if (F && From) {
+      // Rows from the old size of From on: rows From..From+S-1 at run time.
+      Result.OffsetAlong = A.DimText;
+      Result.OffsetBy = From->Symbol;
+      return Use(buildSinusoid(B, *F, Axis, Bld, From), "sinusoid table",
+                 What + " is " + (F->UnitAmp ? "" : "a * ") +
+                     (F->IsSin ? "sin" : "cos") + "((" + From->Symbol +
+                     " + i) * f) along " + axesText(Varying) +
+                     ", its rows the positions from " + From->Symbol + "=" +
+                     std::to_string(From->Old) +
+                     " on (read with its partner table, every element "
+                     "within 4e-6): rebuilt with Range at " +
+                     sizesText(B, Varying) + " plus " + From->Symbol);
     }
     if (F) {
       // Angles from position 0: rows past..past+S-1 only if the past was 0.

@@ -91,6 +91,19 @@ struct RebuildResult {
   /// of old size 0 may have offset.
   std::string OffsetAlong;
   bool RowsFromZero = false;
+  /// The new symbol whose size the rebuilt rows start at (a rotary table
+  /// baked from the old past on), read at run time: make-dynamic checks it
+  /// is laid end to end with OffsetAlong rather than pinning it.
+  std::string OffsetBy;
+};
+
+/// A new symbol that a table's rows may start at, as rebuildBakedConstant
+/// reads it: its old size and the graph input dim that holds it.
+struct RowOffset {
+  std::string Symbol;
+  int64_t Old = 0;
+  Value *Input = nullptr;
+  unsigned Dim = 0;
 };
 
 /// How make-dynamic evaluates a value computed from constants to read what
@@ -107,9 +120,12 @@ Tensor evaluateBaked(const Value &V, int64_t Opset,
                      llvm::DenseMap<const Value *, Tensor> &Memo);
 
 /// Rebuilds \p B's constant at the partner's sizes and makes the user read
-/// the rebuilt value. Changes nothing when no rule applies.
+/// the rebuilt value. Changes nothing when no rule applies. A sinusoid
+/// whose rows start at the old size of one of \p Offsets (and of no other
+/// new symbol) is rebuilt from that symbol's size at run time.
 RebuildResult rebuildBakedConstant(const BakedConstant &B, Model &M,
-                                   Rewriter &RW);
+                                   Rewriter &RW,
+                                   llvm::ArrayRef<RowOffset> Offsets = {});
 /// 0, 1, ..., n-1 along \p Axis of \p B's constant (1 on its other axes),
 /// n being the partner's dim of that baked axis, in the constant's element
 /// type: a tuple component that is each row's own position. Built before

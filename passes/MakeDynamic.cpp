@@ -784,6 +784,14 @@ void DynamicRewrite::forEachResultDims(
 /// with S in some dim (P+S: the cache and the new tokens concatenated), P
 /// may offset the rows, and only its old size keeps them right: P is
 /// pinned.
+std::vector<RowOffset> DynamicRewrite::rowOffsets() const {
+  std::vector<RowOffset> R;
+  for (const auto &[S, OldSize] : Old)
+    if (auto [Input, Dim] = inputDimOf(S); Input)
+      R.push_back({S, OldSize, Input, Dim});
+  return R;
+}
+
 void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
   if (SlicedTables.empty())
     return;
@@ -805,6 +813,19 @@ void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
         continue;
       auto It = llvm::find_if(
           Sums, [&](const DimExpr &E) { return sumsBoth(E, S, P, Old); });
+      if (P == T.OffsetBy) {
+        // The rows follow P's size: right where P comes before S.
+        if (It == Sums.end())
+          Problems.push_back(
+              {nullptr,
+               Said + "; but nothing in the model lays " + P + " and " + S +
+                   " end to end, so " + P +
+                   "'s size need not be where the rows start: keep " + P +
+                   " static with allow-partial=true, or re-export with "
+                   "dynamic axes",
+               {P}});
+        continue;
+      }
       if (It == Sums.end())
         continue;
       Reported.insert({S, P});
@@ -2658,13 +2679,13 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
              New});
       continue;
     }
-    RebuildResult R = rebuildBakedConstant(B, RW.getModel(), RW);
+    RebuildResult R = rebuildBakedConstant(B, RW.getModel(), RW, rowOffsets());
     if (!R.Rule.empty()) {
       if (R.Bounds)
         SlicedTables.push_back({R.Along, describe(N) + ": " + R.Message});
       if (!R.OffsetAlong.empty())
-        SlicedTables.push_back(
-            {R.OffsetAlong, describe(N) + ": " + R.Message, R.RowsFromZero});
+        SlicedTables.push_back({R.OffsetAlong, describe(N) + ": " + R.Message,
+                                R.RowsFromZero, R.OffsetBy});
       emitRemark(RW.getDiags(), N) << R.Message;
       ++RepairCounts[R.Rule];
       Repaired = true;

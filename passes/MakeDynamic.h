@@ -368,11 +368,17 @@ public:
   /// symbol (kept and sliced, or an affine or sinusoid table): the symbol
   /// and the remark that said so (examineSlicedTables). With FromZero the
   /// rows start at position 0: only a symbol of old size 0 may offset them.
+  /// With OffsetBy they start at that symbol's size, read at run time: it
+  /// must be laid end to end with Along (the past before the new tokens).
   struct RowsTable {
     std::string Along, Said;
     bool FromZero = false;
+    std::string OffsetBy;
   };
   std::vector<RowsTable> SlicedTables;
+  /// Each new symbol that is an input's dim, as a table's rows may start at
+  /// its size (rebuildBakedConstant).
+  std::vector<RowOffset> rowOffsets() const;
   void examineSlicedTables(Model &M, const DimAnalysis &DA);
   void forEachResultDims(
       Model &M, const DimAnalysis &DA,

@@ -434,21 +434,37 @@ double nearestAngle(const Column &C, size_t I, double Amp, bool IsSin,
 /// The column's frequency, unwrapping its angle at 1, 2, 4, ..., and the
 /// last index; std::nullopt when it is not determined to 1e-9 (relative to
 /// 1) by the last angle.
-std::optional<double> columnFrequency(const Column &C, double Amp, bool IsSin) {
+std::optional<double> columnFrequency(const Column &C, double Amp, bool IsSin,
+                                      int64_t Offset) {
   size_t Last = C.V.size() - 1;
   double F = 0;
-  for (size_t I = 1;; I = std::min(2 * I, Last)) {
-    F = nearestAngle(C, I, Amp, IsSin, double(I) * F) / double(I);
-    if (I == Last)
-      break;
+  if (Offset == 0) {
+    for (size_t I = 1;; I = std::min(2 * I, Last)) {
+      F = nearestAngle(C, I, Amp, IsSin, double(I) * F) / double(I);
+      if (I == Last)
+        break;
+    }
+  } else {
+    // Rows from position Offset: the steps from row 0 first (a frequency
+    // below pi per row), then the angle at the last row, (Offset + Last)
+    // times the frequency, which the steps predict to well within pi.
+    double First = nearestAngle(C, 0, Amp, IsSin, 0.0);
+    for (size_t I = 1;; I = std::min(2 * I, Last)) {
+      F = (nearestAngle(C, I, Amp, IsSin, First + double(I) * F) - First) /
+          double(I);
+      if (I == Last)
+        break;
+    }
+    double End = double(Offset) + double(Last);
+    F = nearestAngle(C, Last, Amp, IsSin, End * F) / End;
   }
   if (C.P.empty()) {
     // d(angle) = d(value) / |Amp * derivative|: arccos is blind near
     // angles of k pi, arcsin near pi/2 + k pi.
-    double Angle = F * double(Last);
+    double Angle = F * double(Offset + int64_t(Last));
     double Slope = std::fabs(Amp * (IsSin ? std::cos(Angle) : std::sin(Angle)));
     double Err = 1.2e-7 * std::max(1.0, std::fabs(Amp)) / std::max(Slope, 1e-30);
-    if (Err / double(Last) > 1e-9)
+    if (Err / double(Offset + int64_t(Last)) > 1e-9)
       return std::nullopt;
   }
   return F;
@@ -473,10 +489,35 @@ Tensor onnxopt::otherSinusoid(const Tensor &Angles, bool IsSin,
   return Tensor::fromFloats(Name, Dims, Out);
 }
 
-std::optional<SinusoidForm> onnxopt::matchSinusoid(const Tensor &T,
-                                                   unsigned Axis,
-                                                   const Tensor *Partner,
-                                                   llvm::StringRef Name) {
+static std::optional<SinusoidForm>
+matchSinusoidAs(const Tensor &T, unsigned Axis, const Tensor *Partner,
+                llvm::StringRef Name, int64_t Offset, std::optional<bool> Kind);
+
+std::optional<SinusoidForm>
+onnxopt::matchSinusoid(const Tensor &T, unsigned Axis, const Tensor *Partner,
+                       llvm::StringRef Name, int64_t Offset) {
+  if (Offset < 0 || Offset > (int64_t(1) << 24))
+    return std::nullopt;
+  // From a position other than 0 no row tells the kind: each is tried, and
+  // the amplitude is the partner's radius (needed, so a partner is).
+  if (Offset > 0) {
+    if (!Partner)
+      return std::nullopt;
+    for (bool IsSin : {false, true})
+      if (std::optional<SinusoidForm> F =
+              matchSinusoidAs(T, Axis, Partner, Name, Offset, IsSin))
+        return F;
+    return std::nullopt;
+  }
+  return matchSinusoidAs(T, Axis, Partner, Name, 0, std::nullopt);
+}
+
+/// matchSinusoid of one kind (sin when \p Kind is true), or of the kind
+/// row 0 shows when \p Kind is empty (Offset 0 only).
+static std::optional<SinusoidForm>
+matchSinusoidAs(const Tensor &T, unsigned Axis, const Tensor *Partner,
+                llvm::StringRef Name, int64_t Offset,
+                std::optional<bool> Kind) {
   std::vector<int64_t> Dims = T.getDims();
   if (Axis >= Dims.size() || Dims[Axis] < 3)
     return std::nullopt;
@@ -491,12 +532,14 @@ std::optional<SinusoidForm> onnxopt::matchSinusoid(const Tensor &T,
   int64_t Len = Dims[Axis];
   // The kind: a sin table is 0 at i = 0 everywhere.
   bool IsSin = true;
-  for (int64_t O = 0; O < Outer && IsSin; ++O)
+  for (int64_t O = 0; O < Outer && IsSin && !Kind; ++O)
     for (int64_t K = 0; K < Inner; ++K)
       if ((*V)[O * Len * Inner + K] != 0.0f) {
         IsSin = false;
         break;
       }
+  if (Kind)
+    IsSin = *Kind;
   SinusoidForm Form;
   Form.IsSin = IsSin;
   std::vector<float> Amp(Outer * Inner), Freq(Outer * Inner);
@@ -513,20 +556,25 @@ std::optional<SinusoidForm> onnxopt::matchSinusoid(const Tensor &T,
       // without a partner is taken at amplitude 1 (the check below
       // rejects any other).
       double A = IsSin ? (P ? C.P[0] : 1.0) : C.V[0];
-      if (P && !IsSin && C.P[0] != 0.0)
+      if (Offset > 0) {
+        // The radius of rounded floats: 1 to a few ulps is 1.
+        A = std::hypot(C.V[0], C.P[0]);
+        if (std::fabs(A - 1.0) <= 1e-6)
+          A = 1.0;
+      } else if (P && !IsSin && C.P[0] != 0.0)
         return std::nullopt;
       bool Zero = std::all_of(C.V.begin(), C.V.end(),
                               [](double X) { return X == 0.0; });
-      std::optional<double> F =
-          Zero || A == 0.0 ? std::optional<double>(0.0)
-                           : columnFrequency(C, A, IsSin);
+      std::optional<double> F = Zero || A == 0.0
+                                    ? std::optional<double>(0.0)
+                                    : columnFrequency(C, A, IsSin, Offset);
       if (!F)
         return std::nullopt;
       float Af = Zero ? 1.0f : float(A), Ff = float(*F);
       // Recompute every element as the rebuilt graph will.
       double Tol = 4e-6 * std::max(1.0, std::fabs(double(Af)));
       for (int64_t I = 0; I < Len; ++I) {
-        float Angle = float(I) * Ff;
+        float Angle = float(Offset + I) * Ff;
         double Want = double(Af) * (IsSin ? std::sin(double(Angle))
                                           : std::cos(double(Angle)));
         if (std::fabs(Want - C.V[I]) > Tol)

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxopt/Analysis/ConstantPatterns.h"
 #include "onnx/onnx_pb.h"
+#include <cmath>
 #include <gtest/gtest.h>
 #include <limits>
 
@@ -141,6 +142,40 @@ TEST(ConstantPatterns, NotToeplitzOrUnseenEnds) {
   // Other axes must have size 1.
   EXPECT_FALSE(
       matchToeplitz(floats({2, 3, 3}, std::vector<float>(18, 1)), 1, 2, "m"));
+}
+
+/// Rotary rows [Rows, 4] from position \p From: cos or sin of
+/// float(From + i) * f, f = 1, 1/2, 1/4, 1/8, rounded as a runtime does.
+Tensor rotary(int64_t From, int64_t Rows, bool Sin) {
+  std::vector<float> V;
+  for (int64_t I = 0; I < Rows; ++I)
+    for (float F : {1.0f, 0.5f, 0.25f, 0.125f}) {
+      float Angle = float(From + I) * F;
+      V.push_back(
+          float(Sin ? std::sin(double(Angle)) : std::cos(double(Angle))));
+    }
+  return floats({Rows, 4}, V);
+}
+
+TEST(ConstantPatterns, RotaryRowsFromAnOffset) {
+  Tensor C = rotary(7, 5, false), S = rotary(7, 5, true);
+  // Read from position 0 they are no sinusoid; from 7 they are, each kind
+  // told by its values, the frequencies recovered.
+  EXPECT_FALSE(matchSinusoid(C, 0, &S, "c"));
+  std::optional<SinusoidForm> FC = matchSinusoid(C, 0, &S, "c", 7);
+  std::optional<SinusoidForm> FS = matchSinusoid(S, 0, &C, "s", 7);
+  ASSERT_TRUE(FC && FS);
+  EXPECT_FALSE(FC->IsSin);
+  EXPECT_TRUE(FS->IsSin);
+  EXPECT_TRUE(FC->UnitAmp);
+  EXPECT_EQ(values(FC->Freq), (std::vector<double>{1, 0.5, 0.25, 0.125}));
+  // Another offset, or none of the partner, is no match.
+  EXPECT_FALSE(matchSinusoid(C, 0, &S, "c", 6));
+  EXPECT_FALSE(matchSinusoid(C, 0, &S, "c", 8));
+  EXPECT_FALSE(matchSinusoid(C, 0, nullptr, "c", 7));
+  // From position 0 the plain reading holds, as before.
+  Tensor C0 = rotary(0, 5, false), S0 = rotary(0, 5, true);
+  EXPECT_TRUE(matchSinusoid(C0, 0, &S0, "c"));
 }
 
 TEST(ConstantPatterns, PrefixOfALongerTable) {

@@ -120,9 +120,14 @@ Tensor otherSinusoid(const Tensor &Angles, bool IsSin,
                      llvm::ArrayRef<int64_t> Dims, llvm::StringRef Name,
                      double Scale = 1.0);
 
+/// With \p Offset > 0 the rows are the positions Offset, Offset + 1, ...
+/// (a KV-cache decoder's rotary rows, baked at its old past): the angle of
+/// row i is (Offset + i) * Freq. Then a partner is needed, and both kinds
+/// are tried.
 std::optional<SinusoidForm> matchSinusoid(const Tensor &T, unsigned Axis,
                                           const Tensor *Partner,
-                                          llvm::StringRef Name);
+                                          llvm::StringRef Name,
+                                          int64_t Offset = 0);
 
 /// True if \p Small equals the first elements of \p Big along \p Axis:
 /// same element type and rank, every other dim equal, Small's dim at Axis
