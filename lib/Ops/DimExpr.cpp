@@ -18,6 +18,7 @@
 #include <cassert>
 #include <climits>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 using namespace onnxopt;
@@ -79,6 +80,17 @@ DimExpr::AtomRef makeDivAtom(DimExpr::Atom::Kind K, DimExpr Num, int64_t Den) {
   A->Num = std::move(Num);
   A->Den = Den;
   return A;
+}
+
+/// True when -Q or K - 1 - C does not fit in 64 bits (no flip then: the
+/// floor keeps its negative lead).
+bool negationOverflows(const DimExpr &Q, int64_t C, int64_t K) {
+  int64_t R;
+  if (__builtin_sub_overflow(K - 1, C, &R))
+    return true;
+  return llvm::any_of(Access::terms(Q), [](const auto &E) {
+    return E.second.Coef == std::numeric_limits<int64_t>::min();
+  });
 }
 
 /// The constant term of \p E and the rest.
@@ -256,11 +268,12 @@ std::optional<DimExpr> DimExpr::mergeHalves(const TermList &Terms) {
     return std::nullopt;
   for (const auto &Entry : Terms) {
     const Term &T = Entry.second;
-    if (T.Coef >= 0 || T.Factors.size() != 1 ||
-        T.Factors[0]->K != Atom::FloorDiv || T.Factors[0]->Den % 2 != 0)
+    if (T.Coef >= 0 || T.Coef == std::numeric_limits<int64_t>::min() ||
+        T.Factors.size() != 1 || T.Factors[0]->K != Atom::FloorDiv ||
+        T.Factors[0]->Den % 2 != 0)
       continue;
     const Atom &Half = *T.Factors[0];
-    int64_t C = -T.Coef, M = Half.Den / 2;
+    int64_t C = -T.Coef, M = Half.Den / 2, CK;
     // The whole, c*floor(N/M), must be in the sum, each of its terms
     // with at least its coefficient, the same sign.
     DimExpr Whole =
@@ -282,6 +295,8 @@ std::optional<DimExpr> DimExpr::mergeHalves(const TermList &Terms) {
     // floor(N/M) is Whole/c + its constant k: c*floor(N/M) - c*half, which
     // is c*Merged, takes c*k more than the Whole the sum holds.
     int64_t K = Half.Num.floorDiv(M).getConstant();
+    if (__builtin_mul_overflow(C, K, &CK))
+      continue;
     TermList Rest = Terms;
     for (const auto &W : Whole.terms()) {
       Term Neg = W.second;
@@ -292,7 +307,7 @@ std::optional<DimExpr> DimExpr::mergeHalves(const TermList &Terms) {
     Drop.Coef = -Drop.Coef;
     addTerm(Rest, std::move(Drop));
     DimExpr Merged = (Half.Num + constant(M)).floorDiv(Half.Den);
-    return make(std::move(Rest)) - constant(C * K) + constant(C) * Merged;
+    return make(std::move(Rest)) - constant(CK) + constant(C) * Merged;
   }
   return std::nullopt;
 }
@@ -470,7 +485,7 @@ DimExpr DimExpr::floorDiv(int64_t K) const {
     return Whole + (Q + constant(C)).floorDiv(K);
   // One form for floor(-P/K) and -ceil(P/K): the first term (in key order)
   // has a positive coefficient; floor(a/K) = -floor((-a + K - 1)/K).
-  if (Access::terms(Q).front().second.Coef < 0)
+  if (Access::terms(Q).front().second.Coef < 0 && !negationOverflows(Q, C, K))
     return constant(0) - (constant(0) - Q + constant(K - 1 - C)).floorDiv(K);
   int64_t G = gcdOfCoefs(Q, K);
   if (G > 1) {
@@ -638,9 +653,12 @@ std::optional<std::pair<DimExpr, int64_t>> DimExpr::relaxFloors() const {
   for (const auto &Entry : terms())
     for (const AtomRef &A : Entry.second.Factors)
       if (A->K == Atom::FloorDiv) {
-        if (Entry.second.Factors.size() != 1)
+        // Bounded so that the lcm and the scaled coefficients stay small.
+        if (Entry.second.Factors.size() != 1 || A->Den > (1 << 20))
           return std::nullopt;
         L = std::lcm(L, A->Den);
+        if (L > (1 << 20))
+          return std::nullopt;
       }
   if (L == 1)
     return std::nullopt;
@@ -655,7 +673,10 @@ std::optional<std::pair<DimExpr, int64_t>> DimExpr::relaxFloors() const {
     // from below, times L (which K divides).
     const Atom &F = *T.Factors[0];
     DimExpr P = T.Coef > 0 ? F.Num - constant(F.Den - 1) : F.Num;
-    Bound = Bound + constant(T.Coef * (L / F.Den)) * P;
+    int64_t Scaled;
+    if (__builtin_mul_overflow(T.Coef, L / F.Den, &Scaled))
+      return std::nullopt;
+    Bound = Bound + constant(Scaled) * P;
   }
   return std::make_pair(Bound, L);
 }

@@ -17,9 +17,11 @@
 #include "gtest/gtest.h"
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <random>
 #include <thread>
 
 using namespace onnxopt;
@@ -690,6 +692,75 @@ TEST(DimExpr, ModuloFormsEvaluateAsIntegers) {
     for (int64_t V = -20; V <= 40; ++V)
       EXPECT_EQ(E.evaluate([&](llvm::StringRef) { return V; }), F(V))
           << E.str() << " at " << V;
+}
+
+TEST(DimExpr, RandomFormsEvaluateAsIntegers) {
+  // Random sums, products, floors, ceils and modulos of two symbols: the
+  // canonical forms (whole multiples out of floors, a positive lead,
+  // Hermite's halves) must keep every value. A fixed seed: deterministic.
+  std::mt19937 Rng(20261207);
+  using Fn = std::function<int64_t(int64_t, int64_t)>;
+  auto FloorDiv = [](int64_t A, int64_t K) {
+    return A >= 0 ? A / K : -((-A + K - 1) / K);
+  };
+  std::function<std::pair<DimExpr, Fn>(int)> Make = [&](int Depth) {
+    std::uniform_int_distribution<int> Pick(0, Depth > 0 ? 7 : 2);
+    int64_t Ks[] = {2, 3, 4, 7, 8};
+    int64_t K = Ks[Rng() % 5];
+    int64_t C = int64_t(Rng() % 21) - 10;
+    switch (Pick(Rng)) {
+    case 0:
+      return std::make_pair(sym("X"), Fn([](int64_t X, int64_t) { return X; }));
+    case 1:
+      return std::make_pair(sym("Y"), Fn([](int64_t, int64_t Y) { return Y; }));
+    case 2:
+      return std::make_pair(num(C), Fn([C](int64_t, int64_t) { return C; }));
+    default:
+      break;
+    }
+    auto [A, FA] = Make(Depth - 1);
+    auto [B, FB] = Make(Depth - 1);
+    switch (Rng() % 6) {
+    case 0:
+      return std::make_pair(A + B, Fn([FA = FA, FB = FB](int64_t X, int64_t Y) {
+                              return FA(X, Y) + FB(X, Y);
+                            }));
+    case 1:
+      return std::make_pair(A - B, Fn([FA = FA, FB = FB](int64_t X, int64_t Y) {
+                              return FA(X, Y) - FB(X, Y);
+                            }));
+    case 2:
+      return std::make_pair(num(C) * A, Fn([FA = FA, C](int64_t X, int64_t Y) {
+                              return C * FA(X, Y);
+                            }));
+    case 3:
+      return std::make_pair(A.floorDiv(K),
+                            Fn([FA = FA, K, FloorDiv](int64_t X, int64_t Y) {
+                              return FloorDiv(FA(X, Y), K);
+                            }));
+    case 4:
+      return std::make_pair(A.ceilDiv(K),
+                            Fn([FA = FA, K, FloorDiv](int64_t X, int64_t Y) {
+                              return -FloorDiv(-FA(X, Y), K);
+                            }));
+    default:
+      return std::make_pair(A - num(K) * A.floorDiv(K),
+                            Fn([FA = FA, K, FloorDiv](int64_t X, int64_t Y) {
+                              int64_t V = FA(X, Y);
+                              return V - K * FloorDiv(V, K);
+                            }));
+    }
+  };
+  for (int Case = 0; Case < 400; ++Case) {
+    auto [E, F] = Make(4);
+    for (int64_t X = -13; X <= 29; X += 3)
+      for (int64_t Y = -7; Y <= 20; Y += 4) {
+        std::optional<int64_t> V = E.evaluate([&](llvm::StringRef S) {
+          return std::optional<int64_t>(S == "X" ? X : Y);
+        });
+        ASSERT_EQ(V, F(X, Y)) << E.str() << " at X=" << X << ", Y=" << Y;
+      }
+  }
 }
 
 TEST(DimExpr, ExactDivision) {
