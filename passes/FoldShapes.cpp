@@ -264,6 +264,10 @@ private:
   bool cancelSqueezePair(Node &N, const OpDef *D);
   bool simplifyExpand(Node &N, const OpDef *D);
   bool shapeOfConstantOfShape(Node &N, const OpDef *D);
+  /// Shape rewrites: of a ConstantOfShape's fill, or the same dims read
+  /// earlier in the graph.
+  bool simplifyShape(Node &N, const OpDef *D);
+  bool shareEarlierShape(Node &N);
   bool replaceWith(Value *Old, Value *New);
   void noteChange() {
     Changed = true;
@@ -310,6 +314,9 @@ private:
   std::vector<Rename> Renames;
   llvm::DenseSet<const Value *> ErasedValues;
   std::unique_ptr<DimAnalysis> DA;
+  /// The first Shape result of each graph per (start, end, dims) key: a
+  /// later Shape of provably equal dims reads it instead.
+  std::map<std::pair<const Graph *, std::string>, Value *> FirstShapes;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1003,6 +1010,32 @@ bool ShapeFolder::shapeOfConstantOfShape(Node &N, const OpDef *) {
   return replaceWith(N.getResult(0), S);
 }
 
+/// A Shape whose operand's dims are provably those of a value an earlier
+/// Shape in the same graph reads gives the same tensor: it is replaced by
+/// that result (one Shape op less), and CSE then merges the computations
+/// that each copy fed (Swin's blocks each read their own input's shape to
+/// compute the same window pads).
+bool ShapeFolder::shareEarlierShape(Node &N) {
+  if (N.getNumOperands() != 1 || !N.getOperand(0) || !N.getResult(0))
+    return false;
+  const std::vector<DimExpr> *D = dimsOf(N.getOperand(0));
+  if (!D)
+    return false;
+  std::string Key = std::to_string(N.getAttrInt("start", 0)) + ":" +
+                    (N.hasAttr("end") ? std::to_string(N.getAttrInt("end", 0))
+                                      : std::string("all")) +
+                    ":";
+  for (const DimExpr &E : *D)
+    Key += E.key() + ";";
+  auto [It, First] =
+      FirstShapes.try_emplace({N.getParentGraph(), Key}, N.getResult(0));
+  return !First && replaceWith(N.getResult(0), It->second);
+}
+
+bool ShapeFolder::simplifyShape(Node &N, const OpDef *D) {
+  return shapeOfConstantOfShape(N, D) || shareEarlierShape(N);
+}
+
 void ShapeFolder::infer(Node &N) {
   // The engine saves what it changes into Undo (its change log).
   if (failed(SI.inferNode(N)))
@@ -1034,7 +1067,7 @@ ShapeFolder::RewriteFn ShapeFolder::findRewrite(const Node &N) {
     const Rooted Rewrites[] = {
         {"Reshape", &ShapeFolder::simplifyReshape},
         {"Expand", &ShapeFolder::simplifyExpand},
-        {"Shape", &ShapeFolder::shapeOfConstantOfShape},
+        {"Shape", &ShapeFolder::simplifyShape},
         {"Squeeze", &ShapeFolder::cancelSqueezePair},
         {"Unsqueeze", &ShapeFolder::cancelSqueezePair},
     };
