@@ -7,13 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SymbolicRefinement.h"
+#include "onnxopt/IR/ElementType.h"
 #include "onnxopt/Ops/OpFacts.h"
 #include "llvm/ADT/SmallVector.h"
 #include <algorithm>
 #include <cctype>
-#include <map>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <onnx/defs/tensor_proto_util.h>
 #include <optional>
 #include <string>
@@ -523,6 +524,41 @@ bool detail::propagateEqual(onnx::DataPropagationContext &Ctx) {
   }
   if (!Any)
     return false;
+  Ctx.addOutputData(0, std::move(R));
+  return true;
+}
+
+bool detail::propagateCast(onnx::DataPropagationContext &Ctx) {
+  if (Ctx.getNumInputs() != 1 || Ctx.getNumOutputs() != 1)
+    return false;
+  const TensorShapeProto *X = Ctx.getInputData(0);
+  const onnx::AttributeProto *To = Ctx.getAttribute("to");
+  if (!X || !To)
+    return false;
+  TensorShapeProto R = *X;
+  switch (static_cast<ElementType>(To->i())) {
+  case ElementType::Int32:
+  case ElementType::Int64:
+  case ElementType::Float:
+  case ElementType::Double:
+    break;
+  case ElementType::UInt32:
+  case ElementType::UInt64:
+    for (const Dimension &D : X->dim())
+      if (D.has_dim_value() && D.dim_value() < 0)
+        return false;
+    break;
+  case ElementType::Bool:
+    for (Dimension &D : *R.mutable_dim()) {
+      if (D.has_dim_value())
+        D.set_dim_value(D.dim_value() != 0);
+      else
+        D.Clear(); // a symbol above 0 is 1, one of 0 is 0: not known
+    }
+    break;
+  default:
+    return false;
+  }
   Ctx.addOutputData(0, std::move(R));
   return true;
 }

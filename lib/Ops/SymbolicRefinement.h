@@ -81,6 +81,11 @@ bool propagateReshape(onnx::DataPropagationContext &Ctx);
 bool propagateConstantOfShape(onnx::DataPropagationContext &Ctx);
 bool propagateEqual(onnx::DataPropagationContext &Ctx);
 bool propagateWhere(onnx::DataPropagationContext &Ctx);
+/// Cast keeps the data where the target type holds the values as they are
+/// (ONNX's own propagation copies it to any type): a signed integer of 32
+/// bits or more, float or double; an unsigned one where the known values
+/// are not negative; a bool as 0 and 1 of the known values.
+bool propagateCast(onnx::DataPropagationContext &Ctx);
 
 } // namespace detail
 } // namespace onnxopt

@@ -355,9 +355,13 @@ void inferCenterCropPad(InferenceContext &Ctx) {
 
 // Sorted by domain, op and version.
 constexpr InferRule InferRows[] = {
-    // Cast-13's data propagation carries shape values through the cast.
-    newVersionReusing("", "Cast", 19, "Cast", 13,
-                      {true, 0, 0, 0, 0, "saturate:i"}, inferCast19),
+    // ONNX's Cast propagation copies the values to any type (a float16
+    // rounds 4001 to 4000): ours keeps them where the type holds them.
+    onSchema("Cast", 1, nullptr, detail::propagateCast),
+    withPropagation(newVersionReusing("", "Cast", 19, "Cast", 13,
+                                      {true, 0, 0, 0, 0, "saturate:i"},
+                                      inferCast19),
+                    detail::propagateCast),
     newVersionReusing("", "CastLike", 19, "CastLike", 15,
                       {true, 0, 0, 0, 0, "saturate:i"}, inferCastLike19),
     newVersion("", "CenterCropPad", 18, inferCenterCropPad,
@@ -395,11 +399,51 @@ llvm::ArrayRef<InferRule> inferRules() { return InferRows; }
 namespace {
 using namespace onnxopt::dims;
 
-/// Identity and Cast: the shape, and the elements as they are.
+/// Identity: the shape, and the elements as they are.
 void transferPassThrough(DimContext &C, const DimList *X) {
   transferShapePreserving(C, X);
   if (const DimList *D = C.flatData(0))
     C.setData(0, *D);
+}
+
+/// Cast: the shape, and the elements where the target type holds them as
+/// they are: a signed integer of 32 bits or more, float or double (a dim is
+/// exact there); an unsigned one where none is negative (a -1 of a target
+/// wraps); a bool as 0 and 1 where every element is known. Not float16
+/// (4001 is 4000 there), nor the narrow integers.
+void transferCast(DimContext &C, const DimList *X) {
+  transferShapePreserving(C, X);
+  const DimList *D = C.flatData(0);
+  if (!D)
+    return;
+  auto To = static_cast<ElementType>(C.getNode().getAttrInt("to", 0));
+  switch (To) {
+  case ElementType::Int32:
+  case ElementType::Int64:
+  case ElementType::Float:
+  case ElementType::Double:
+    C.setData(0, *D);
+    return;
+  case ElementType::UInt32:
+  case ElementType::UInt64:
+    if (llvm::all_of(*D, [](const DimExpr &E) {
+          return E.isConstant() ? E.getConstant() >= 0
+                                : nonNegativeEverywhere(E);
+        }))
+      C.setData(0, *D);
+    return;
+  case ElementType::Bool: {
+    if (!llvm::all_of(*D, [](const DimExpr &E) { return E.isConstant(); }))
+      return;
+    DimList B;
+    for (const DimExpr &E : *D)
+      B.push_back(DimExpr::constant(E.getConstant() != 0));
+    C.setData(0, std::move(B));
+    return;
+  }
+  default:
+    return;
+  }
 }
 
 /// Where on shape data, element by element, when every element is decided:
@@ -1381,7 +1425,7 @@ void transferTopK(DimContext &C, const DimList *X) {
 constexpr bool NeedsX = true;
 
 constexpr DimRule DimRules[] = {
-    {"", "Cast", 1, transferPassThrough},
+    {"", "Cast", 1, transferCast},
     {"", "Concat", 1, transferConcat},
     {"", "Constant", 1, transferConstant},
     {"", "ConstantOfShape", 1, transferConstantOfShape},

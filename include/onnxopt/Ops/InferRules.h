@@ -139,6 +139,12 @@ constexpr InferRule onSchema(const char *OpType, int Since, InferFn Refine,
   return R;
 }
 
+/// \p R with \p Propagate as its data propagation (instead of the schema's).
+constexpr InferRule withPropagation(InferRule R, PropagateFn Propagate) {
+  R.Propagate = Propagate;
+  return R;
+}
+
 /// A default-domain op whose versions from \p Since propagate data with
 /// the ONNX 1.12 schema of opset \p PropagationOpset (a newer version that
 /// changed only types).
