@@ -45,7 +45,8 @@ struct DimExprAccess {
   }
   static DimExpr fromTerm(DimExpr::Term T) {
     DimExpr::TermList L;
-    DimExpr::addTerm(L, std::move(T));
+    bool Added = DimExpr::addTerm(L, std::move(T)); // into an empty list
+    (void)Added;
     return DimExpr::make(std::move(L));
   }
 };
@@ -60,7 +61,12 @@ int64_t floorDivInt(int64_t A, int64_t B) {
   return (A % B != 0 && ((A < 0) != (B < 0))) ? Q - 1 : Q;
 }
 
-int64_t modInt(int64_t A, int64_t B) { return A - floorDivInt(A, B) * B; }
+/// A mod B with B's sign; from A % B, which cannot overflow where the
+/// product floor(A/B)*B can (A = INT64_MIN).
+int64_t modInt(int64_t A, int64_t B) {
+  int64_t R = A % B;
+  return (R != 0 && ((R < 0) != (B < 0))) ? R + B : R;
+}
 
 std::string monomialKey(llvm::ArrayRef<DimExpr::AtomRef> Factors) {
   std::string K;
@@ -297,15 +303,20 @@ std::optional<DimExpr> DimExpr::mergeHalves(const TermList &Terms) {
     int64_t K = Half.Num.floorDiv(M).getConstant();
     if (__builtin_mul_overflow(C, K, &CK))
       continue;
+    // Rest = Terms - Whole - T; the checks above keep the coefficients
+    // within range (each of Whole's is at most the sum's own).
     TermList Rest = Terms;
+    bool Fits = true;
     for (const auto &W : Whole.terms()) {
       Term Neg = W.second;
-      Neg.Coef = -Neg.Coef;
-      addTerm(Rest, std::move(Neg));
+      Fits &= !__builtin_sub_overflow(int64_t(0), Neg.Coef, &Neg.Coef) &&
+              addTerm(Rest, std::move(Neg));
     }
     Term Drop = T;
-    Drop.Coef = -Drop.Coef;
-    addTerm(Rest, std::move(Drop));
+    Drop.Coef = C;
+    Fits &= addTerm(Rest, std::move(Drop));
+    if (!Fits)
+      continue;
     DimExpr Merged = (Half.Num + constant(M)).floorDiv(Half.Den);
     return make(std::move(Rest)) - constant(CK) + constant(C) * Merged;
   }
@@ -332,9 +343,9 @@ DimExpr DimExpr::unknown() {
 
 uint64_t DimExpr::getNumUnknownsMade() { return NextUnknownId; }
 
-void DimExpr::addTerm(TermList &Terms, Term T) {
+bool DimExpr::addTerm(TermList &Terms, Term T) {
   if (T.Coef == 0)
-    return;
+    return true;
   std::string K = monomialKey(T.Factors);
   auto It =
       llvm::lower_bound(Terms, K, [](const auto &E, const std::string &X) {
@@ -342,11 +353,13 @@ void DimExpr::addTerm(TermList &Terms, Term T) {
       });
   if (It == Terms.end() || It->first != K) {
     Terms.insert(It, std::make_pair(std::move(K), std::move(T)));
-    return;
+    return true;
   }
-  It->second.Coef += T.Coef;
+  if (__builtin_add_overflow(It->second.Coef, T.Coef, &It->second.Coef))
+    return false;
   if (It->second.Coef == 0)
     Terms.erase(It);
+  return true;
 }
 
 bool DimExpr::isConstant() const {
@@ -400,7 +413,8 @@ DimExpr DimExpr::operator+(const DimExpr &O) const {
     return O;
   TermList Sum = terms();
   for (const auto &Entry : O.terms())
-    addTerm(Sum, Entry.second);
+    if (!addTerm(Sum, Entry.second))
+      return unknown();
   return make(std::move(Sum));
 }
 
@@ -417,9 +431,11 @@ DimExpr DimExpr::sum(llvm::ArrayRef<DimExpr> Parts) {
   });
   TermList Sum;
   for (auto &Entry : All) {
-    if (!Sum.empty() && Sum.back().first == Entry.first)
-      Sum.back().second.Coef += Entry.second.Coef;
-    else
+    if (!Sum.empty() && Sum.back().first == Entry.first) {
+      if (__builtin_add_overflow(Sum.back().second.Coef, Entry.second.Coef,
+                                 &Sum.back().second.Coef))
+        return unknown();
+    } else
       Sum.push_back(std::move(Entry));
   }
   llvm::erase_if(Sum, [](const auto &E) { return E.second.Coef == 0; });
@@ -430,8 +446,9 @@ DimExpr DimExpr::operator-(const DimExpr &O) const {
   TermList Difference = terms();
   for (const auto &Entry : O.terms()) {
     Term T = Entry.second;
-    T.Coef = -T.Coef;
-    addTerm(Difference, std::move(T));
+    if (__builtin_sub_overflow(int64_t(0), T.Coef, &T.Coef) ||
+        !addTerm(Difference, std::move(T)))
+      return unknown();
   }
   return make(std::move(Difference));
 }
@@ -454,7 +471,8 @@ DimExpr DimExpr::operator*(const DimExpr &O) const {
       std::stable_sort(
           T.Factors.begin(), T.Factors.end(),
           [](const AtomRef &X, const AtomRef &Y) { return X->Key < Y->Key; });
-      addTerm(Product, std::move(T));
+      if (!addTerm(Product, std::move(T)))
+        return unknown();
     }
   return make(std::move(Product));
 }
@@ -548,7 +566,8 @@ std::optional<DimExpr> DimExpr::divExact(const DimExpr &D) const {
         return std::nullopt;
       T.Factors.erase(It);
     }
-    addTerm(QuotientTerms, std::move(T));
+    if (!addTerm(QuotientTerms, std::move(T)))
+      return std::nullopt;
   }
   DimExpr Quotient = make(std::move(QuotientTerms));
   if (DT.Coef < 0)

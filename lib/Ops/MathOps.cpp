@@ -413,6 +413,12 @@ using namespace onnxopt::dims;
 
 enum class Arithmetic { Add, Sub, Mul, Div, Mod };
 
+/// A mod K (K > 0) in [0, K), without the overflow of A - K*floor(A/K).
+int64_t modOf(int64_t A, int64_t K) {
+  int64_t R = A % K;
+  return R < 0 ? R + K : R;
+}
+
 /// Shape arithmetic on the data of Add, Sub, Mul, Div and Mod.
 std::optional<DimList> arithmeticData(DimContext &C, Arithmetic Op) {
   const Node &N = C.getNode();
@@ -464,7 +470,9 @@ std::optional<DimList> arithmeticData(DimContext &C, Arithmetic Op) {
              Rt.getConstant() > 0 && !N.getAttrInt("fmod", 0))
       // Mod with fmod = 0 takes the divisor's sign: L - K*floor(L/K) for
       // every L, negative ones too (Swin's (7 - W % 7) % 7).
-      R.push_back(L - Rt * L.floorDiv(Rt.getConstant()));
+      R.push_back(L.isConstant() ? DimExpr::constant(
+                                       modOf(L.getConstant(), Rt.getConstant()))
+                                 : L - Rt * L.floorDiv(Rt.getConstant()));
     else
       return std::nullopt;
   }

@@ -138,7 +138,9 @@ private:
   /// \p Terms with a floor and a half of it merged by Hermite's identity,
   /// when they hold such a pair (see the definition).
   static std::optional<DimExpr> mergeHalves(const TermList &Terms);
-  static void addTerm(TermList &Terms, Term T);
+  /// Adds \p T to \p Terms; false when a coefficient overflows 64 bits
+  /// (the caller's result is then an unknown: no value, not a wrong one).
+  [[nodiscard]] static bool addTerm(TermList &Terms, Term T);
   DimExpr exactDivConstant(int64_t K) const;
   friend struct DimExprAccess;
 };
