@@ -776,14 +776,6 @@ void DynamicRewrite::forEachResultDims(
   });
 }
 
-/// A baked table kept and sliced along S (no rule recognised its rows), or
-/// an affine one rebuilt from a base other than 0 (positions 2, 3, 4),
-/// holds the rows of positions from the old offset on: a KV-cache decoder
-/// reads its rotary rows at past..past+S-1, baked at the old past. The
-/// rebuild follows S only; where another new symbol P is laid end to end
-/// with S in some dim (P+S: the cache and the new tokens concatenated), P
-/// may offset the rows, and only its old size keeps them right: P is
-/// pinned.
 std::vector<RowOffset> DynamicRewrite::rowOffsets() const {
   std::vector<RowOffset> R;
   for (const auto &[S, OldSize] : Old)
@@ -792,6 +784,15 @@ std::vector<RowOffset> DynamicRewrite::rowOffsets() const {
   return R;
 }
 
+/// A baked table kept and sliced along S (no rule recognised its rows), or
+/// an affine one rebuilt from a base other than 0 (positions 2, 3, 4),
+/// holds the rows of positions from the old offset on: a KV-cache decoder
+/// reads its rotary rows at past..past+S-1, baked at the old past. The
+/// rebuild follows S only; where another new symbol P is laid end to end
+/// with S in some dim (P+S: the cache and the new tokens concatenated), P
+/// may offset the rows, and only its old size keeps them right: P is
+/// pinned. A table rebuilt from P's size at run time (OffsetBy) needs the
+/// opposite: P laid end to end with S, or P is pinned.
 void DynamicRewrite::examineSlicedTables(Model &M, const DimAnalysis &DA) {
   if (SlicedTables.empty())
     return;

@@ -515,13 +515,14 @@ std::optional<std::vector<int64_t>> dataShape(const DimList *D,
   std::optional<std::vector<int64_t>> Shape = constants(&X);
   if (!Shape)
     return std::nullopt;
-  int64_t Count = 1;
+  // Every dim at most the data's length: the count cannot overflow before
+  // it passes that length (a zero dim gives no data either way).
+  int64_t Count = 1, Len = static_cast<int64_t>(D->size());
   for (int64_t V : *Shape) {
-    if (V < 0 || V > static_cast<int64_t>(kMaxDimDataLength))
+    if (V <= 0 || V > Len || (Count *= V) > Len)
       return std::nullopt;
-    Count *= V;
   }
-  if (Count != static_cast<int64_t>(D->size()))
+  if (Count != Len)
     return std::nullopt;
   return Shape;
 }
