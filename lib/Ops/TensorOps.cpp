@@ -910,7 +910,9 @@ void transferUnsqueeze(DimContext &C, const DimList *X) {
   std::vector<bool> IsNew(Rank, false);
   for (int64_t A : *Axes) {
     std::optional<size_t> P = normAxis(A, Rank);
-    if (!P)
+    // A repeated axis is invalid (the runtime refuses it); read on, it
+    // would take more of X's dims than X has.
+    if (!P || IsNew[*P])
       return;
     IsNew[*P] = true;
   }
