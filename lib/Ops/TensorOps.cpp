@@ -407,10 +407,11 @@ void transferPassThrough(DimContext &C, const DimList *X) {
 }
 
 /// Cast: the shape, and the elements where the target type holds them as
-/// they are: a signed integer of 32 bits or more, float or double (a dim is
-/// exact there); an unsigned one where none is negative (a -1 of a target
-/// wraps); a bool as 0 and 1 where every element is known. Not float16
-/// (4001 is 4000 there), nor the narrow integers.
+/// they are: a signed integer of 32 bits or more, float or double (float is
+/// exact to 2^24, which the analysis takes dims to stay below, as torch's
+/// `arange(w, dtype=float)` grids need); an unsigned one where none is
+/// negative (a -1 of a target wraps); a bool as 0 and 1 where every element
+/// is known. Not float16 (4001 is 4000 there), nor the narrow integers.
 void transferCast(DimContext &C, const DimList *X) {
   transferShapePreserving(C, X);
   const DimList *D = C.flatData(0);
