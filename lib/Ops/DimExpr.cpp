@@ -282,9 +282,9 @@ std::optional<DimExpr> DimExpr::mergeHalves(const TermList &Terms) {
     int64_t C = -T.Coef, M = Half.Den / 2, CK;
     // The whole, c*floor(N/M), must be in the sum, each of its terms
     // with at least its coefficient, the same sign.
-    DimExpr Whole =
-        (Half.Num.floorDiv(M) - constant(Half.Num.floorDiv(M).getConstant())) *
-        constant(C);
+    DimExpr Floor = Half.Num.floorDiv(M);
+    int64_t K = Floor.getConstant();
+    DimExpr Whole = (Floor - constant(K)) * constant(C);
     if (!Whole.R)
       continue;
     bool Held = llvm::all_of(Whole.terms(), [&](const auto &W) {
@@ -300,7 +300,6 @@ std::optional<DimExpr> DimExpr::mergeHalves(const TermList &Terms) {
       continue;
     // floor(N/M) is Whole/c + its constant k: c*floor(N/M) - c*half, which
     // is c*Merged, takes c*k more than the Whole the sum holds.
-    int64_t K = Half.Num.floorDiv(M).getConstant();
     if (__builtin_mul_overflow(C, K, &CK))
       continue;
     // Rest = Terms - Whole - T; the checks above keep the coefficients
@@ -528,6 +527,14 @@ DimExpr DimExpr::floorDiv(int64_t K) const {
 
 DimExpr DimExpr::ceilDiv(int64_t K) const {
   return (*this + constant(K - 1)).floorDiv(K);
+}
+
+DimExpr DimExpr::mod(int64_t K) const {
+  assert(K > 0 && "modulo by a non-positive constant");
+  // A constant directly: K*floor(C/K) may not fit where C mod K does.
+  if (isConstant())
+    return constant(modInt(getConstant(), K));
+  return *this - constant(K) * floorDiv(K);
 }
 
 DimExpr DimExpr::exactDivConstant(int64_t K) const {

@@ -413,10 +413,13 @@ using namespace onnxopt::dims;
 
 enum class Arithmetic { Add, Sub, Mul, Div, Mod };
 
-/// A mod K (K > 0) in [0, K), without the overflow of A - K*floor(A/K).
-int64_t modOf(int64_t A, int64_t K) {
-  int64_t R = A % K;
-  return R < 0 ? R + K : R;
+/// \p L / \p D where D is a factor of L (Swin's x.size(0) // num_windows):
+/// exact wherever D is not 0, and a D of 0 stops the model.
+std::optional<DimExpr> quotientByFactor(const DimExpr &L, const DimExpr &D) {
+  std::optional<DimExpr> Q = L.divExact(D);
+  if (Q && *Q * D == L)
+    return Q;
+  return std::nullopt;
 }
 
 /// Shape arithmetic on the data of Add, Sub, Mul, Div and Mod.
@@ -460,19 +463,16 @@ std::optional<DimList> arithmeticData(DimContext &C, Arithmetic Op) {
       // arithmetic can go below 0 (H - 10 at H = 4: -6 / 4 is -1, and
       // floor(-6/4) is -2).
       R.push_back(L.floorDiv(Rt.getConstant()));
-    else if (Op == Arithmetic::Div && IntegerDiv && !Rt.isConstant() &&
-             L.divExact(Rt) && *L.divExact(Rt) * Rt == L)
-      // A product divided by one of its factors (Swin's x.size(0) //
-      // num_windows): exact wherever the divisor is not 0, and a divisor
-      // of 0 stops the model.
-      R.push_back(*L.divExact(Rt));
-    else if (Op == Arithmetic::Mod && IntegerDiv && Rt.isConstant() &&
-             Rt.getConstant() > 0 && !N.getAttrInt("fmod", 0))
+    else if (Op == Arithmetic::Div && IntegerDiv && !Rt.isConstant()) {
+      std::optional<DimExpr> Q = quotientByFactor(L, Rt);
+      if (!Q)
+        return std::nullopt;
+      R.push_back(*Q);
+    } else if (Op == Arithmetic::Mod && IntegerDiv && Rt.isConstant() &&
+               Rt.getConstant() > 0 && !N.getAttrInt("fmod", 0))
       // Mod with fmod = 0 takes the divisor's sign: L - K*floor(L/K) for
       // every L, negative ones too (Swin's (7 - W % 7) % 7).
-      R.push_back(L.isConstant() ? DimExpr::constant(
-                                       modOf(L.getConstant(), Rt.getConstant()))
-                                 : L - Rt * L.floorDiv(Rt.getConstant()));
+      R.push_back(L.mod(Rt.getConstant()));
     else
       return std::nullopt;
   }

@@ -646,20 +646,15 @@ TEST(DimExpr, FloorAndCeilDivisionNormalize) {
   EXPECT_NE(H.floorDiv(2), H.ceilDiv(2));
 }
 
-/// x mod K as the Mod rule writes it (fmod = 0: the divisor's sign).
-DimExpr modOf(const DimExpr &X, int64_t K) {
-  return X - num(K) * X.floorDiv(K);
-}
-
 TEST(DimExpr, ModuloPadsCompose) {
   DimExpr W = sym("W");
   // Swin pads to a multiple of the window: W + (7 - W % 7) % 7.
-  EXPECT_EQ(W + modOf(num(7) - modOf(W, 7), 7), num(7) * W.ceilDiv(7));
+  EXPECT_EQ(W + (num(7) - W.mod(7)).mod(7), num(7) * W.ceilDiv(7));
   // Patch merging pads to an even size: W + W % 2 = 2*ceil(W/2), after
   // a stride-4 stem too (floor(W/4) - floor(W/8) is floor((W+4)/8)).
-  EXPECT_EQ(W + modOf(W, 2), num(2) * W.ceilDiv(2));
+  EXPECT_EQ(W + W.mod(2), num(2) * W.ceilDiv(2));
   DimExpr Stem = W.floorDiv(4);
-  EXPECT_EQ(Stem + modOf(Stem, 2), num(2) * (W + num(4)).floorDiv(8));
+  EXPECT_EQ(Stem + Stem.mod(2), num(2) * (W + num(4)).floorDiv(8));
   // Whole multiples of the divisor leave a floor; a negative lead flips
   // to a ceil: floor(-W/7) = -ceil(W/7).
   EXPECT_EQ((num(7) * Stem + W).floorDiv(7), Stem + W.floorDiv(7));
@@ -670,10 +665,10 @@ TEST(DimExpr, ModuloFormsEvaluateAsIntegers) {
   // The rewritten forms against integer arithmetic, negative values too.
   DimExpr X = sym("X");
   std::vector<std::pair<DimExpr, std::function<int64_t(int64_t)>>> Cases = {
-      {modOf(X, 7), [](int64_t V) { return ((V % 7) + 7) % 7; }},
-      {modOf(num(7) - modOf(X, 7), 7),
+      {X.mod(7), [](int64_t V) { return ((V % 7) + 7) % 7; }},
+      {(num(7) - X.mod(7)).mod(7),
        [](int64_t V) { return (7 - ((V % 7) + 7) % 7) % 7; }},
-      {X.floorDiv(4) + modOf(X.floorDiv(4), 2),
+      {X.floorDiv(4) + X.floorDiv(4).mod(2),
        [](int64_t V) {
          int64_t F = V >= 0 ? V / 4 : -((-V + 3) / 4);
          return F + ((F % 2) + 2) % 2;
@@ -744,7 +739,7 @@ TEST(DimExpr, RandomFormsEvaluateAsIntegers) {
                               return -FloorDiv(-FA(X, Y), K);
                             }));
     default:
-      return std::make_pair(A - num(K) * A.floorDiv(K),
+      return std::make_pair(A.mod(K),
                             Fn([FA = FA, K, FloorDiv](int64_t X, int64_t Y) {
                               int64_t V = FA(X, Y);
                               return V - K * FloorDiv(V, K);

@@ -66,6 +66,9 @@ public:
   DimExpr floorDiv(int64_t K) const;
   /// ceil(this / K) for K > 0.
   DimExpr ceilDiv(int64_t K) const;
+  /// this mod K for K > 0, with K's sign (ONNX's Mod with fmod = 0,
+  /// Python's %): this - K*floor(this/K).
+  DimExpr mod(int64_t K) const;
   /// this / D where the caller knows the division is exact (Reshape's -1,
   /// an equal Split). std::nullopt when it cannot be expressed (D is a sum).
   std::optional<DimExpr> divExact(const DimExpr &D) const;
