@@ -528,6 +528,23 @@ bool detail::propagateEqual(onnx::DataPropagationContext &Ctx) {
   return true;
 }
 
+detail::CastValues detail::castValues(int64_t To) {
+  switch (static_cast<ElementType>(To)) {
+  case ElementType::Int32:
+  case ElementType::Int64:
+  case ElementType::Float:
+  case ElementType::Double:
+    return CastValues::Kept;
+  case ElementType::UInt32:
+  case ElementType::UInt64:
+    return CastValues::KeptIfNotNegative;
+  case ElementType::Bool:
+    return CastValues::AsBool;
+  default:
+    return CastValues::Lost;
+  }
+}
+
 bool detail::propagateCast(onnx::DataPropagationContext &Ctx) {
   if (Ctx.getNumInputs() != 1 || Ctx.getNumOutputs() != 1)
     return false;
@@ -536,19 +553,15 @@ bool detail::propagateCast(onnx::DataPropagationContext &Ctx) {
   if (!X || !To)
     return false;
   TensorShapeProto R = *X;
-  switch (static_cast<ElementType>(To->i())) {
-  case ElementType::Int32:
-  case ElementType::Int64:
-  case ElementType::Float:
-  case ElementType::Double:
+  switch (castValues(To->i())) {
+  case CastValues::Kept:
     break;
-  case ElementType::UInt32:
-  case ElementType::UInt64:
+  case CastValues::KeptIfNotNegative:
     for (const Dimension &D : X->dim())
       if (D.has_dim_value() && D.dim_value() < 0)
         return false;
     break;
-  case ElementType::Bool:
+  case CastValues::AsBool:
     for (Dimension &D : *R.mutable_dim()) {
       if (D.has_dim_value())
         D.set_dim_value(D.dim_value() != 0);
@@ -556,7 +569,7 @@ bool detail::propagateCast(onnx::DataPropagationContext &Ctx) {
         D.Clear(); // a symbol above 0 is 1, one of 0 is 0: not known
     }
     break;
-  default:
+  case CastValues::Lost:
     return false;
   }
   Ctx.addOutputData(0, std::move(R));

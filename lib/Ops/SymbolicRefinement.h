@@ -81,10 +81,18 @@ bool propagateReshape(onnx::DataPropagationContext &Ctx);
 bool propagateConstantOfShape(onnx::DataPropagationContext &Ctx);
 bool propagateEqual(onnx::DataPropagationContext &Ctx);
 bool propagateWhere(onnx::DataPropagationContext &Ctx);
-/// Cast keeps the data where the target type holds the values as they are
-/// (ONNX's own propagation copies it to any type): a signed integer of 32
-/// bits or more, float or double; an unsigned one where the known values
-/// are not negative; a bool as 0 and 1 of the known values.
+/// What a Cast to element type \p To does to the integer values of shape
+/// data: they are Kept where the type holds them as they are (a signed
+/// integer of 32 bits or more; float, exact to 2^24, which dims are taken
+/// to stay below, as torch's `arange(w, dtype=float)` grids need; double),
+/// KeptIfNotNegative for the wide unsigned types (a -1 of a target wraps),
+/// read AsBool (0 and 1) for bool, and Lost for the rest (float16 rounds
+/// 4001 to 4000; the narrow integers wrap). The one rule of the data
+/// propagation below and of the dim analysis' Cast (TensorOps.cpp).
+enum class CastValues { Kept, KeptIfNotNegative, AsBool, Lost };
+CastValues castValues(int64_t To);
+/// Cast keeps the data as castValues says (ONNX's own propagation copies it
+/// to any type).
 bool propagateCast(onnx::DataPropagationContext &Ctx);
 
 } // namespace detail

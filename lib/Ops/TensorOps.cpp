@@ -406,34 +406,25 @@ void transferPassThrough(DimContext &C, const DimList *X) {
     C.setData(0, *D);
 }
 
-/// Cast: the shape, and the elements where the target type holds them as
-/// they are: a signed integer of 32 bits or more, float or double (float is
-/// exact to 2^24, which the analysis takes dims to stay below, as torch's
-/// `arange(w, dtype=float)` grids need); an unsigned one where none is
-/// negative (a -1 of a target wraps); a bool as 0 and 1 where every element
-/// is known. Not float16 (4001 is 4000 there), nor the narrow integers.
+/// Cast: the shape, and the elements as castValues (SymbolicRefinement.h)
+/// says the target type keeps them.
 void transferCast(DimContext &C, const DimList *X) {
   transferShapePreserving(C, X);
   const DimList *D = C.flatData(0);
   if (!D)
     return;
-  auto To = static_cast<ElementType>(C.getNode().getAttrInt("to", 0));
-  switch (To) {
-  case ElementType::Int32:
-  case ElementType::Int64:
-  case ElementType::Float:
-  case ElementType::Double:
+  switch (detail::castValues(C.getNode().getAttrInt("to", 0))) {
+  case detail::CastValues::Kept:
     C.setData(0, *D);
     return;
-  case ElementType::UInt32:
-  case ElementType::UInt64:
+  case detail::CastValues::KeptIfNotNegative:
     if (llvm::all_of(*D, [](const DimExpr &E) {
           return E.isConstant() ? E.getConstant() >= 0
                                 : nonNegativeEverywhere(E);
         }))
       C.setData(0, *D);
     return;
-  case ElementType::Bool: {
+  case detail::CastValues::AsBool: {
     if (!llvm::all_of(*D, [](const DimExpr &E) { return E.isConstant(); }))
       return;
     DimList B;
@@ -442,7 +433,7 @@ void transferCast(DimContext &C, const DimList *X) {
     C.setData(0, std::move(B));
     return;
   }
-  default:
+  case detail::CastValues::Lost:
     return;
   }
 }
