@@ -1018,58 +1018,83 @@ std::optional<DimExpr> symbolicSliceLength(DimContext &C, const DimExpr &D,
   return Distance.ceilDiv(Forward ? Step : -Step);
 }
 
-std::optional<PartialDimList> slice(DimContext &C, const DimList &X) {
+/// A Slice's bounds: attributes before opset 10, constant inputs from it.
+struct SliceBounds {
+  std::optional<std::vector<int64_t>> Starts, Ends, Axes, Steps;
+  /// The ends as expressions (inputs only): computed from shapes,
+  /// `table[:, :seq_len]`.
+  const DimList *EndExprs = nullptr;
+
+  /// Entry \p I's axis (of rank \p Rank) and step; std::nullopt for an
+  /// axis out of range or a zero step.
+  std::optional<std::pair<size_t, int64_t>> axisAndStep(size_t I,
+                                                        size_t Rank) const {
+    int64_t AxisValue =
+        Axes ? (I < Axes->size() ? (*Axes)[I] : -1) : static_cast<int64_t>(I);
+    std::optional<size_t> Axis = normAxis(AxisValue, Rank);
+    int64_t Step = Steps && I < Steps->size() ? (*Steps)[I] : 1;
+    if (!Axis || Step == 0)
+      return std::nullopt;
+    return std::make_pair(*Axis, Step);
+  }
+};
+
+/// \p C's node's bounds; std::nullopt where axes or steps are inputs that
+/// are not constant (nothing to cut by).
+std::optional<SliceBounds> sliceBounds(DimContext &C) {
   const Node &N = C.getNode();
+  SliceBounds B;
+  if (N.hasAttr("starts")) {
+    B.Starts = N.getAttrInts("starts");
+    B.Ends = N.getAttrInts("ends");
+    B.Axes = N.getAttrInts("axes");
+    return B;
+  }
+  B.Starts = constants(C.data(1));
+  B.Ends = constants(C.data(2));
+  B.EndExprs = C.data(2);
+  if (hasOperand(N, 3) && !(B.Axes = constants(C.data(3))))
+    return std::nullopt;
+  if (hasOperand(N, 4) && !(B.Steps = constants(C.data(4))))
+    return std::nullopt;
+  return B;
+}
+
+std::optional<PartialDimList> slice(DimContext &C, const DimList &X) {
   // Only dims that are known or taken whole: a symbolic dim cut at a
   // constant could be shorter than the cut.
-  std::optional<std::vector<int64_t>> Starts, Ends, Axes, Steps;
-  // Ends computed from shapes (`table[:, :seq_len]`).
-  const DimList *EndExprs = nullptr;
-  if (N.hasAttr("starts")) {
-    Starts = N.getAttrInts("starts");
-    Ends = N.getAttrInts("ends");
-    Axes = N.getAttrInts("axes");
+  std::optional<SliceBounds> B = sliceBounds(C);
+  if (!B)
+    return std::nullopt;
+  auto &[Starts, Ends, Axes, Steps, EndExprs] = *B;
+  if (!Ends && EndExprs && Starts && EndExprs->size() == Starts->size()) {
+    // Placeholders: positions with a symbolic end are handled below.
+    Ends.emplace();
+    for (const DimExpr &E : *EndExprs)
+      Ends->push_back(E.isConstant() ? E.getConstant() : 0);
   } else {
-    Starts = constants(C.data(1));
-    Ends = constants(C.data(2));
-    EndExprs = C.data(2);
-    if (!Ends && EndExprs && Starts && EndExprs->size() == Starts->size()) {
-      // Placeholders: positions with a symbolic end are handled below.
-      Ends.emplace();
-      for (const DimExpr &E : *EndExprs)
-        Ends->push_back(E.isConstant() ? E.getConstant() : 0);
-    } else {
-      EndExprs = nullptr;
-    }
-    if (hasOperand(N, 3))
-      Axes = constants(C.data(3));
-    if (hasOperand(N, 4))
-      Steps = constants(C.data(4));
-    if ((hasOperand(N, 3) && !Axes) || (hasOperand(N, 4) && !Steps))
-      return std::nullopt;
+    EndExprs = nullptr;
   }
   if (!Starts || !Ends || Starts->size() != Ends->size())
     return std::nullopt;
   PartialDimList R = full(X);
   for (size_t I = 0; I < Starts->size(); ++I) {
-    int64_t AxisValue =
-        Axes ? (I < Axes->size() ? (*Axes)[I] : -1) : static_cast<int64_t>(I);
-    std::optional<size_t> Axis = normAxis(AxisValue, X.size());
-    int64_t Step = Steps && I < Steps->size() ? (*Steps)[I] : 1;
-    if (!Axis || Step == 0)
+    std::optional<std::pair<size_t, int64_t>> AS = B->axisAndStep(I, X.size());
+    if (!AS)
       return std::nullopt;
+    auto [Axis, Step] = *AS;
     int64_t S = (*Starts)[I], E = (*Ends)[I];
-    const DimExpr &D = X[*Axis];
+    const DimExpr &D = X[Axis];
     if (EndExprs && !(*EndExprs)[I].isConstant()) {
       const DimExpr &End = (*EndExprs)[I];
       // From the start, step 1, to a computed end: that many elements if
       // the end lies inside the dim (Slice would clamp it otherwise, and
       // a negative end would count from the back).
       if (S != 0 || Step != 1 || End.hasUnknown()) {
-        R[*Axis] = std::nullopt;
+        R[Axis] = std::nullopt;
         continue;
       }
-      R[*Axis] = End;
+      R[Axis] = End;
       if (End != D) {
         C.require(DimCondition::AtMost, End, D,
                   "the slice end must lie inside the dim (it is not clamped)");
@@ -1079,55 +1104,40 @@ std::optional<PartialDimList> slice(DimContext &C, const DimList &X) {
       continue;
     }
     if (!D.isConstant()) {
-      R[*Axis] = symbolicSliceLength(C, D, S, E, Step);
+      R[Axis] = symbolicSliceLength(C, D, S, E, Step);
       continue;
     }
     std::optional<SliceAxis> Taken =
         resolveSliceAxis(D.getConstant(), S, E, Step);
     if (!Taken)
       return std::nullopt;
-    R[*Axis] = DimExpr::constant(Taken->Count);
+    R[Axis] = DimExpr::constant(Taken->Count);
   }
   return R;
 }
 
 std::optional<DimList> sliceData(DimContext &C, const DimList &X) {
-  const Node &N = C.getNode();
-  std::optional<std::vector<int64_t>> Starts, Ends, Axes, Steps;
-  if (N.hasAttr("starts")) {
-    Starts = N.getAttrInts("starts");
-    Ends = N.getAttrInts("ends");
-    Axes = N.getAttrInts("axes");
-  } else {
-    Starts = constants(C.data(1));
-    Ends = constants(C.data(2));
-    // Axes or steps computed at run time: nothing to take the elements by.
-    if (hasOperand(N, 3) && !(Axes = constants(C.data(3))))
-      return std::nullopt;
-    if (hasOperand(N, 4) && !(Steps = constants(C.data(4))))
-      return std::nullopt;
-  }
-  if (!Starts || !Ends || Starts->size() != Ends->size())
+  std::optional<SliceBounds> B = sliceBounds(C);
+  if (!B || !B->Starts || !B->Ends || B->Starts->size() != B->Ends->size())
     return std::nullopt;
   const DimList *D = C.flatData(0);
   std::optional<std::vector<int64_t>> Shape = dataShape(D, X);
   if (!Shape)
     return std::nullopt;
   std::vector<std::vector<int64_t>> Take = wholeAxes(*Shape);
-  for (size_t I = 0; I < Starts->size(); ++I) {
-    int64_t AxisValue =
-        Axes ? (I < Axes->size() ? (*Axes)[I] : -1) : static_cast<int64_t>(I);
-    std::optional<size_t> Axis = normAxis(AxisValue, Shape->size());
-    int64_t Step = Steps && I < Steps->size() ? (*Steps)[I] : 1;
-    if (!Axis || Step == 0)
+  for (size_t I = 0; I < B->Starts->size(); ++I) {
+    std::optional<std::pair<size_t, int64_t>> AS =
+        B->axisAndStep(I, Shape->size());
+    if (!AS)
       return std::nullopt;
+    auto [Axis, Step] = *AS;
     std::optional<SliceAxis> Taken =
-        resolveSliceAxis((*Shape)[*Axis], (*Starts)[I], (*Ends)[I], Step);
+        resolveSliceAxis((*Shape)[Axis], (*B->Starts)[I], (*B->Ends)[I], Step);
     if (!Taken)
       return std::nullopt;
-    Take[*Axis].clear();
+    Take[Axis].clear();
     for (int64_t K = 0; K < Taken->Count; ++K)
-      Take[*Axis].push_back(Taken->at(K));
+      Take[Axis].push_back(Taken->at(K));
   }
   std::vector<size_t> Order(Shape->size());
   std::iota(Order.begin(), Order.end(), 0);
