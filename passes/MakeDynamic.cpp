@@ -637,7 +637,8 @@ void DynamicRewrite::examineDataOperands(Model &M, const DimAnalysis &DA) {
 }
 
 /// Whether the literal entry \p K of the view \p N's result \p Out (in
-/// input symbols) is, at the old sizes, somewhere other than where \p Sym
+/// input symbols) is, at the old sizes (stand-ins for the dims the export
+/// kept dynamic, readingValue), somewhere other than where \p Sym
 /// was: strictly inside the span of one operand dim that holds no symbol
 /// (it splits that constant dim), or, where \p Sym is a whole dim of the
 /// operand, at another offset than that dim's (the elements before it are
@@ -653,7 +654,7 @@ bool DynamicRewrite::notPlaceOf(const DimAnalysis &DA, const Node &N,
   int64_t Before = 1;
   for (size_t I = 0; I < K; ++I) {
     std::optional<int64_t> V =
-        Out[I].hasUnknown() ? std::nullopt : oldValue(Out[I]);
+        Out[I].hasUnknown() ? std::nullopt : readingValue(Out[I]);
     if (!V || *V < 1 || __builtin_mul_overflow(Before, *V, &Before))
       return false;
   }
@@ -661,7 +662,7 @@ bool DynamicRewrite::notPlaceOf(const DimAnalysis &DA, const Node &N,
   std::optional<int64_t> SymStart;
   bool Inside = false;
   for (const DimExpr &E : In) {
-    std::optional<int64_t> V = E.hasUnknown() ? std::nullopt : oldValue(E);
+    std::optional<int64_t> V = E.hasUnknown() ? std::nullopt : readingValue(E);
     int64_t End;
     if (!V || *V < 1 || __builtin_mul_overflow(Start, *V, &End))
       return false;

@@ -115,9 +115,12 @@ public:
                        llvm::ArrayRef<JoinedEntry> Entries,
                        llvm::ArrayRef<DimExpr> In, DimAnalysis &DA,
                        Rewriter &RW);
+  std::optional<unsigned>
+  literalAtMergedDim(Node &N, llvm::ArrayRef<JoinedEntry> Entries,
+                     llvm::ArrayRef<DimExpr> In, const DimAnalysis &DA);
   bool readAsConstantTarget(Node &N, llvm::ArrayRef<JoinedEntry> Entries,
                             llvm::ArrayRef<DimExpr> In, DimAnalysis &DA,
-                            Rewriter &RW);
+                            Rewriter &RW, bool BakedComputed = false);
   /// A recurrent layer's \p NumStates initial states (operands 5 on).
   void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW,
                             unsigned NumStates);

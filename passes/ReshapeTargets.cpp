@@ -521,6 +521,104 @@ readJoinedTarget(const Node &N, const Node &Joined, DimAnalysis &DA,
   return Entries;
 }
 
+/// True if a computed piece of \p Joined holds a number that the first
+/// sweep already computed (from baked values only), and no computed piece
+/// holds one only because a baked constant downstream made the algebra
+/// equate a new dim with its old size (the data of a repaired target's
+/// Shape pieces, before the next round sees the repair's effect).
+static bool computedFromBakedValues(const Node &Joined, const DimAnalysis &DA) {
+  bool Any = false;
+  for (const Value *P : Joined.getOperands()) {
+    if (!P || getConstantValue(*P))
+      continue;
+    const std::vector<DimExpr> *Data = DA.getData(*P);
+    const std::vector<DimExpr> *Forward = DA.getForwardData(*P);
+    if (!Data)
+      continue;
+    for (size_t I = 0; I < Data->size(); ++I) {
+      if (!(*Data)[I].isConstant())
+        continue;
+      if (!Forward || I >= Forward->size() || (*Forward)[I] != (*Data)[I])
+        return false;
+      Any = true;
+    }
+  }
+  return Any;
+}
+
+/// Before:  R = Reshape(Y, Concat([1], H', W', [7], [7], [8]))  Y: [nW*B,49,8]
+///          (Y's dims merged from [B,H',W'] and [7,7] by an earlier view)
+/// Returns: 0, the entry that splits B back out
+///
+/// Swin's `x.view(B, pH // 7, pW // 7, 7, 7, C)` at batch 1 with the
+/// window counts computed: by old values alone the 1, the 7s or the 8 could
+/// take the batch. Read over the data's dims spread into the dims the
+/// merging views joined (spreadMergedDims), entry for entry, the target
+/// is that merge undone: each computed entry is its spread dim, each
+/// literal the constant there or the old size of the one dynamic dim. The
+/// entry at that dynamic dim, where there is exactly one; none otherwise.
+std::optional<unsigned>
+DynamicRewrite::literalAtMergedDim(Node &N, llvm::ArrayRef<JoinedEntry> Entries,
+                                   llvm::ArrayRef<DimExpr> In,
+                                   const DimAnalysis &DA) {
+  std::optional<std::vector<SpreadDim>> Spread = spreadMergedDims(N, In);
+  if (!Spread)
+    return std::nullopt;
+  auto Literal = [&](size_t K) -> std::optional<int64_t> {
+    if (K >= Entries.size() || !Entries[K].Value.isConstant() ||
+        Entries[K].Value.getConstant() < 1)
+      return std::nullopt;
+    return Entries[K].Value.getConstant();
+  };
+  std::optional<unsigned> Dynamic;
+  size_t I = 0, K = 0;
+  while (I < Spread->size() && K < Entries.size()) {
+    const DimExpr &D = (*Spread)[I].E;
+    if (D.isConstant()) {
+      // A run of constant dims is a run of literal entries of the same
+      // product (the [7,7] windows merged to 49 and split again).
+      int64_t PD = D.getConstant(), PE = 1;
+      std::optional<int64_t> L = Literal(K);
+      if (!L || PD < 1)
+        return std::nullopt;
+      PE = *L;
+      ++I, ++K;
+      while (PD != PE) {
+        bool Grow = PD < PE;
+        if (Grow && (I == Spread->size() || !(*Spread)[I].E.isConstant()))
+          return std::nullopt;
+        std::optional<int64_t> Next =
+            Grow ? std::optional<int64_t>((*Spread)[I].E.getConstant())
+                 : Literal(K);
+        if (!Next || *Next < 1 ||
+            __builtin_mul_overflow(Grow ? PD : PE, *Next, Grow ? &PD : &PE))
+          return std::nullopt;
+        Grow ? ++I : ++K;
+      }
+      continue;
+    }
+    const JoinedEntry &E = Entries[K];
+    if (!E.Literal) {
+      // Computed entries in a row may split a dim that an earlier view
+      // merged from them (the window counts H' and W' of H'*W').
+      DimExpr P = E.Value;
+      while (P != D && !DA.provenEqual(P, D) && K + 1 < Entries.size() &&
+             !Entries[K + 1].Literal)
+        P = P * Entries[++K].Value;
+      if (P != D && !DA.provenEqual(P, D))
+        return std::nullopt;
+    } else {
+      if (Dynamic || oldValue(D) != E.Value.getConstant())
+        return std::nullopt;
+      Dynamic = K;
+    }
+    ++I, ++K;
+  }
+  if (I != Spread->size() || K != Entries.size())
+    return std::nullopt;
+  return Dynamic;
+}
+
 /// Before:  R = Reshape(Y, Concat(Shape<0,1>(Y), [8], [12], [4]))  Y: [N,4,H,W]
 /// After:   R = Reshape(Y, [0,8,12,4]), read as a constant target is
 ///
@@ -528,18 +626,21 @@ readJoinedTarget(const Node &N, const Node &Joined, DimAnalysis &DA,
 /// dim at its position means the same at every size as the constant with
 /// 0 there (a copy under allowzero = 0), as fold-shapes would write it;
 /// the rules for constant targets then read it (here as a split of a
-/// merged dim). False, changing nothing, where a computed entry is not
-/// such a copy or a baked entry is an explicit 0 under allowzero = 1.
+/// merged dim). With \p BakedComputed, a computed entry that is a number
+/// (computedFromBakedValues) is that literal. False, changing nothing,
+/// where a computed entry is none of these or a baked entry is an explicit
+/// 0 under allowzero = 1.
 bool DynamicRewrite::readAsConstantTarget(Node &N,
                                           llvm::ArrayRef<JoinedEntry> Entries,
                                           llvm::ArrayRef<DimExpr> In,
-                                          DimAnalysis &DA, Rewriter &RW) {
+                                          DimAnalysis &DA, Rewriter &RW,
+                                          bool BakedComputed) {
   std::vector<int64_t> Folded;
   for (unsigned I = 0; I < Entries.size(); ++I) {
     const JoinedEntry &E = Entries[I];
     if (E.Literal && E.Value.getConstant() == 0)
       return false; // a zero dim under allowzero = 1
-    if (E.Literal)
+    if (E.Literal || (BakedComputed && E.Value.isConstant()))
       Folded.push_back(E.Value.getConstant());
     else if (I < In.size() && E.Value == In[I])
       Folded.push_back(0);
@@ -553,10 +654,17 @@ bool DynamicRewrite::readAsConstantTarget(Node &N,
   setShapeOperand(N, 1, C, RW);
   if (llvm::is_contained(Folded, 0))
     clearAllowZero(N, RW);
+  bool Baked = BakedComputed && llvm::any_of(Entries, [](const JoinedEntry &E) {
+                 return !E.Literal && E.Value.isConstant();
+               });
   emitRemark(RW.getDiags(), N)
       << "target joined from computed dims and baked entries read as the "
          "constant "
-      << printInts(Folded) << " (0 copies the data's dim)";
+      << printInts(Folded)
+      << (llvm::is_contained(Folded, 0) ? " (0 copies the data's dim)" : "")
+      << (Baked ? " (an entry computed from baked values only is that value "
+                  "at every size)"
+                : "");
   repairReshape(N, DA, RW);
   return true;
 }
@@ -720,6 +828,14 @@ void DynamicRewrite::repairReshapePieces(Node &N, DimAnalysis &DA,
   std::optional<DimExpr> Rest = Product.divExact(Others(-1));
   if (!Rest || *Rest == DimExpr::constant(1))
     return;
+  // A computed entry that is the same at every size was computed from
+  // baked values (Swin's `B * num_windows` with B folded to 1): the target
+  // is a constant one, and the rules for constant targets read it by the
+  // order of the data's dims, where a literal's old value alone could
+  // match a product with the batch (49 for 49*B at B = 1).
+  if (computedFromBakedValues(*Joined, DA) &&
+      readAsConstantTarget(N, *Entries, In, DA, RW, /*BakedComputed=*/true))
+    return;
   // A literal that the rest fits (its old value, an integer at every
   // size), not one a weight meets; a 1 only where the rest is the data's
   // dim at its position, a new symbol of old size 1 (the batch of
@@ -744,6 +860,13 @@ void DynamicRewrite::repairReshapePieces(Node &N, DimAnalysis &DA,
   }
   if (Candidates.size() > 1 && Copies.size() == 1)
     Candidates = Copies;
+  bool ByMerge = false;
+  if (Candidates.size() != 1)
+    if (std::optional<unsigned> K = literalAtMergedDim(N, *Entries, In, DA);
+        K && Product.divExact(Others(*K))) {
+      Candidates = {*K};
+      ByMerge = true;
+    }
   if (Candidates.size() != 1 && readAsConstantTarget(N, *Entries, In, DA, RW))
     return;
   if (Candidates.size() != 1) {
@@ -771,7 +894,9 @@ void DynamicRewrite::repairReshapePieces(Node &N, DimAnalysis &DA,
       << "target " << Name << " joins computed dims and baked entries: entry "
       << K << " (" << (*Entries)[K].Value.getConstant()
       << ") is the old value of " << Taken.str()
-      << ", what the others leave of the element count: -1 there";
+      << (ByMerge ? ", the dim an earlier view merged at its place"
+                  : ", what the others leave of the element count")
+      << ": -1 there";
   ++RepairCounts["joined Reshape target"];
   Repaired = true;
 }
@@ -1005,6 +1130,35 @@ DynamicRewrite::concatenatedFrom(Value *V, unsigned D, const DimAnalysis &DA) {
   return traceDim(V, D, DA, /*ToConcat=*/true);
 }
 
+/// The dim of a Gather's data that dim \p Dim of its result is, where the
+/// gather keeps it whole: a dim before the gathered axis, or one after the
+/// dims the indices put in its place (Swin's `qkv[0]` picks q from
+/// [3, B*nW, heads, N, d] and keeps the windows dim). None for the indices'
+/// dims, and where the ranks do not read as Gather's data[:axis] +
+/// indices + data[axis+1:] (GatherElements' result has its indices' shape).
+static std::optional<unsigned> gatheredFrom(const Node &Def, unsigned Dim,
+                                            const DimAnalysis &DA) {
+  if (!hasTrait(Def, GathersAlongAxis) || Def.getNumOperands() != 2 ||
+      !Def.getOperand(1) || !Def.getResult(0))
+    return std::nullopt;
+  const std::vector<DimExpr> *Data = DA.getDims(*Def.getOperand(0));
+  const std::vector<DimExpr> *Indices = DA.getDims(*Def.getOperand(1));
+  const std::vector<DimExpr> *Out = DA.getDims(*Def.getResult(0));
+  if (!Data || !Indices || !Out || Data->empty() ||
+      Out->size() + 1 != Data->size() + Indices->size())
+    return std::nullopt;
+  std::optional<int64_t> Axis =
+      resolveAxis(Def.getAttrInt("axis", 0), Data->size());
+  if (!Axis)
+    return std::nullopt;
+  unsigned A = static_cast<unsigned>(*Axis), R = Indices->size();
+  if (Dim < A)
+    return Dim;
+  if (Dim >= A + R)
+    return Dim - R + 1;
+  return std::nullopt;
+}
+
 /// Walks dim \p D of \p V up, breadth first and 64 steps at most, through
 /// the nodes that keep each position of it where it was: Transposes (which
 /// move the dim), Splits and Slices along other axes, elementwise ops, the
@@ -1125,6 +1279,10 @@ DynamicRewrite::traceDim(Value *V, unsigned D, const DimAnalysis &DA,
         Work.push_back({Def->getOperand(0), Dim});
       continue;
     }
+    if (std::optional<unsigned> From = gatheredFrom(*Def, Dim, DA)) {
+      Work.push_back({Def->getOperand(0), *From});
+      continue;
+    }
     // A Conv or a pool keeps the batch, and a spatial dim it leaves at its
     // size (a 1x1 kernel, or one padded to the same size) maps each
     // position to the same position.
@@ -1181,9 +1339,13 @@ DynamicRewrite::spreadMergedDims(Node &N, llvm::ArrayRef<DimExpr> In) {
 /// their running products meet at the old sizes, smallest groups first (a
 /// dim of old size 1 is a group of its own with an entry 1). A group with a
 /// dynamic dim must hold one entry per dim, each of the dim's old size or
-/// the -1. Returns, per entry, the index of the dim it is there, or -1 for
-/// a literal of a constant group, with the old target (the -1 resolved) in
-/// \p OldTarget; none where the target cannot be read so.
+/// the -1, or be the -1 alone (MinusOverGroup). Returns, per entry, the
+/// index of the dim it is there, or -1 for a literal of a constant group,
+/// with the old target (the -1 resolved) in \p OldTarget; none where the
+/// target cannot be read so.
+/// readOverSpread's mark of a -1 that stands for a group of dims.
+constexpr int MinusOverGroup = -2;
+
 static std::optional<std::vector<int>>
 readOverSpread(llvm::ArrayRef<DynamicRewrite::SpreadDim> Dims,
                llvm::ArrayRef<int64_t> Target, const DynamicRewrite &R,
@@ -1234,6 +1396,12 @@ readOverSpread(llvm::ArrayRef<DynamicRewrite::SpreadDim> Dims,
           return std::nullopt; // a -1 the new sizes would not resolve
       continue;
     }
+    // The -1 alone over dims the export kept dynamic (Swin's window count
+    // H'*W' beside a batch baked as 1) takes their product at every size.
+    if (K - GK == 1 && Target[GK] == -1 && I - GI > 1) {
+      Assign[GK] = MinusOverGroup;
+      continue;
+    }
     if (I - GI != K - GK)
       return std::nullopt;
     for (size_t J = GI, L = GK; J < I; ++J, ++L) {
@@ -1277,19 +1445,25 @@ DynamicRewrite::splitMergedDims(Node &N, llvm::ArrayRef<DimExpr> In,
   for (size_t K = 0; K < Assign->size(); ++K)
     if ((*Assign)[K] >= 0 && !(*Dims)[(*Assign)[K]].E.isConstant())
       DynamicEntries.push_back(K);
-  if (DynamicEntries.size() == 1 && Target[DynamicEntries.front()] == -1)
+  bool GroupMinus = llvm::is_contained(*Assign, MinusOverGroup);
+  if (GroupMinus
+          ? DynamicEntries.empty()
+          : DynamicEntries.size() == 1 && Target[DynamicEntries.front()] == -1)
     return SplitResult::Kept;
   // One dynamic entry: the -1 among literals, one constant target (named
   // as the other repairs name theirs); more: dims read at run time.
+  bool OneConstant = DynamicEntries.size() == 1 && !GroupMinus;
   ShapeVectorBuilder B(RW, N,
                        N.getOperand(1)->getName().str() +
-                           (DynamicEntries.size() == 1 ? "_dynamic" : "_part"),
+                           (OneConstant ? "_dynamic" : "_part"),
                        "dims");
   for (size_t K = 0; K < Target.size(); ++K) {
     int J = (*Assign)[K];
-    if (J < 0 || (*Dims)[J].E.isConstant())
+    if (J == MinusOverGroup)
+      B.literal(-1);
+    else if (J < 0 || (*Dims)[J].E.isConstant())
       B.literal(OldTarget[K]);
-    else if (K == DynamicEntries.front())
+    else if (!GroupMinus && K == DynamicEntries.front())
       B.literal(-1);
     else
       B.piece(B.dimOf((*Dims)[J].V, (*Dims)[J].Dim));

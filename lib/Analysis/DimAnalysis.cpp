@@ -115,6 +115,7 @@ public:
   /// One of those unions merged two classes or found a conflict.
   bool RecordedUnited = false;
   ValueMap<Dims> ForwardDims;
+  ValueMap<Dims> ForwardData;
   std::vector<std::string> InputSymbols;
   llvm::StringSet<> InputSymbolSet;
 
@@ -509,8 +510,10 @@ void DimAnalysis::Impl::run() {
     size_t StableUnknowns = Unknowns.size();
     uint64_t UnknownsBefore = DimExpr::getNumUnknownsMade();
     sweepGraph(M.getGraph());
-    if (Sweep == 0 && KeepForward)
+    if (Sweep == 0 && KeepForward) {
       ForwardDims = ValueDims;
+      ForwardData = ValueData;
+    }
     if (!UnionsThisSweep)
       break;
     // The next sweep reads the union-find as this one left it. If no union
@@ -810,6 +813,11 @@ bool DimAnalysis::unitedRecordedDims() const { return P->RecordedUnited; }
 const std::vector<DimExpr> *DimAnalysis::getForwardDims(const Value &V) const {
   auto It = P->ForwardDims.find(&V);
   return It == P->ForwardDims.end() ? nullptr : &It->second;
+}
+
+const std::vector<DimExpr> *DimAnalysis::getForwardData(const Value &V) const {
+  auto It = P->ForwardData.find(&V);
+  return It == P->ForwardData.end() ? nullptr : &It->second;
 }
 
 const std::vector<DimExpr> *DimAnalysis::getData(const Value &V) const {

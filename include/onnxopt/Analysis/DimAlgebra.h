@@ -49,9 +49,9 @@ public:
 
   /// Dims of \p V (null when its rank is unknown).
   const std::vector<DimExpr> *getDims(const Value &V) const;
-  /// Keep the dims of the first sweep (call before run()): each value's
-  /// dims computed from its operands, before the equalities found further
-  /// down the graph are applied. make-dynamic reads them where a baked
+  /// Keep the dims and data of the first sweep (call before run()): each
+  /// value's dims computed from its operands, before the equalities found
+  /// further down the graph are applied. make-dynamic reads them where a baked
   /// constant downstream proves a new dim equal to its old size.
   void setKeepForwardDims(bool Keep);
   /// Whether a dim an op computes is united with the dim its result's
@@ -71,6 +71,9 @@ public:
   bool unitedRecordedDims() const;
   /// The first sweep's dims of \p V (null unless kept and of known rank).
   const std::vector<DimExpr> *getForwardDims(const Value &V) const;
+  /// The first sweep's contents of the shape tensor \p V (null unless kept
+  /// and known), as getForwardDims for dims.
+  const std::vector<DimExpr> *getForwardData(const Value &V) const;
   /// Integer contents of a shape tensor, if known.
   const std::vector<DimExpr> *getData(const Value &V) const;
 
