@@ -646,17 +646,19 @@ void transferPRelu(DimContext &C, const DimList *X) {
 
 constexpr bool NeedsX = true;
 
-/// Einsum: each output letter is the dim its first input occurrence has;
-/// an ellipsis only where every input's ellipsis dims are the same.
+/// Einsum: a letter's dims broadcast as numpy's do (each is the others' or
+/// 1, as ONNX Runtime checks), and so do the dims the inputs' ellipses
+/// stand for, right-aligned; a letter repeated in one input (a diagonal)
+/// needs its dims equal. Each output letter is its broadcast dim, the
+/// ellipsis the broadcast ellipsis dims.
 void transferEinsum(DimContext &C, const DimList *) {
   detail::EinsumTerms Terms;
   const Node &N = C.getNode();
   if (!detail::parseEinsum(N.getAttrString("equation", ""), Terms) ||
       Terms.Inputs.size() != N.getNumOperands())
     return;
-  std::map<char, DimExpr> Letter;
-  std::optional<DimList> Ellipsis;
-  bool EllipsisSame = true;
+  std::map<char, DimList> Letter;
+  std::vector<DimList> Ellipses;
   for (unsigned I = 0; I < Terms.Inputs.size(); ++I) {
     const DimList *D = C.dims(I);
     const std::string &Term = Terms.Inputs[I];
@@ -666,32 +668,45 @@ void transferEinsum(DimContext &C, const DimList *) {
     int Rest = int(D->size()) - int(Term.size()) + (HasEllipsis ? 1 : 0);
     if (Rest < 0 || (Rest > 0 && !HasEllipsis))
       return;
+    std::map<char, DimExpr> Own;
     size_t K = 0;
     for (char Ch : Term) {
       if (Ch == '.') {
-        DimList Own(D->begin() + K, D->begin() + K + Rest);
-        if (Ellipsis && *Ellipsis != Own)
-          EllipsisSame = false;
-        if (!Ellipsis)
-          Ellipsis = std::move(Own);
+        Ellipses.emplace_back(D->begin() + K, D->begin() + K + Rest);
         K += Rest;
         continue;
       }
-      Letter.insert({Ch, (*D)[K++]});
+      const DimExpr &E = (*D)[K++];
+      if (auto [It, New] = Own.insert({Ch, E}); !New)
+        C.require(DimCondition::Equal, It->second, E,
+                  "a repeated letter takes a diagonal");
+      Letter[Ch].push_back(E);
     }
   }
+  auto Broadcast = [&](llvm::ArrayRef<DimList> Lists) {
+    std::vector<const DimList *> In;
+    for (const DimList &L : Lists)
+      In.push_back(&L);
+    requireBroadcast(C, In);
+    return broadcast(In);
+  };
+  std::map<char, std::optional<DimExpr>> Joined;
+  for (const auto &[Ch, Dims] : Letter) {
+    std::vector<DimList> Each;
+    for (const DimExpr &E : Dims)
+      Each.push_back(DimList{E});
+    Joined[Ch] = Broadcast(Each).front();
+  }
+  PartialDimList Dots = Broadcast(Ellipses);
   PartialDimList Out;
   for (char Ch : Terms.Output) {
     if (Ch == '.') {
-      if (!Ellipsis || !EllipsisSame)
-        return;
-      for (const DimExpr &E : *Ellipsis)
-        Out.push_back(E);
+      Out.insert(Out.end(), Dots.begin(), Dots.end());
       continue;
     }
-    auto It = Letter.find(Ch);
-    if (It == Letter.end())
-      return;
+    auto It = Joined.find(Ch);
+    if (It == Joined.end())
+      return; // a letter no input has: the node fails
     Out.push_back(It->second);
   }
   C.setDims(0, std::move(Out));
@@ -706,9 +721,7 @@ constexpr DimRule DimRules[] = {
     // attribute).
     {"", "Bernoulli", 1, nullptr},
     {"", "Div", 1, transferArithmetic<Arithmetic::Div>},
-    // Letters must agree; the rule does not require it (a recorded type
-    // or the runtime says so).
-    {"", "Einsum", 12, transferEinsum, false, false},
+    {"", "Einsum", 12, transferEinsum},
     {"", "Equal", 1, transferEqual},
     {"", "Gemm", 1, transferGemm, NeedsX},
     {"", "MatMul", 1, transferMatMul, NeedsX},

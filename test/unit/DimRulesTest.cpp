@@ -120,10 +120,10 @@ TEST(DimRulesTest, RowsSayWhetherTheyStateEveryCondition) {
   ASSERT_TRUE(NonZero);
   EXPECT_FALSE(NonZero->Transfer);
   EXPECT_TRUE(NonZero->StatesAllConditions);
-  // Einsum's letters must agree, which its rule does not require.
+  // Einsum requires its letters to broadcast and a diagonal to be square.
   const DimRule *Einsum = getDimRule(lookupOp("", "Einsum", 12));
   ASSERT_TRUE(Einsum);
-  EXPECT_FALSE(Einsum->StatesAllConditions);
+  EXPECT_TRUE(Einsum->StatesAllConditions);
   // No rule at all: not modelled (the recorded types stand).
   EXPECT_FALSE(getDimRule(lookupOp("", "Det", 11)));
   EXPECT_FALSE(getDimRule(lookupOp("com.microsoft", "BiasDropout", 1)));
@@ -145,6 +145,26 @@ g (float[N, K] X, int64[2] S) => (float[?, 4] Y) {
   ASSERT_EQ(C.Said.size(), 1u);
   EXPECT_EQ(C.Said[0],
             "K*N ? 4: the element count must divide by the given dims");
+}
+
+TEST(DimRulesTest, EinsumLettersBroadcastAndDiagonalsAreSquare) {
+  auto M = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[?, ?, ?] A, float[?, ?, ?] B) => (float[?, ?] Y) {
+  Y = Einsum <equation = "bii,bij->bj"> (A, B)
+}
+)");
+  ASSERT_TRUE(M);
+  FakeContext C(M->getGraph().getNodes().front());
+  // b is 1 in A and N in B: the result takes N; i is M, M and K.
+  C.OperandDims[0] = DimList{DimExpr::constant(1), DimExpr::symbol("M"),
+                             DimExpr::symbol("M2")};
+  C.OperandDims[1] = symbols({"N", "K", "J"});
+  ASSERT_TRUE(C.run());
+  EXPECT_EQ(C.result(0), "[N,J]");
+  ASSERT_EQ(C.Said.size(), 3u);
+  EXPECT_EQ(C.Said[0], "M ? M2: a repeated letter takes a diagonal");
+  EXPECT_EQ(C.Said[1], "M2 ? M: broadcast dims must match");
+  EXPECT_EQ(C.Said[2], "K ? M: broadcast dims must match");
 }
 
 /// Unsqueeze's axes come from the attribute until opset 13 and from the
