@@ -1797,46 +1797,22 @@ void DynamicRewrite::repairResize(
 }
 
 /// True if \p N, a window op (Conv, a pool), gives each spatial dim its
-/// operand's size: stride 1 and pads that make up for the kernel's reach
-/// (`padding=k//2`, a 1x1 kernel, auto_pad SAME).
+/// operand's size (`padding=k//2` at stride 1, a 1x1 kernel, auto_pad
+/// SAME): the op's dim rule, which reads its kernel, strides, dilations and
+/// pads, computes each spatial dim of the result as the operand's. A window
+/// of stride above 1 cannot keep a size the symbols move (the result grows
+/// by 1 for every stride's worth of input).
 static bool keepsSpatialSize(const Node &N, const DimAnalysis &DA) {
-  if (!hasTrait(N, StridedWindow) || N.getNumOperands() == 0)
+  if (!hasTrait(N, StridedWindow) || N.getNumOperands() == 0 ||
+      !N.getOperand(0) || N.getNumResults() == 0 || !N.getResult(0))
     return false;
-  std::optional<std::vector<int64_t>> Kernel = N.getAttrInts("kernel_shape");
-  if (!Kernel && N.getNumOperands() > 1 && N.getOperand(1)) {
-    const std::vector<DimExpr> *W = DA.getDims(*N.getOperand(1));
-    if (!W || W->size() < 3)
-      return false;
-    Kernel.emplace();
-    for (size_t I = 2; I < W->size(); ++I) {
-      if (!(*W)[I].isConstant())
-        return false;
-      Kernel->push_back((*W)[I].getConstant());
-    }
-  }
-  if (!Kernel)
+  const std::vector<DimExpr> *In = DA.getDims(*N.getOperand(0));
+  const std::vector<DimExpr> *Out = DA.getDims(*N.getResult(0));
+  if (!In || !Out || In->size() < 3 || In->size() != Out->size())
     return false;
-  size_t Spatial = Kernel->size();
-  auto Ints = [&](llvm::StringRef Name, int64_t Default, size_t Count) {
-    std::vector<int64_t> V =
-        N.getAttrInts(Name).value_or(std::vector<int64_t>(Count, Default));
-    return V.size() == Count ? V : std::vector<int64_t>();
-  };
-  std::vector<int64_t> Strides = Ints("strides", 1, Spatial),
-                       Dilations = Ints("dilations", 1, Spatial),
-                       Pads = Ints("pads", 0, 2 * Spatial);
-  if (Strides.empty() || Dilations.empty() || Pads.empty())
-    return false;
-  llvm::StringRef AutoPad = N.getAttrString("auto_pad", "NOTSET");
-  for (size_t I = 0; I < Spatial; ++I) {
-    if (Strides[I] != 1)
+  for (size_t I = 2; I < In->size(); ++I)
+    if ((*In)[I] != (*Out)[I] && !DA.provenEqual((*In)[I], (*Out)[I]))
       return false;
-    int64_t Reach = Dilations[I] * ((*Kernel)[I] - 1);
-    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER")
-      continue;
-    if (AutoPad == "VALID" ? Reach != 0 : Pads[I] + Pads[I + Spatial] != Reach)
-      return false;
-  }
   return true;
 }
 
