@@ -638,9 +638,10 @@ bool DynamicRewrite::readAsConstantTarget(Node &N,
   std::vector<int64_t> Folded;
   for (unsigned I = 0; I < Entries.size(); ++I) {
     const JoinedEntry &E = Entries[I];
-    if (E.Literal && E.Value.getConstant() == 0)
+    bool Number = E.Literal || (BakedComputed && E.Value.isConstant());
+    if (Number && E.Value.getConstant() == 0)
       return false; // a zero dim under allowzero = 1
-    if (E.Literal || (BakedComputed && E.Value.isConstant()))
+    if (Number)
       Folded.push_back(E.Value.getConstant());
     else if (I < In.size() && E.Value == In[I])
       Folded.push_back(0);
