@@ -744,6 +744,144 @@ void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
   });
 }
 
+/// The node that made dim \p K of \p V the number it is from a baked
+/// entry: a Reshape's target or a Slice's bounds, reached up through the
+/// ops that carry the dim along (Transposes, elementwise ops and those that
+/// keep the shape, reductions over other axes, Slices along other axes).
+/// Null where a weight's dim or anything else made it.
+static const Node *bakedDimMaker(const Value *V, unsigned K,
+                                 const DimAnalysis &DA) {
+  for (int Step = 0; Step < 64 && V; ++Step) {
+    const Node *D = V->getDefiningNode();
+    const std::vector<DimExpr> *Dims = DA.getDims(*V);
+    if (!D || !Dims || K >= Dims->size() || D->getNumOperands() == 0)
+      return nullptr;
+    const DimExpr &E = (*Dims)[K];
+    const Value *X = D->getOperand(0);
+    const std::vector<DimExpr> *XD = X ? DA.getDims(*X) : nullptr;
+    if (hasTrait(*D, PermutesDims)) {
+      std::optional<std::vector<int64_t>> Perm = D->getAttrInts("perm");
+      int64_t From = Perm ? (K < Perm->size() ? (*Perm)[K] : -1)
+                          : static_cast<int64_t>(Dims->size()) - 1 - K;
+      if (From < 0)
+        return nullptr;
+      V = X, K = static_cast<unsigned>(From);
+      continue;
+    }
+    if (hasTrait(*D, ShapePreserving) ||
+        hasTrait(*D, ElementwiseBroadcasting)) {
+      // The operand that holds the number at the same place (from the
+      // right, as broadcasting aligns them).
+      const Value *Next = nullptr;
+      unsigned NextK = 0;
+      for (const Value *Op : D->getOperands()) {
+        const std::vector<DimExpr> *OD = Op ? DA.getDims(*Op) : nullptr;
+        size_t FromRight = Dims->size() - K;
+        if (OD && OD->size() >= FromRight &&
+            (*OD)[OD->size() - FromRight] == E) {
+          Next = Op, NextK = unsigned(OD->size() - FromRight);
+          break;
+        }
+      }
+      if (!Next)
+        return nullptr;
+      V = Next, K = NextK;
+      continue;
+    }
+    if (hasTrait(*D, Reduction)) {
+      std::optional<std::vector<int64_t>> Axes =
+          readAxes(*D, lookupOp(*D), [&](unsigned I) {
+            Tensor T = I < D->getNumOperands() && D->getOperand(I)
+                           ? getConstantValue(*D->getOperand(I))
+                           : Tensor();
+            return T ? T.toInt64s() : std::nullopt;
+          });
+      if (!Axes || !XD || Axes->empty())
+        return nullptr;
+      std::set<unsigned> Reduced;
+      for (int64_t A : *Axes)
+        if (std::optional<int64_t> R = resolveAxis(A, XD->size()))
+          Reduced.insert(static_cast<unsigned>(*R));
+      if (D->getAttrInt("keepdims", 1)) {
+        if (Reduced.count(K))
+          return nullptr;
+      } else {
+        unsigned Kept = 0, At = 0;
+        for (; At < XD->size(); ++At)
+          if (!Reduced.count(At) && Kept++ == K)
+            break;
+        K = At;
+      }
+      V = X;
+      continue;
+    }
+    if (hasTrait(*D, CutsAlongAxes)) {
+      if (!XD || XD->size() != Dims->size())
+        return nullptr;
+      if (slicedAxes(*D, Dims->size()).count(K))
+        return D;
+      V = X;
+      continue;
+    }
+    if (hasTrait(*D, ViewLike) && D->getNumOperands() >= 2 &&
+        !hasTrait(*D, InsertsUnitDims) && !hasTrait(*D, RemovesUnitDims))
+      return D;
+    return nullptr;
+  }
+  return nullptr;
+}
+
+/// A new symbol the outputs lost (issue 30): no output dim depends on S
+/// any more, while an output dim is a number equal to S's old size that a
+/// Reshape's or a Slice's baked entry made. A static export bakes S into
+/// tables it sliced at S rows (Transformer-XL's relative positions
+/// `pe[:, :2*T-1]`, folded to a [1,19,d] constant at T = 10): nothing
+/// downstream ties those rows to S, the views after them read the baked
+/// numbers as numbers, and the model comes out running at every size but
+/// with S's old size in place of S. Refused at the node that made the
+/// number. An output that keeps S somewhere (a head's [B, cells(H), 4]
+/// made dynamic from H = 4) or a number a weight made (a classifier's 10
+/// classes pooled over a length of 10) is left alone.
+void DynamicRewrite::examineVanishedSymbols(Model &M, const DimAnalysis &DA) {
+  std::set<std::string> InOutputs;
+  std::vector<std::pair<const Value *, unsigned>> Numbers;
+  for (const Value *V : M.getGraph().getOutputs()) {
+    const std::vector<DimExpr> *D = V ? DA.getDims(*V) : nullptr;
+    if (!D)
+      continue;
+    std::vector<DimExpr> Out = expressInInputs(DA, *V, *D, Old);
+    for (unsigned K = 0; K < Out.size(); ++K) {
+      Out[K].forEachSymbol(
+          [&](llvm::StringRef S) { InOutputs.insert(S.str()); });
+      if (Out[K].isConstant() && Out[K].getConstant() > 1)
+        Numbers.push_back({V, K});
+    }
+  }
+  for (const auto &[S, OldSize] : Old) {
+    if (OldSize <= 1 || InOutputs.count(S))
+      continue;
+    for (const auto &[V, K] : Numbers) {
+      const std::vector<DimExpr> &D = *DA.getDims(*V);
+      if (DA.getBest(D[K]) != DimExpr::constant(OldSize))
+        continue;
+      const Node *Maker = bakedDimMaker(V, K, DA);
+      if (!Maker)
+        continue;
+      Problems.push_back(
+          {Maker,
+           "dim " + std::to_string(K) + " of output '" + V->getName().str() +
+               "' is " + std::to_string(OldSize) + ", the old size of " + S +
+               ", made by this node's baked entry, and no output depends on " +
+               S + " any more: the export may have baked " + S +
+               " where it computed from it (a table sliced to its rows); "
+               "re-export with dynamic axes, or keep " +
+               S + " static with allow-partial=true",
+           {S}});
+      break;
+    }
+  }
+}
+
 /// True if \p E grows by exactly 1 with each of \p A and \p B around the
 /// old sizes (`P+S`, `P+S+1`): the two are lengths laid end to end.
 static bool sumsBoth(const DimExpr &E, const std::string &A,
@@ -3137,6 +3275,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineUncovered(M, DA);
   examineDataOperands(M, DA);
   examineMergedSymbols(M, DA);
+  examineVanishedSymbols(M, DA);
   examineSlicedTables(M, DA);
   examineUnitSymbols();
   examineUnitDims(M, DA);

@@ -57,6 +57,9 @@ struct Problem {
   std::set<std::string> Pins;
 };
 
+/// The axes a Slice cuts, resolved against \p Rank (ReshapeTargets.cpp).
+std::set<unsigned> slicedAxes(const Node &N, size_t Rank);
+
 /// True if \p E is an integer at a spread of sizes, each symbol with its
 /// own values (see MakeDynamic.cpp).
 bool isIntegralAtSamples(const DimExpr &E);
@@ -429,6 +432,7 @@ public:
   void examineDataOperands(Model &M, const DimAnalysis &DA);
   bool examineValueOperandDims(Node &N, const DimAnalysis &DA);
   void examineMergedSymbols(Model &M, const DimAnalysis &DA);
+  void examineVanishedSymbols(Model &M, const DimAnalysis &DA);
   /// A component of GatherND's index tuples that a Concat operand holds:
   /// its index in the tuple and in the operand, and the data dim it picks.
   struct TuplePick {

@@ -1063,7 +1063,8 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
 /// The axes a Slice cuts (CutsAlongAxes), resolved against \p Rank: its
 /// `axes` attribute (opset 1) or constant operand 3, or, without them, the
 /// first as many axes as it has starts; every axis when not known.
-static std::set<unsigned> slicedAxes(const Node &N, size_t Rank) {
+std::set<unsigned> onnxopt::makedynamic::slicedAxes(const Node &N,
+                                                    size_t Rank) {
   std::set<unsigned> All;
   for (unsigned A = 0; A < Rank; ++A)
     All.insert(A);
