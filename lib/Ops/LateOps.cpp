@@ -92,7 +92,8 @@ void inferCol2Im(InferenceContext &Ctx) {
   if (CB && Block) {
     int64_t Prod = 1;
     for (int64_t B : *Block)
-      Prod *= B;
+      if (B <= 0 || __builtin_mul_overflow(Prod, B, &Prod))
+        fail_shape_inference("block_shape ", B, " is not a positive size");
     if (Prod <= 0 || *CB % Prod != 0)
       fail_shape_inference("dim 1 (", *CB,
                            ") is not a multiple of the block size ", Prod);

@@ -1886,7 +1886,9 @@ EvalResults evalReshape(EvalContext &Ctx) {
     }
     if (Out[I] < 0)
       return Ctx.fail("shape has a negative dim");
-    Known *= Out[I];
+    if (__builtin_mul_overflow(Known, Out[I], &Known))
+      return Ctx.fail("the element count of " + formatDims(*Target) +
+                      " overflows");
   }
   if (Infer >= 0) {
     if (Known == 0 || Data->getNumElements() % Known != 0)
