@@ -91,9 +91,12 @@ void inferCol2Im(InferenceContext &Ctx) {
   std::optional<int64_t> CB = known(In.dim(1));
   if (CB && Block) {
     int64_t Prod = 1;
-    for (int64_t B : *Block)
-      if (B <= 0 || __builtin_mul_overflow(Prod, B, &Prod))
-        fail_shape_inference("block_shape ", B, " is not a positive size");
+    for (int64_t B : *Block) {
+      if (B <= 0)
+        fail_shape_inference("block_shape has ", B, ", not a positive size");
+      if (__builtin_mul_overflow(Prod, B, &Prod))
+        fail_shape_inference("the product of block_shape overflows");
+    }
     if (Prod <= 0 || *CB % Prod != 0)
       fail_shape_inference("dim 1 (", *CB,
                            ") is not a multiple of the block size ", Prod);
