@@ -747,8 +747,9 @@ void DynamicRewrite::examineMergedSymbols(Model &M, const DimAnalysis &DA) {
 /// The node that made dim \p K of \p V the number it is from a baked
 /// entry: a Reshape's target or a Slice's bounds, reached up through the
 /// ops that carry the dim along (Transposes, elementwise ops and those that
-/// keep the shape, reductions over other axes, Slices along other axes).
-/// Null where a weight's dim or anything else made it.
+/// keep the shape, reductions over other axes, Slices along other axes,
+/// views that keep it where it was). Null where a weight's dim or anything
+/// else made it.
 static const Node *bakedDimMaker(const Value *V, unsigned K,
                                  const DimAnalysis &DA) {
   for (int Step = 0; Step < 64 && V; ++Step) {
@@ -824,8 +825,17 @@ static const Node *bakedDimMaker(const Value *V, unsigned K,
       continue;
     }
     if (hasTrait(*D, ViewLike) && D->getNumOperands() >= 2 &&
-        !hasTrait(*D, InsertsUnitDims) && !hasTrait(*D, RemovesUnitDims))
-      return D;
+        !hasTrait(*D, InsertsUnitDims) && !hasTrait(*D, RemovesUnitDims)) {
+      // A view that keeps the dims up to this one where they were passes
+      // the number on (a classifier's `view(b, 10)` of its [B,10] logits).
+      bool Kept = XD && XD->size() > K;
+      for (unsigned J = 0; Kept && J <= K; ++J)
+        Kept = (*XD)[J] == (*Dims)[J];
+      if (!Kept)
+        return D;
+      V = X;
+      continue;
+    }
     return nullptr;
   }
   return nullptr;
