@@ -547,6 +547,41 @@ DimExpr DimExpr::exactDivConstant(int64_t K) const {
   return Access::fromAtom(makeDivAtom(Atom::ExactDiv, Num, K / G));
 }
 
+/// The quotient by a sum \p D when it is one term: (4*B*T*T - 2*B*T) /
+/// (4*T*T - 2*T) is B (a view's element count over its other entries).
+/// This sum's first term over each of D's terms gives a candidate, taken
+/// where it times D is this sum exactly.
+std::optional<DimExpr> DimExpr::monomialQuotient(const DimExpr &D) const {
+  if (terms().empty())
+    return std::nullopt;
+  const Term &First = terms().begin()->second;
+  for (const auto &Entry : D.terms()) {
+    const Term &DT = Entry.second;
+    if (DT.Coef == 0 || First.Coef % DT.Coef != 0)
+      continue;
+    Term Q = First;
+    Q.Coef = First.Coef / DT.Coef;
+    bool Divides = true;
+    for (const AtomRef &F : DT.Factors) {
+      auto It =
+          std::find_if(Q.Factors.begin(), Q.Factors.end(),
+                       [&](const AtomRef &A) { return A->Key == F->Key; });
+      if (It == Q.Factors.end()) {
+        Divides = false;
+        break;
+      }
+      Q.Factors.erase(It);
+    }
+    TermList L;
+    if (!Divides || !addTerm(L, std::move(Q)))
+      continue;
+    DimExpr Quotient = make(std::move(L));
+    if (!Quotient.hasUnknown() && Quotient * D == *this)
+      return Quotient;
+  }
+  return std::nullopt;
+}
+
 std::optional<DimExpr> DimExpr::divExact(const DimExpr &D) const {
   if (D.isConstant()) {
     int64_t C = D.getConstant();
@@ -559,7 +594,7 @@ std::optional<DimExpr> DimExpr::divExact(const DimExpr &D) const {
   if (*this == D)
     return constant(1);
   if (D.terms().size() != 1)
-    return std::nullopt;
+    return monomialQuotient(D);
   const Term &DT = D.terms().begin()->second;
   TermList QuotientTerms;
   for (const auto &Entry : terms()) {

@@ -767,6 +767,17 @@ TEST(DimExpr, ExactDivision) {
   EXPECT_FALSE((H + W).divExact(H).has_value());
   EXPECT_FALSE(H.divExact(W).has_value());
   EXPECT_EQ(*H.divExact(H), num(1));
+  // By a sum, where the quotient is one term: a view's element count over
+  // its other entries ([B, 2, 2*T, T] after a pad of T*(2*T-1) columns).
+  DimExpr B = sym("B"), T = sym("T");
+  DimExpr Count = num(2) * B * T * (num(2) * T - num(1));
+  EXPECT_EQ(*Count.divExact(num(2) * T * (num(2) * T - num(1))), B);
+  EXPECT_EQ(*(num(6) * H + num(3)).divExact(num(2) * H + num(1)), num(3));
+  EXPECT_EQ(*((H + W) * N).divExact(H + W), N);
+  // Not one term, or not exact: none.
+  EXPECT_FALSE((H * H - num(1)).divExact(H + num(1)).has_value());
+  EXPECT_FALSE((num(2) * H + num(3)).divExact(H + num(1)).has_value());
+  EXPECT_FALSE((H * W + num(1)).divExact(H + num(1)).has_value());
 }
 
 TEST(DimExpr, SharedFormsAreValues) {

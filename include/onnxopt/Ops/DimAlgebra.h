@@ -70,7 +70,8 @@ public:
   /// Python's %): this - K*floor(this/K).
   DimExpr mod(int64_t K) const;
   /// this / D where the caller knows the division is exact (Reshape's -1,
-  /// an equal Split). std::nullopt when it cannot be expressed (D is a sum).
+  /// an equal Split). std::nullopt when it cannot be expressed (D is a sum
+  /// and the quotient is not one term).
   std::optional<DimExpr> divExact(const DimExpr &D) const;
 
   /// The value of the expression when every symbol has the value \p Lookup
@@ -145,6 +146,7 @@ private:
   /// (the caller's result is then an unknown: no value, not a wrong one).
   [[nodiscard]] static bool addTerm(TermList &Terms, Term T);
   DimExpr exactDivConstant(int64_t K) const;
+  std::optional<DimExpr> monomialQuotient(const DimExpr &D) const;
   friend struct DimExprAccess;
 };
 
