@@ -118,6 +118,8 @@ public:
                        llvm::ArrayRef<JoinedEntry> Entries,
                        llvm::ArrayRef<DimExpr> In, DimAnalysis &DA,
                        Rewriter &RW);
+  std::vector<bool> entriesOfStaticGroups(llvm::ArrayRef<DimExpr> In,
+                                          llvm::ArrayRef<int64_t> Target) const;
   std::optional<unsigned>
   literalAtMergedDim(Node &N, llvm::ArrayRef<JoinedEntry> Entries,
                      llvm::ArrayRef<DimExpr> In, const DimAnalysis &DA);

@@ -300,6 +300,52 @@ bool DynamicRewrite::readByFallbacks(Node &N, llvm::ArrayRef<DimExpr> In,
          readPartnerTarget(N, In, Target, {}, DA, RW);
 }
 
+/// Before:  R = Reshape(X, [2,4,2,16])  X: [B,T,16] (old B = 2, T = 8)
+/// Returns: entry 3 is of a static group
+///
+/// The entries of a constant target (without -1) that, cut with the data's
+/// dims where their running products meet at the old sizes, fall in a
+/// group of dims that are all numbers: the 16 of `x.view(B, T // 2, 2, C)`
+/// over [B,T,16]. A view keeps the order of elements, so such a group holds
+/// the same elements at every size and its entries stay what they are; by
+/// element count alone the 16 could take 2*T (T = 8 makes them equal), a
+/// view that mixes T into the channels. Nothing is marked where an old
+/// size is not known.
+std::vector<bool>
+DynamicRewrite::entriesOfStaticGroups(llvm::ArrayRef<DimExpr> In,
+                                      llvm::ArrayRef<int64_t> Target) const {
+  std::vector<bool> Static(Target.size(), false);
+  std::vector<int64_t> Dims;
+  for (const DimExpr &E : In) {
+    std::optional<int64_t> V = E.hasUnknown() ? std::nullopt : readingValue(E);
+    if (!V || *V < 1)
+      return Static;
+    Dims.push_back(*V);
+  }
+  for (int64_t T : Target)
+    if (T < 1)
+      return Static;
+  size_t I = 0, K = 0;
+  while (I < Dims.size() && K < Target.size()) {
+    size_t GI = I, GK = K;
+    int64_t Pd = Dims[I++], Pt = Target[K++];
+    while (Pd != Pt) {
+      bool Grow = Pd < Pt;
+      if ((Grow && I == Dims.size()) || (!Grow && K == Target.size()))
+        return std::vector<bool>(Target.size(), false);
+      int64_t &P = Grow ? Pd : Pt;
+      if (__builtin_mul_overflow(P, Grow ? Dims[I++] : Target[K++], &P))
+        return std::vector<bool>(Target.size(), false);
+    }
+    bool AllNumbers = true;
+    for (size_t J = GI; J < I; ++J)
+      AllNumbers &= In[J].isConstant();
+    for (size_t L = GK; L < K; ++L)
+      Static[L] = AllNumbers;
+  }
+  return Static;
+}
+
 void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
     return;
@@ -385,14 +431,23 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   for (unsigned K = 0; K < New.size(); ++K)
     if (contractedWithConstant(*N.getResult(0), K, New.size()))
       Pinned.push_back(K);
+  std::vector<bool> Static = entriesOfStaticGroups(*In, *Target);
   auto FindCandidates = [&] {
-    std::vector<unsigned> Candidates;
+    std::vector<unsigned> Candidates, Rational;
     for (unsigned K : Literals) {
       std::optional<DimExpr> R = Product.divExact(Fixed * LiteralProduct(K));
-      if (R && !R->isConstant() && !R->hasUnknown() && oldValue(*R) == New[K] &&
-          isIntegralAtSamples(*R) && !llvm::is_contained(Pinned, K))
-        Candidates.push_back(K);
+      if (!R || R->isConstant() || R->hasUnknown() || oldValue(*R) != New[K] ||
+          llvm::is_contained(Pinned, K))
+        continue;
+      (isIntegralAtSamples(*R) ? Candidates : Rational).push_back(K);
     }
+    // The one entry that can take the rest lies in a group of numbers
+    // while an entry of the dynamic dims' own group could take it under a
+    // divisibility: read as view() does, that one splits the dynamic dim
+    // (`view(B, T // 2, 2, C)` at T = 8: T/2, not 2*T in the channels).
+    if (Candidates.size() == 1 && Static[Candidates.front()] &&
+        llvm::any_of(Rational, [&](unsigned K) { return !Static[K]; }))
+      Candidates.clear();
     return Candidates;
   };
   if (MinusOne < 0) {
@@ -1029,12 +1084,19 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
   if (MinusOne < 0) {
     std::optional<DimExpr> Rest = Product.divExact(Others(-1));
     if (!Rest || *Rest != DimExpr::constant(1)) {
-      std::vector<unsigned> Candidates;
+      std::vector<unsigned> Candidates, Rational;
       for (unsigned K : Literals) {
         std::optional<DimExpr> R = Product.divExact(Others(K));
-        if (Fits(R) && !R->isConstant() && oldValue(*R) == Target[K])
-          Candidates.push_back(K);
+        if (!R || R->hasUnknown() || R->isConstant() ||
+            oldValue(*R) != Target[K])
+          continue;
+        (isIntegralAtSamples(*R) ? Candidates : Rational).push_back(K);
       }
+      // As for constant targets (repairReshape's FindCandidates).
+      std::vector<bool> Static = entriesOfStaticGroups(In, Target);
+      if (Candidates.size() == 1 && Static[Candidates.front()] &&
+          llvm::any_of(Rational, [&](unsigned K) { return !Static[K]; }))
+        return false;
       if (Candidates.size() != 1)
         return false;
       MinusOne = Candidates.front();
