@@ -874,8 +874,11 @@ void DynamicRewrite::examineVanishedSymbols(Model &M, const DimAnalysis &DA) {
       const std::vector<DimExpr> &D = *DA.getDims(*V);
       if (DA.getBest(D[K]) != DimExpr::constant(OldSize))
         continue;
+      // A node already reported (a target no rule read) says enough.
       const Node *Maker = bakedDimMaker(V, K, DA);
-      if (!Maker)
+      if (!Maker || llvm::any_of(Problems, [&](const Problem &P) {
+            return P.N == Maker;
+          }))
         continue;
       Problems.push_back(
           {Maker,
