@@ -761,12 +761,10 @@ static const Node *bakedDimMaker(const Value *V, unsigned K,
     const Value *X = D->getOperand(0);
     const std::vector<DimExpr> *XD = X ? DA.getDims(*X) : nullptr;
     if (hasTrait(*D, PermutesDims)) {
-      std::optional<std::vector<int64_t>> Perm = D->getAttrInts("perm");
-      int64_t From = Perm ? (K < Perm->size() ? (*Perm)[K] : -1)
-                          : static_cast<int64_t>(Dims->size()) - 1 - K;
-      if (From < 0)
+      std::optional<unsigned> From = permutedFrom(*D, K, Dims->size());
+      if (!From)
         return nullptr;
-      V = X, K = static_cast<unsigned>(From);
+      V = X, K = *From;
       continue;
     }
     if (hasTrait(*D, ShapePreserving) ||

@@ -59,6 +59,10 @@ struct Problem {
 
 /// The axes a Slice cuts, resolved against \p Rank (ReshapeTargets.cpp).
 std::set<unsigned> slicedAxes(const Node &N, size_t Rank);
+/// The operand dim that dim \p Dim of a Transpose's result (rank \p Rank)
+/// is: `perm`'s entry, or the reversal without it; none where `perm` is too
+/// short.
+std::optional<unsigned> permutedFrom(const Node &N, unsigned Dim, size_t Rank);
 
 /// True if \p E is an integer at a spread of sizes, each symbol with its
 /// own values (see MakeDynamic.cpp).

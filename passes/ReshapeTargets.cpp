@@ -300,6 +300,31 @@ bool DynamicRewrite::readByFallbacks(Node &N, llvm::ArrayRef<DimExpr> In,
          readPartnerTarget(N, In, Target, {}, DA, RW);
 }
 
+/// The groups a view reads: \p Dims and \p Entries cut where their running
+/// products meet, smallest groups first, as a view keeps the order of
+/// elements; each group as the end (past its last) in each, in order, until
+/// either runs out. None where one runs out inside a group or a product
+/// overflows.
+static std::optional<std::vector<std::pair<size_t, size_t>>>
+cutWhereProductsMeet(llvm::ArrayRef<int64_t> Dims,
+                     llvm::ArrayRef<int64_t> Entries) {
+  std::vector<std::pair<size_t, size_t>> Ends;
+  size_t I = 0, K = 0;
+  while (I < Dims.size() && K < Entries.size()) {
+    int64_t Pd = Dims[I++], Pt = Entries[K++];
+    while (Pd != Pt) {
+      bool Grow = Pd < Pt;
+      if ((Grow && I == Dims.size()) || (!Grow && K == Entries.size()))
+        return std::nullopt;
+      int64_t &P = Grow ? Pd : Pt;
+      if (__builtin_mul_overflow(P, Grow ? Dims[I++] : Entries[K++], &P))
+        return std::nullopt;
+    }
+    Ends.push_back({I, K});
+  }
+  return Ends;
+}
+
 /// Before:  R = Reshape(X, [2,4,2,16])  X: [B,T,16] (old B = 2, T = 8)
 /// Returns: entry 3 is of a static group
 ///
@@ -325,23 +350,18 @@ DynamicRewrite::entriesOfStaticGroups(llvm::ArrayRef<DimExpr> In,
   for (int64_t T : Target)
     if (T < 1)
       return Static;
-  size_t I = 0, K = 0;
-  while (I < Dims.size() && K < Target.size()) {
-    size_t GI = I, GK = K;
-    int64_t Pd = Dims[I++], Pt = Target[K++];
-    while (Pd != Pt) {
-      bool Grow = Pd < Pt;
-      if ((Grow && I == Dims.size()) || (!Grow && K == Target.size()))
-        return std::vector<bool>(Target.size(), false);
-      int64_t &P = Grow ? Pd : Pt;
-      if (__builtin_mul_overflow(P, Grow ? Dims[I++] : Target[K++], &P))
-        return std::vector<bool>(Target.size(), false);
-    }
+  std::optional<std::vector<std::pair<size_t, size_t>>> Groups =
+      cutWhereProductsMeet(Dims, Target);
+  if (!Groups)
+    return Static;
+  size_t GI = 0, GK = 0;
+  for (auto [I, K] : *Groups) {
     bool AllNumbers = true;
     for (size_t J = GI; J < I; ++J)
       AllNumbers &= In[J].isConstant();
     for (size_t L = GK; L < K; ++L)
       Static[L] = AllNumbers;
+    GI = I, GK = K;
   }
   return Static;
 }
@@ -1122,6 +1142,16 @@ bool DynamicRewrite::tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
   return true;
 }
 
+std::optional<unsigned>
+onnxopt::makedynamic::permutedFrom(const Node &N, unsigned Dim, size_t Rank) {
+  std::optional<std::vector<int64_t>> Perm = N.getAttrInts("perm");
+  int64_t From = Perm ? (Dim < Perm->size() ? (*Perm)[Dim] : -1)
+                      : static_cast<int64_t>(Rank) - 1 - Dim;
+  if (From < 0)
+    return std::nullopt;
+  return static_cast<unsigned>(From);
+}
+
 /// The axes a Slice cuts (CutsAlongAxes), resolved against \p Rank: its
 /// `axes` attribute (opset 1) or constant operand 3, or, without them, the
 /// first as many axes as it has starts; every axis when not known.
@@ -1252,11 +1282,8 @@ DynamicRewrite::traceDim(Value *V, unsigned D, const DimAnalysis &DA,
       continue;
     DimExpr E = computedDim(DA, *Cur, *Dims, Dim);
     if (hasTrait(*Def, PermutesDims)) {
-      std::optional<std::vector<int64_t>> Perm = Def->getAttrInts("perm");
-      int64_t From = Perm ? (Dim < Perm->size() ? (*Perm)[Dim] : -1)
-                          : static_cast<int64_t>(Dims->size()) - 1 - Dim;
-      if (From >= 0)
-        Work.push_back({Def->getOperand(0), static_cast<unsigned>(From)});
+      if (std::optional<unsigned> From = permutedFrom(*Def, Dim, Dims->size()))
+        Work.push_back({Def->getOperand(0), *From});
       continue;
     }
     if (hasTrait(*Def, ViewLike)) {
@@ -1399,6 +1426,9 @@ DynamicRewrite::spreadMergedDims(Node &N, llvm::ArrayRef<DimExpr> In) {
   return Dims;
 }
 
+/// readOverSpread's mark of a -1 that stands for a group of dims.
+constexpr int MinusOverGroup = -2;
+
 /// Reads \p Target over the spread dims as a view does: both are cut where
 /// their running products meet at the old sizes, smallest groups first (a
 /// dim of old size 1 is a group of its own with an entry 1). A group with a
@@ -1407,9 +1437,6 @@ DynamicRewrite::spreadMergedDims(Node &N, llvm::ArrayRef<DimExpr> In) {
 /// index of the dim it is there, or -1 for a literal of a constant group,
 /// with the old target (the -1 resolved) in \p OldTarget; none where the
 /// target cannot be read so.
-/// readOverSpread's mark of a -1 that stands for a group of dims.
-constexpr int MinusOverGroup = -2;
-
 static std::optional<std::vector<int>>
 readOverSpread(llvm::ArrayRef<DynamicRewrite::SpreadDim> Dims,
                llvm::ArrayRef<int64_t> Target, const DynamicRewrite &R,
@@ -1439,18 +1466,14 @@ readOverSpread(llvm::ArrayRef<DynamicRewrite::SpreadDim> Dims,
     return std::nullopt;
   }
   std::vector<int> Assign(Target.size(), -1);
+  std::optional<std::vector<std::pair<size_t, size_t>>> Groups =
+      cutWhereProductsMeet(OldDims, OldTarget);
+  if (!Groups)
+    return std::nullopt;
   size_t I = 0, K = 0;
-  while (I < OldDims.size() && K < OldTarget.size()) {
+  for (auto [End, EndK] : *Groups) {
     size_t GI = I, GK = K;
-    int64_t Pd = OldDims[I++], Pt = OldTarget[K++];
-    while (Pd != Pt) {
-      bool Grow = Pd < Pt;
-      if ((Grow && I == OldDims.size()) || (!Grow && K == OldTarget.size()))
-        return std::nullopt;
-      int64_t &P = Grow ? Pd : Pt;
-      if (__builtin_mul_overflow(P, Grow ? OldDims[I++] : OldTarget[K++], &P))
-        return std::nullopt;
-    }
+    I = End, K = EndK;
     bool Dynamic = false;
     for (size_t J = GI; J < I; ++J)
       Dynamic |= !Dims[J].E.isConstant();
