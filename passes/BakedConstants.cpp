@@ -678,6 +678,15 @@ Value *onnxopt::buildPositions(const BakedConstant &B, unsigned Axis,
                     B.T.getElemType());
 }
 
+Value *onnxopt::buildInputDim(Node &User, Value *Input, unsigned Dim,
+                              const Tensor &Like, Model &M, Rewriter &RW) {
+  Builder Bld(M, RW, User);
+  std::vector<int64_t> Dims = Like.getDims();
+  Value *Index = Bld.ints("dim_index", Dims, {int64_t(Dim)});
+  return Bld.castTo(Bld.gather(Bld.shapeOf(Input), Index, 0, "baked_dim"),
+                    Like.getElemType());
+}
+
 RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                                             Rewriter &RW,
                                             llvm::ArrayRef<RowOffset> Offsets) {
@@ -1188,6 +1197,13 @@ void DynamicRewrite::repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW) {
   Tensor T = evaluateFromConstants(
       *N.getOperand(1), RW.getModel().getOpsetVersion(""), Opts, BakedValues);
   if (!T) {
+    if (const std::vector<DimExpr> *ID = DA.getDims(*N.getOperand(1));
+        ID && !ID->empty() && ID->back().isConstant() &&
+        ID->back().getConstant() >= 1 && N.getAttrInt("batch_dims", 0) >= 0 &&
+        N.getAttrInt("batch_dims", 0) + ID->back().getConstant() <=
+            int64_t(In.size()))
+      repairIndexSizes(N, N.getAttrInt("batch_dims", 0),
+                       ID->back().getConstant(), DA, RW);
     repairComputedGatherND(N, DA, In, RW);
     return;
   }

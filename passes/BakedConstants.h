@@ -133,6 +133,12 @@ RebuildResult rebuildBakedConstant(const BakedConstant &B, Model &M,
 Value *buildPositions(const BakedConstant &B, unsigned Axis, Model &M,
                       Rewriter &RW);
 
+/// Dim \p Dim of \p Input read at run time, with the dims and element
+/// type of the one-element constant \p Like it stands for; built before
+/// \p User.
+Value *buildInputDim(Node &User, Value *Input, unsigned Dim, const Tensor &Like,
+                     Model &M, Rewriter &RW);
+
 /// An integer tensor whose elements are affine in their own position:
 /// `V[p] == Offset + sum of Coef[a] * p[a]`, the numbers dim expressions
 /// (a row stride may be a size the model reads with Shape).

@@ -839,58 +839,63 @@ static const Node *bakedDimMaker(const Value *V, unsigned K,
   return nullptr;
 }
 
-/// A new symbol the outputs lost (issue 30): no output dim depends on S
-/// any more, while an output dim is a number equal to S's old size that a
-/// Reshape's or a Slice's baked entry made. A static export bakes S into
+/// A new symbol an output lost (issue 30): no dim of an output depends on
+/// S any more, while one of its dims is a number equal to S's old size that
+/// a Reshape's or a Slice's baked entry made. A static export bakes S into
 /// tables it sliced at S rows (Transformer-XL's relative positions
 /// `pe[:, :2*T-1]`, folded to a [1,19,d] constant at T = 10): nothing
 /// downstream ties those rows to S, the views after them read the baked
-/// numbers as numbers, and the model comes out running at every size but
-/// with S's old size in place of S. Refused at the node that made the
-/// number. An output that keeps S somewhere (a head's [B, cells(H), 4]
-/// made dynamic from H = 4) or a number a weight made (a classifier's 10
-/// classes pooled over a length of 10) is left alone.
+/// numbers as numbers, and the output comes out running at every size but
+/// with S's old size in place of S, whatever the other outputs keep (a
+/// layer that returns its input's projection beside the shifted scores).
+/// Refused at the node that made the number. An output that keeps S
+/// somewhere (a head's [B, cells(H), 4] made dynamic from H = 4) or a
+/// number a weight made (a classifier's 10 classes pooled over a length of
+/// 10) is left alone.
 void DynamicRewrite::examineVanishedSymbols(Model &M, const DimAnalysis &DA) {
-  std::set<std::string> InOutputs;
-  std::vector<std::pair<const Value *, unsigned>> Numbers;
+  std::set<std::string> Reported;
   for (const Value *V : M.getGraph().getOutputs()) {
     const std::vector<DimExpr> *D = V ? DA.getDims(*V) : nullptr;
     if (!D)
       continue;
     std::vector<DimExpr> Out = expressInInputs(DA, *V, *D, Old);
+    std::set<std::string> Kept;
+    for (const DimExpr &E : Out)
+      E.forEachSymbol([&](llvm::StringRef S) { Kept.insert(S.str()); });
     for (unsigned K = 0; K < Out.size(); ++K) {
-      Out[K].forEachSymbol(
-          [&](llvm::StringRef S) { InOutputs.insert(S.str()); });
-      if (Out[K].isConstant() && Out[K].getConstant() > 1)
-        Numbers.push_back({V, K});
+      if (!Out[K].isConstant() || Out[K].getConstant() <= 1)
+        continue;
+      for (const auto &[S, OldSize] : Old)
+        if (OldSize == Out[K].getConstant() && !Kept.count(S) &&
+            !Reported.count(S) && reportVanished(V, K, S, OldSize, DA))
+          Reported.insert(S);
     }
   }
-  for (const auto &[S, OldSize] : Old) {
-    if (OldSize <= 1 || InOutputs.count(S))
-      continue;
-    for (const auto &[V, K] : Numbers) {
-      const std::vector<DimExpr> &D = *DA.getDims(*V);
-      if (DA.getBest(D[K]) != DimExpr::constant(OldSize))
-        continue;
-      // A node already reported (a target no rule read) says enough.
-      const Node *Maker = bakedDimMaker(V, K, DA);
-      if (!Maker || llvm::any_of(Problems, [&](const Problem &P) {
-            return P.N == Maker;
-          }))
-        continue;
-      Problems.push_back(
-          {Maker,
-           "dim " + std::to_string(K) + " of output '" + V->getName().str() +
-               "' is " + std::to_string(OldSize) + ", the old size of " + S +
-               ", made by this node's baked entry, and no output depends on " +
-               S + " any more: the export may have baked " + S +
-               " where it computed from it (a table sliced to its rows); "
-               "re-export with dynamic axes, or keep " +
-               S + " static with allow-partial=true",
-           {S}});
-      break;
-    }
-  }
+}
+
+/// Reports dim \p K of output \p V, the number \p OldSize, as \p S
+/// baked by the node that made it (examineVanishedSymbols); false where no
+/// Reshape or Slice entry made it or that node is already reported.
+bool DynamicRewrite::reportVanished(const Value *V, unsigned K,
+                                    const std::string &S, int64_t OldSize,
+                                    const DimAnalysis &DA) {
+  const Node *Maker = bakedDimMaker(V, K, DA);
+  // A node already reported (a target no rule read) says enough.
+  if (!Maker ||
+      llvm::any_of(Problems, [&](const Problem &P) { return P.N == Maker; }))
+    return false;
+  Problems.push_back(
+      {Maker,
+       "dim " + std::to_string(K) + " of output '" + V->getName().str() +
+           "' is " + std::to_string(OldSize) + ", the old size of " + S +
+           ", made by this node's baked entry, and the output does not "
+           "depend on " +
+           S + " any more: the export may have baked " + S +
+           " where it computed from it (a table sliced to its rows); "
+           "re-export with dynamic axes, or keep " +
+           S + " static with allow-partial=true",
+       {S}});
+  return true;
 }
 
 /// True if \p E grows by exactly 1 with each of \p A and \p B around the
@@ -1193,8 +1198,14 @@ void DynamicRewrite::examineFixedRows(
   for (int64_t D = std::max<int64_t>(First, 0);
        D < First + Count && D < static_cast<int64_t>(Data.size()); ++D)
     for (const std::string &X : Units) {
-      if (Reported.count(X) || !mentions(Data[D], X) || mentions(Indices, X) ||
-          mentions(Result, X) || !ReadsSized(N.getOperand(0), X))
+      if (Reported.count(X) || !mentions(Data[D], X) ||
+          !ReadsSized(N.getOperand(0), X))
+        continue;
+      if (!Data[D].isSymbol() && reportMergedRows(N, D, Data[D], X)) {
+        Reported.insert(X);
+        continue;
+      }
+      if (mentions(Indices, X) || mentions(Result, X))
         continue;
       Reported.insert(X);
       Problems.push_back(
@@ -1208,6 +1219,36 @@ void DynamicRewrite::examineFixedRows(
                " above 1, or keep " + X + " static with allow-partial=true",
            {X}});
     }
+}
+
+/// A gather along a dim that merges the unit symbol X with other dims
+/// (a flattened [B*T, C]) reads row b's block only at indices that add
+/// b*T: at X = 1 the export computed that offset from arange(X) = [0] and
+/// folded it, so the indices it kept (CLIP's and GPT-2's pooling,
+/// `x[arange(B), ids.argmax(-1)]` exported as `argmax + [0] * T`) read the
+/// first block for every row, whatever dims they have. The in-order reads
+/// that say which row each index is for were rewritten as views before
+/// (repairComputedGatherInOrder); any gather still along such a dim is
+/// refused. False where \p X is already reported at \p N.
+bool DynamicRewrite::reportMergedRows(const Node &N, int64_t D,
+                                      const DimExpr &Merged,
+                                      const std::string &X) {
+  if (alreadyReported(&N, {X}) ||
+      (N.getResult(0) &&
+       RowOffsetGathers.count(N.getResult(0)->getName().str())))
+    return false;
+  Problems.push_back(
+      {&N,
+       "picks along dim " + std::to_string(D) + " of '" +
+           N.getOperand(0)->getName().str() + "' (" + Merged.str() +
+           "), which merges " + X +
+           " with other dims: each row's block starts at its row's offset, "
+           "which the export computed at " +
+           X + " = 1 and may have baked as arange(" + X +
+           ") = [0], giving every row the first row's values; export at " + X +
+           " above 1, or keep " + X + " static with allow-partial=true",
+       {X}});
+  return true;
 }
 
 /// A value read from the data of an input that a new symbol X of old size
@@ -2270,7 +2311,17 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
   if (!DD || RW.getModel().getOpsetVersion("") < 5)
     return;
   if (!Idx) {
+    // The in-order reading first: where it makes the gather a view, the
+    // indices say which row each one is for.
+    bool Before = Repaired;
+    Repaired = false;
+    if (std::optional<int64_t> Axis =
+            resolveAxis(N.getAttrInt("axis", 0), DD->size()))
+      repairIndexSizes(N, *Axis, 1, DA, RW);
     repairComputedGatherInOrder(N, DA, RW);
+    if (!Repaired)
+      repairRowOffsets(N, DA, RW);
+    Repaired |= Before;
     return;
   }
   std::optional<std::vector<int64_t>> Values = Idx.toInt64s();
@@ -2557,6 +2608,167 @@ void DynamicRewrite::repairComputedGatherInOrder(Node &N, DimAnalysis &DA,
       << "Reshape to " << printInts(Target);
   ++RepairCounts["in-order position gather"];
   Repaired = true;
+}
+
+/// Before:  L = Mod(Sub(ArgMax(Equal(ids, pad)), 1), <int64 9>)   # ids: [B, 9]
+///          G = Gather<axis=0>(Flatten<axis=2>(logits), Add(L, offsets))
+/// After:   the 9 is T, read with Shape(ids)[1]
+///
+/// Indices computed from the data (GPT-2's last token,
+/// `argmax(...) % ids.shape[-1]`) with a size the export read and folded:
+/// a one-element constant in their arithmetic that equals the old size of
+/// a new symbol S the gathered dims grow with was that size (a literal of
+/// the same number would be a coincidence), and kept it would wrap or clamp
+/// the positions at S's old size. Each is rebuilt from S's input dim. A
+/// number that could also be another new symbol's, or a size of 2 or less
+/// (`// 2`, `- 1`), is left, and the dims decide.
+void DynamicRewrite::repairIndexSizes(Node &N, unsigned FirstDim,
+                                      unsigned NumDims, DimAnalysis &DA,
+                                      Rewriter &RW) {
+  Value *Data = N.getOperand(0);
+  const std::vector<DimExpr> *DD = DA.getDims(*Data);
+  if (!DD)
+    return;
+  std::map<int64_t, std::vector<std::string>> BySize;
+  for (unsigned D = FirstDim; D < FirstDim + NumDims && D < DD->size(); ++D)
+    computedDim(DA, *Data, *DD, D).forEachSymbol([&](llvm::StringRef S) {
+      auto It = Old.find(S.str());
+      if (It != Old.end() && It->second > 2 &&
+          !llvm::is_contained(BySize[It->second], S.str()))
+        BySize[It->second].push_back(S.str());
+    });
+  if (BySize.empty())
+    return;
+  std::set<int64_t> Shared; // old sizes of more than one new symbol
+  std::set<int64_t> Seen;
+  for (const auto &[S, Size] : Old)
+    if (!Seen.insert(Size).second)
+      Shared.insert(Size);
+  int Opset = RW.getModel().getOpsetVersion("");
+  // The arithmetic between the indices and the ops that read data: casts,
+  // views, elementwise ops, the tuples' Concat; a bounded walk.
+  std::vector<Node *> Work{N.getOperand(1)->getDefiningNode()};
+  std::set<Node *> Visited;
+  while (!Work.empty() && Visited.size() < 64) {
+    Node *M = Work.back();
+    Work.pop_back();
+    if (!M || !Visited.insert(M).second ||
+        !(hasTrait(*M, ElementwiseBroadcasting) ||
+          hasTrait(*M, ShapePreserving) || hasTrait(*M, ViewLike) ||
+          hasTrait(*M, Concatenates)))
+      continue;
+    unsigned Operands = hasTrait(*M, ViewLike) ? 1 : M->getNumOperands();
+    for (unsigned I = 0; I < Operands; ++I) {
+      Value *Op = M->getOperand(I);
+      Tensor C = Op ? evaluateBaked(*Op, Opset, BakedValues) : Tensor();
+      std::optional<std::vector<int64_t>> V = C ? C.toInt64s() : std::nullopt;
+      if (!C) {
+        if (Op)
+          Work.push_back(Op->getDefiningNode());
+        continue;
+      }
+      if (!V || V->size() != 1 || !BySize.count((*V)[0]) ||
+          BySize[(*V)[0]].size() != 1 || Shared.count((*V)[0]))
+        continue;
+      const std::string &S = BySize[(*V)[0]].front();
+      auto [Input, Dim] = inputDimOf(S);
+      if (!Input)
+        continue;
+      RW.setOperand(M, I, buildInputDim(*M, Input, Dim, C, RW.getModel(), RW));
+      emitRemark(RW.getDiags(), *M)
+          << "constant '" << Op->getName() << "' = " << (*V)[0]
+          << " in the arithmetic of the indices of '"
+          << N.getResult(0)->getName() << "', which pick along dims that " << S
+          << " sizes, is the old size of " << S
+          << ": the export read it and folded it; read at run time";
+      ++RepairCounts["index size"];
+      Repaired = true;
+    }
+  }
+}
+
+/// Before:  I = Add(ArgMax(ids), Mul(<int64[1] 0>, T))   # ids: [B, T]
+///          G = Gather<axis=0>(Flatten<axis=2>(x), I)      # x: [B, T, C]
+/// After:   I = Add(ArgMax(ids), Mul(Range(0, B), T))
+///
+/// TorchScript's `x[arange(B), idx]` (CLIP's and GPT-2's pooling at the
+/// last token) flattens the two dims it indexes and adds each row's offset
+/// b*T to idx; a static export at B = 1 folds arange(B) to [0]. Where the
+/// gathered dim is X*R, X a new symbol of old size 1, and the indices add
+/// to a term that X sizes a product of a one-element 0 and a value equal
+/// to R (the row stride), that 0 is read as each row's own position along
+/// X, as positionInTuples reads GatherND's tuples, and rebuilt with Range;
+/// the indices then reach row b's block. Anything else along such a dim is
+/// refused after the repairs (reportMergedRows).
+void DynamicRewrite::repairRowOffsets(Node &N, DimAnalysis &DA, Rewriter &RW) {
+  Value *Data = N.getOperand(0), *IdxV = N.getOperand(1);
+  const std::vector<DimExpr> *DD = DA.getDims(*Data);
+  const std::vector<DimExpr> *ID = DA.getDims(*IdxV);
+  Node *Sum = IdxV->getDefiningNode();
+  std::optional<int64_t> Axis =
+      DD ? resolveAxis(N.getAttrInt("axis", 0), DD->size()) : std::nullopt;
+  if (!ID || !Axis || !Sum || !hasTrait(*Sum, Sums) ||
+      Sum->getNumOperands() != 2)
+    return;
+  DimExpr Gathered = computedDim(DA, *Data, *DD, *Axis);
+  std::vector<DimExpr> IdxIn = expressInInputs(DA, *IdxV, *ID, Old);
+  int Opset = RW.getModel().getOpsetVersion("");
+  for (const auto &[X, OldSize] : Old) {
+    if (OldSize != 1)
+      continue;
+    std::optional<DimExpr> Stride = Gathered.divExact(DimExpr::symbol(X));
+    auto At = llvm::find(IdxIn, DimExpr::symbol(X));
+    auto [Input, InputDim] = inputDimOf(X);
+    if (!Stride || Stride->hasUnknown() || At == IdxIn.end() || !Input)
+      continue;
+    unsigned K = At - IdxIn.begin();
+    for (unsigned T = 0; T < 2; ++T) {
+      Value *Term = Sum->getOperand(T), *Other = Sum->getOperand(1 - T);
+      Node *Mul = Term ? Term->getDefiningNode() : nullptr;
+      const std::vector<DimExpr> *OD = Other ? DA.getDims(*Other) : nullptr;
+      if (!Mul || !hasTrait(*Mul, Multiplies) || Mul->getNumOperands() != 2 ||
+          !OD || OD->size() != IdxIn.size() ||
+          expressInInputs(DA, *Other, *OD, Old)[K] != DimExpr::symbol(X))
+        continue;
+      for (unsigned Z = 0; Z < 2; ++Z) {
+        Value *ZV = Mul->getOperand(Z), *SV = Mul->getOperand(1 - Z);
+        Tensor C = ZV ? evaluateBaked(*ZV, Opset, BakedValues) : Tensor();
+        std::optional<std::vector<int64_t>> Values =
+            C ? C.toInt64s() : std::nullopt;
+        const std::vector<DimExpr> *SD = SV ? DA.getData(*SV) : nullptr;
+        size_t Rank = C ? C.getDimsRef().size() : 0;
+        if (!Values || Values->size() != 1 || (*Values)[0] != 0 || !SD ||
+            SD->size() != 1 || DA.getBest((*SD)[0]) != DA.getBest(*Stride) ||
+            IdxIn.size() - K > Rank)
+          continue;
+        BakedConstant B;
+        B.User = Mul;
+        B.Operand = Z;
+        B.T = C;
+        BakedAxis A;
+        A.Axis = Rank - (IdxIn.size() - K);
+        A.Partner = Input;
+        A.PartnerAxis = InputDim;
+        A.IsInputSymbol = true;
+        A.DimText = X;
+        A.Expr = DimExpr::symbol(X);
+        B.Axes.push_back(A);
+        RW.setOperand(Mul, Z, buildPositions(B, A.Axis, RW.getModel(), RW));
+        RowOffsetGathers.insert(N.getResult(0)->getName().str());
+        emitRemark(RW.getDiags(), N)
+            << "indices '" << IdxV->getName() << "' add "
+            << "'" << ZV->getName() << "' " << printInts(C.getDims())
+            << " = 0 times " << Stride->str() << " to a term " << X
+            << " sizes, picking along "
+            << "dim " << *Axis << " of '" << Data->getName() << "' ("
+            << Gathered.str() << "): the 0 is each row's offset along " << X
+            << " (arange(" << X << ") at " << X << " = 1), rebuilt with Range";
+        ++RepairCounts["row-offset gather"];
+        Repaired = true;
+        return;
+      }
+    }
+  }
 }
 
 /// GatherElements reads its data along `axis`; along its other dims the

@@ -160,6 +160,12 @@ public:
   /// The same with indices computed in the graph (`b*S + j` beside a batch
   /// the export kept dynamic).
   void repairComputedGatherInOrder(Node &N, DimAnalysis &DA, Rewriter &RW);
+  void repairRowOffsets(Node &N, DimAnalysis &DA, Rewriter &RW);
+  void repairIndexSizes(Node &N, unsigned FirstDim, unsigned NumDims,
+                        DimAnalysis &DA, Rewriter &RW);
+  /// The results of the gathers whose row offsets repairRowOffsets rebuilt:
+  /// they still pick along a dim that merges a unit symbol, as they should.
+  std::set<std::string> RowOffsetGathers;
   bool gatherAsView(Node &N, llvm::ArrayRef<int64_t> Target, Rewriter &RW);
   bool gatherAsView(Node &N, Value *Shape, Rewriter &RW);
   bool countsUnitRows(const DimExpr &Gathered, const DimExpr &Count,
@@ -439,6 +445,10 @@ public:
   bool examineValueOperandDims(Node &N, const DimAnalysis &DA);
   void examineMergedSymbols(Model &M, const DimAnalysis &DA);
   void examineVanishedSymbols(Model &M, const DimAnalysis &DA);
+  bool reportMergedRows(const Node &N, int64_t D, const DimExpr &Merged,
+                        const std::string &X);
+  bool reportVanished(const Value *V, unsigned K, const std::string &S,
+                      int64_t OldSize, const DimAnalysis &DA);
   /// A component of GatherND's index tuples that a Concat operand holds:
   /// its index in the tuple and in the operand, and the data dim it picks.
   struct TuplePick {
