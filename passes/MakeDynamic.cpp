@@ -2337,6 +2337,11 @@ void DynamicRewrite::repairGatherInOrder(Node &N, DimAnalysis &DA,
   for (size_t I = 0; I < Values->size(); ++I)
     if ((*Values)[I] != int64_t(I))
       return;
+  // A scalar index drops the dim it picks along: `x[0]` selects the first
+  // row, which at an old size of 1 is all of them; read as a view it would
+  // merge every row into the next dim (examineFixedRows refuses it).
+  if (Idx.getDims().empty() && Values->size() == 1)
+    return;
   std::string Said = "constant indices '" + N.getOperand(1)->getName().str() +
                      "' " + printInts(Idx.getDims()) + " are 0.." +
                      std::to_string(Values->size() - 1) +

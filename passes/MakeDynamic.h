@@ -90,6 +90,8 @@ public:
   std::optional<llvm::StringMap<Value *>> InputsByName;
   LogicalResult reinfer(Model &M, DiagnosticEngine &Diags);
   std::optional<int64_t> oldValue(const DimExpr &E) const;
+  bool startsAlike(llvm::ArrayRef<DimExpr> In, llvm::ArrayRef<int64_t> Target,
+                   unsigned I) const;
   /// For reading a baked target over its data: the value at the old
   /// sizes, each symbol the static model already had (a batch exported
   /// dynamic beside a baked length) at a stand-in size no literal takes,

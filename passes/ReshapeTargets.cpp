@@ -294,7 +294,11 @@ bool DynamicRewrite::readByFallbacks(Node &N, llvm::ArrayRef<DimExpr> In,
                                      llvm::ArrayRef<int64_t> Target,
                                      DimAnalysis &DA, Rewriter &RW,
                                      std::string &Why) {
+  // A split of a dim an earlier view merged reads the merge's dims before
+  // the counts do: tokens [B, H*W, C] viewed back as [1,8,8,C] at H = W = 8
+  // have two symbols of old size 8 for each 8, and the merge says which.
   return alignReshape(N, In, Target, RW) ||
+         splitMergedDims(N, In, Target, RW) != SplitResult::None ||
          groupReshape(N, In, Target, RW, &Why) ||
          tryShapeDerived(N, In, Target, RW) ||
          readPartnerTarget(N, In, Target, {}, DA, RW);
@@ -366,6 +370,40 @@ DynamicRewrite::entriesOfStaticGroups(llvm::ArrayRef<DimExpr> In,
   return Static;
 }
 
+/// \p A times \p B, or nullopt where it overflows.
+static std::optional<int64_t> checkedMul(int64_t A, int64_t B) {
+  int64_t R;
+  if (__builtin_mul_overflow(A, B, &R))
+    return std::nullopt;
+  return R;
+}
+
+/// True if entry \p I of the constant target \p Target starts at the same
+/// element as dim \p I of the data dims \p In, at the old sizes: the
+/// entries and the dims before it hold as many elements. Only then can the
+/// entry be a copy of that dim. A channel shuffle's [1,2,4,8,8] over
+/// [B,8,H,W] exported at H = W = 8 has W's old size at position 3, where the
+/// data's element count before it is 64 but the target's 8: that 8 is H,
+/// and copying W there would swap them.
+bool DynamicRewrite::startsAlike(llvm::ArrayRef<DimExpr> In,
+                                 llvm::ArrayRef<int64_t> Target,
+                                 unsigned I) const {
+  // Where a count is not known at the old sizes (a dim the export kept
+  // dynamic, a -1 before the entry) nothing is checked.
+  std::optional<int64_t> Before = 1, TargetBefore = 1;
+  for (unsigned K = 0; K < I && K < In.size() && Before; ++K) {
+    std::optional<int64_t> V = oldValue(In[K]);
+    Before = V ? checkedMul(*Before, *V) : std::nullopt;
+  }
+  for (unsigned K = 0; K < I && K < Target.size() && TargetBefore; ++K) {
+    std::optional<int64_t> V = Target[K];
+    if (*V == 0)
+      V = K < In.size() ? oldValue(In[K]) : std::nullopt;
+    TargetBefore = V && *V > 0 ? checkedMul(*TargetBefore, *V) : std::nullopt;
+  }
+  return !Before || !TargetBefore || *Before == *TargetBefore;
+}
+
 void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
     return;
@@ -431,7 +469,8 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
       continue;
     }
     if (!AllowZero && I < In->size() && (*In)[I].isSymbol() &&
-        Old.count((*In)[I].getSymbol().str()) && oldValue((*In)[I]) == New[I]) {
+        Old.count((*In)[I].getSymbol().str()) && oldValue((*In)[I]) == New[I] &&
+        startsAlike(*In, *Target, I)) {
       New[I] = 0;
       Fixed = Fixed * (*In)[I];
       continue;
