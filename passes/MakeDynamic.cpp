@@ -2657,7 +2657,9 @@ void DynamicRewrite::repairIndexSizes(Node &N, unsigned FirstDim,
   while (!Work.empty() && Visited.size() < 64) {
     Node *M = Work.back();
     Work.pop_back();
-    if (!M || !Visited.insert(M).second ||
+    // A comparison's operands are values, not positions (a pad id that
+    // happens to be the old length).
+    if (!M || !Visited.insert(M).second || hasTrait(*M, Comparison) ||
         !(hasTrait(*M, ElementwiseBroadcasting) ||
           hasTrait(*M, ShapePreserving) || hasTrait(*M, ViewLike) ||
           hasTrait(*M, Concatenates)))
