@@ -898,6 +898,102 @@ bool DynamicRewrite::reportVanished(const Value *V, unsigned K,
   return true;
 }
 
+/// The constant bounds of Slice \p N, each with its axis resolved against
+/// \p Rank: starts and ends (operands from opset 10, attributes before).
+/// Empty where any is not a constant or a step is not positive (a
+/// backwards slice counts from the end).
+static std::vector<std::pair<unsigned, int64_t>> constantBounds(const Node &N,
+                                                                size_t Rank) {
+  auto Ints = [&](unsigned I,
+                  llvm::StringRef Attr) -> std::optional<std::vector<int64_t>> {
+    if (getNodeOpset(N) < 10)
+      return N.getAttrInts(Attr);
+    if (N.getNumOperands() <= I || !N.getOperand(I))
+      return std::nullopt;
+    Tensor T = getConstantValue(*N.getOperand(I));
+    return T ? T.toInt64s() : std::nullopt;
+  };
+  std::optional<std::vector<int64_t>> Starts = Ints(1, "starts"),
+                                      Ends = Ints(2, "ends"),
+                                      Axes = Ints(3, "axes"),
+                                      Steps = Ints(4, "steps");
+  if (!Starts || !Ends || Starts->size() != Ends->size() ||
+      (Steps && (Steps->size() != Starts->size() ||
+                 llvm::any_of(*Steps, [](int64_t S) { return S <= 0; }))))
+    return {};
+  std::vector<std::pair<unsigned, int64_t>> Bounds;
+  for (size_t I = 0; I < Starts->size(); ++I) {
+    std::optional<int64_t> Axis = resolveAxis(
+        Axes && I < Axes->size() ? (*Axes)[I] : int64_t(I), int64_t(Rank));
+    if (!Axis)
+      return {};
+    Bounds.push_back({unsigned(*Axis), (*Starts)[I]});
+    Bounds.push_back({unsigned(*Axis), (*Ends)[I]});
+  }
+  return Bounds;
+}
+
+/// A constant position along a dim that grows with new symbols, from the
+/// middle of its old size n to its end (a Slice bound b, 1 < b < n and
+/// 2*b >= n, or a Gather's one index there): a static export writes
+/// `x[:, :T // 2]`, `x[:, :T - 1]` and `x[:, T - 1]` with T read as a
+/// number and folded, and at another size those read the same positions
+/// as before, giving a wrong result, while a fixed position that far in is
+/// rare (class and register tokens, shifts and crops sit near the start,
+/// or count from the end with negative numbers, which are left alone).
+/// Nothing tells the two apart, so the node is named and the symbols the
+/// dim grows with are refused.
+void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
+  M.getGraph().walk([&](Node &N) {
+    bool IsSlice = hasTrait(N, CutsAlongAxes);
+    if ((!IsSlice && N.getOpType() != "Gather") || !N.isOnnxDomain() ||
+        N.getNumOperands() < (IsSlice ? 1u : 2u) || !N.getOperand(0))
+      return;
+    const std::vector<DimExpr> *D = DA.getDims(*N.getOperand(0));
+    if (!D)
+      return;
+    std::vector<DimExpr> Data = expressInInputs(DA, *N.getOperand(0), *D, Old);
+    std::vector<std::pair<unsigned, int64_t>> Positions;
+    if (IsSlice) {
+      Positions = constantBounds(N, Data.size());
+    } else if (N.getOperand(1)) {
+      Tensor T = getConstantValue(*N.getOperand(1));
+      std::optional<std::vector<int64_t>> V = T ? T.toInt64s() : std::nullopt;
+      std::optional<int64_t> Axis =
+          resolveAxis(N.getAttrInt("axis", 0), int64_t(Data.size()));
+      if (V && V->size() == 1 && Axis)
+        Positions.push_back({unsigned(*Axis), V->front()});
+    }
+    for (const auto &[Axis, P] : Positions) {
+      const DimExpr &E = Data[Axis];
+      std::optional<int64_t> Size = oldValue(E);
+      if (E.isConstant() || E.hasUnknown() || !Size || P <= 1 || P >= *Size ||
+          2 * P < *Size)
+        continue;
+      std::set<std::string> Pins;
+      E.forEachSymbol([&](llvm::StringRef S) {
+        if (Old.count(S.str()))
+          Pins.insert(S.str());
+      });
+      if (Pins.empty() || alreadyReported(&N, Pins))
+        continue;
+      Problems.push_back(
+          {&N,
+           std::string(IsSlice ? "bound " : "index ") + std::to_string(P) +
+               " along dim " + std::to_string(Axis) + " of '" +
+               N.getOperand(0)->getName().str() + "' (" + E.str() +
+               ", old size " + std::to_string(*Size) +
+               ") is a fixed position past the middle of the old size: a "
+               "size the export computed and folded (x[:, :T // 2], "
+               "x[:, T - 1]) reads the same, and nothing tells them apart; "
+               "re-export with dynamic axes, or keep " +
+               llvm::join(Pins, ", ") + " static with allow-partial=true",
+           Pins});
+      break;
+    }
+  });
+}
+
 /// True if \p E grows by exactly 1 with each of \p A and \p B around the
 /// old sizes (`P+S`, `P+S+1`): the two are lengths laid end to end.
 static bool sumsBoth(const DimExpr &E, const std::string &A,
@@ -3506,6 +3602,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineDataOperands(M, DA);
   examineMergedSymbols(M, DA);
   examineVanishedSymbols(M, DA);
+  examineBakedPositions(M, DA);
   examineSlicedTables(M, DA);
   examineUnitSymbols();
   examineUnitDims(M, DA);
