@@ -934,20 +934,24 @@ static std::vector<std::pair<unsigned, int64_t>> constantBounds(const Node &N,
 }
 
 /// A constant position along a dim that grows with new symbols, from the
-/// middle of its old size n to its end (a Slice bound b, 1 < b < n and
-/// 2*b >= n, or a Gather's one index there): a static export writes
-/// `x[:, :T // 2]`, `x[:, :T - 1]` and `x[:, T - 1]` with T read as a
-/// number and folded, and at another size those read the same positions
-/// as before, giving a wrong result, while a fixed position that far in is
-/// rare (class and register tokens, shifts and crops sit near the start,
+/// middle of its old size n to its end (a Slice bound b, 2 < b < n and
+/// 2*b >= n, a Gather's one index there, or TopK's k): a static export
+/// writes `x[:, :T // 2]`, `x[:, T - 1]` and `x.topk(T // 2)` with T read
+/// as a number and folded, and at another size those read the same
+/// positions as before, giving a wrong result, while a fixed position that far
+/// in is rare (class and register tokens, shifts and crops sit near the start,
 /// or count from the end with negative numbers, which are left alone).
+/// Positions up to 2 are always read as fixed: `x[:, 2:]` at an old size
+/// of 4 is more likely two skipped frames than a half.
 /// Nothing tells the two apart, so the node is named and the symbols the
 /// dim grows with are refused.
 void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
   M.getGraph().walk([&](Node &N) {
     bool IsSlice = hasTrait(N, CutsAlongAxes);
-    if ((!IsSlice && N.getOpType() != "Gather") || !N.isOnnxDomain() ||
-        N.getNumOperands() < (IsSlice ? 1u : 2u) || !N.getOperand(0))
+    bool IsTopK = N.getOpType() == "TopK";
+    if ((!IsSlice && !IsTopK && N.getOpType() != "Gather") ||
+        !N.isOnnxDomain() || N.getNumOperands() < (IsSlice ? 1u : 2u) ||
+        !N.getOperand(0))
       return;
     const std::vector<DimExpr> *D = DA.getDims(*N.getOperand(0));
     if (!D)
@@ -959,15 +963,15 @@ void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
     } else if (N.getOperand(1)) {
       Tensor T = getConstantValue(*N.getOperand(1));
       std::optional<std::vector<int64_t>> V = T ? T.toInt64s() : std::nullopt;
-      std::optional<int64_t> Axis =
-          resolveAxis(N.getAttrInt("axis", 0), int64_t(Data.size()));
+      std::optional<int64_t> Axis = resolveAxis(
+          N.getAttrInt("axis", IsTopK ? -1 : 0), int64_t(Data.size()));
       if (V && V->size() == 1 && Axis)
         Positions.push_back({unsigned(*Axis), V->front()});
     }
     for (const auto &[Axis, P] : Positions) {
       const DimExpr &E = Data[Axis];
       std::optional<int64_t> Size = oldValue(E);
-      if (E.isConstant() || E.hasUnknown() || !Size || P <= 1 || P >= *Size ||
+      if (E.isConstant() || E.hasUnknown() || !Size || P <= 2 || P >= *Size ||
           2 * P < *Size)
         continue;
       std::set<std::string> Pins;
@@ -979,9 +983,11 @@ void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
         continue;
       Problems.push_back(
           {&N,
-           std::string(IsSlice ? "bound " : "index ") + std::to_string(P) +
-               " along dim " + std::to_string(Axis) + " of '" +
-               N.getOperand(0)->getName().str() + "' (" + E.str() +
+           std::string(IsSlice  ? "bound "
+                       : IsTopK ? "k = "
+                                : "index ") +
+               std::to_string(P) + " along dim " + std::to_string(Axis) +
+               " of '" + N.getOperand(0)->getName().str() + "' (" + E.str() +
                ", old size " + std::to_string(*Size) +
                ") is a fixed position past the middle of the old size: a "
                "size the export computed and folded (x[:, :T // 2], "
