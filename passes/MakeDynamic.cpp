@@ -898,6 +898,100 @@ bool DynamicRewrite::reportVanished(const Value *V, unsigned K,
   return true;
 }
 
+/// True if a Resize whose sizes are computed in the graph (read from a
+/// Shape at run time) reads \p V through a few convs, elementwise ops and
+/// activations.
+static bool resizedToComputedSize(const Value &V) {
+  std::vector<const Value *> Work{&V};
+  std::set<const Value *> Seen;
+  while (!Work.empty() && Seen.size() < 16) {
+    const Value *X = Work.back();
+    Work.pop_back();
+    if (!Seen.insert(X).second)
+      continue;
+    for (const Use &U : X->getUses()) {
+      if (U.isGraphOutput() || !U.User)
+        continue;
+      const Node &User = *U.User;
+      if (hasTrait(User, Resampling)) {
+        const Value *Sizes =
+            User.getNumOperands() > 3 ? User.getOperand(3) : nullptr;
+        if (U.Index == 0 && Sizes && !getConstantValue(*Sizes))
+          return true;
+        continue;
+      }
+      if ((hasTrait(User, ShapePreserving) ||
+           hasTrait(User, ElementwiseBroadcasting) ||
+           hasTrait(User, KernelOp)) &&
+          User.getResult(0))
+        Work.push_back(User.getResult(0));
+    }
+  }
+  return false;
+}
+
+/// A pool whose window and stride are the same number k > 2 over a dim that
+/// grows, with k windows or fewer at the old size n (k * m = n, m <= k):
+/// torch exports an adaptive pool to m (PSPNet's bins, a pyramid pooling
+/// module) at a fixed size this way, window n / m. At another size the
+/// fixed window gives another number of windows, where the adaptive pool
+/// keeps m and widens them, and a Resize back to a size read at run time
+/// (the input's) hides the difference (exited 0 with a different result).
+/// Nothing tells it from a plain pool of window k: the node is named where
+/// such a Resize reads the pooled map. Elsewhere the count of windows
+/// shows (a pool by 32 upsampled by 32, a Linear after it), and windows of
+/// 2 and overlapping ones are left.
+void DynamicRewrite::examineAdaptiveWindows(Model &M, const DimAnalysis &DA) {
+  M.getGraph().walk([&](Node &N) {
+    llvm::StringRef Op = N.getOpType();
+    if (!N.isOnnxDomain() ||
+        (Op != "AveragePool" && Op != "MaxPool" && Op != "LpPool") ||
+        !N.getOperand(0) || !N.getResult(0) ||
+        N.getAttrString("auto_pad", "NOTSET") != "NOTSET" ||
+        !resizedToComputedSize(*N.getResult(0)))
+      return;
+    std::optional<std::vector<int64_t>> Kernel = N.getAttrInts("kernel_shape");
+    std::optional<std::vector<int64_t>> Strides = N.getAttrInts("strides");
+    std::optional<std::vector<int64_t>> Pads = N.getAttrInts("pads");
+    const std::vector<DimExpr> *D = DA.getDims(*N.getOperand(0));
+    if (!Kernel || !Strides || Strides->size() != Kernel->size() || !D ||
+        D->size() != Kernel->size() + 2 ||
+        (Pads && llvm::any_of(*Pads, [](int64_t P) { return P != 0; })))
+      return;
+    std::vector<DimExpr> In = expressInInputs(DA, *N.getOperand(0), *D, Old);
+    for (size_t A = 0; A < Kernel->size(); ++A) {
+      const DimExpr &E = In[A + 2];
+      int64_t K = (*Kernel)[A];
+      std::optional<int64_t> Size = oldValue(E);
+      if (E.isConstant() || E.hasUnknown() || !Size || K <= 2 ||
+          (*Strides)[A] != K || *Size % K != 0 || *Size / K > K)
+        continue;
+      std::set<std::string> Pins;
+      E.forEachSymbol([&](llvm::StringRef S) {
+        if (Old.count(S.str()))
+          Pins.insert(S.str());
+      });
+      if (Pins.empty() || alreadyReported(&N, Pins))
+        continue;
+      Problems.push_back(
+          {&N,
+           "window and stride " + std::to_string(K) + " over dim " +
+               std::to_string(A + 2) + " of '" +
+               N.getOperand(0)->getName().str() + "' (" + E.str() +
+               ", old size " + std::to_string(*Size) + ") give " +
+               std::to_string(*Size / K) +
+               " windows, as an adaptive pool to that many exported at the "
+               "old size does; at other sizes the window would stay " +
+               std::to_string(K) +
+               " where the adaptive pool widens it, and nothing tells them "
+               "apart; re-export with dynamic axes, or keep " +
+               llvm::join(Pins, ", ") + " static with allow-partial=true",
+           Pins});
+      break;
+    }
+  });
+}
+
 /// The constant bounds of Slice \p N, each with its axis resolved against
 /// \p Rank: starts and ends (operands from opset 10, attributes before).
 /// Empty where any is not a constant or a step is not positive (a
@@ -3609,6 +3703,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineMergedSymbols(M, DA);
   examineVanishedSymbols(M, DA);
   examineBakedPositions(M, DA);
+  examineAdaptiveWindows(M, DA);
   examineSlicedTables(M, DA);
   examineUnitSymbols();
   examineUnitDims(M, DA);

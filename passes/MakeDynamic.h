@@ -448,6 +448,7 @@ public:
   void examineMergedSymbols(Model &M, const DimAnalysis &DA);
   void examineVanishedSymbols(Model &M, const DimAnalysis &DA);
   void examineBakedPositions(Model &M, const DimAnalysis &DA);
+  void examineAdaptiveWindows(Model &M, const DimAnalysis &DA);
   bool reportMergedRows(const Node &N, int64_t D, const DimExpr &Merged,
                         const std::string &X);
   bool reportVanished(const Value *V, unsigned K, const std::string &S,
