@@ -943,10 +943,9 @@ static bool resizedToComputedSize(const Value &V) {
 /// 2 and overlapping ones are left.
 void DynamicRewrite::examineAdaptiveWindows(Model &M, const DimAnalysis &DA) {
   M.getGraph().walk([&](Node &N) {
-    llvm::StringRef Op = N.getOpType();
-    if (!N.isOnnxDomain() ||
-        (Op != "AveragePool" && Op != "MaxPool" && Op != "LpPool") ||
-        !N.getOperand(0) || !N.getResult(0) ||
+    // A strided window without weights: a pool.
+    if (!N.isOnnxDomain() || !hasTrait(N, StridedWindow) ||
+        N.getNumOperands() != 1 || !N.getOperand(0) || !N.getResult(0) ||
         N.getAttrString("auto_pad", "NOTSET") != "NOTSET" ||
         !resizedToComputedSize(*N.getResult(0)))
       return;
@@ -1042,8 +1041,8 @@ static std::vector<std::pair<unsigned, int64_t>> constantBounds(const Node &N,
 void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
   M.getGraph().walk([&](Node &N) {
     bool IsSlice = hasTrait(N, CutsAlongAxes);
-    bool IsTopK = N.getOpType() == "TopK";
-    if ((!IsSlice && !IsTopK && N.getOpType() != "Gather") ||
+    bool IsTopK = hasTrait(N, KeepsTopK);
+    if ((!IsSlice && !IsTopK && !hasTrait(N, GathersAlongAxis)) ||
         !N.isOnnxDomain() || N.getNumOperands() < (IsSlice ? 1u : 2u) ||
         !N.getOperand(0))
       return;

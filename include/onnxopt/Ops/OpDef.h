@@ -157,6 +157,10 @@ enum OpTrait : uint64_t {
   /// when absent); along every other dim the result is the operand,
   /// position for position.
   CutsAlongAxes = 1ull << 36,
+  /// Its results are the k largest or smallest elements along `axis` (-1
+  /// without it) and their positions, k its second operand from opset 10
+  /// (TopK).
+  KeepsTopK = 1ull << 37,
 };
 using OpTraits = uint64_t;
 
