@@ -1034,8 +1034,10 @@ static std::vector<std::pair<unsigned, int64_t>> constantBounds(const Node &N,
 /// positions as before, giving a wrong result, while a fixed position that far
 /// in is rare (class and register tokens, shifts and crops sit near the start,
 /// or count from the end with negative numbers, which are left alone).
-/// Positions up to 2 are always read as fixed: `x[:, 2:]` at an old size
-/// of 4 is more likely two skipped frames than a half.
+/// Positions up to 2 are read as fixed where the old size is above 4
+/// (`x[:, 2:]`, two skipped frames); at 4 or less nothing tells a small
+/// fixed position from a size, and every inner one from the middle on is
+/// refused.
 /// Nothing tells the two apart, so the node is named and the symbols the
 /// dim grows with are refused.
 void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
@@ -1064,8 +1066,10 @@ void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
     for (const auto &[Axis, P] : Positions) {
       const DimExpr &E = Data[Axis];
       std::optional<int64_t> Size = oldValue(E);
-      if (E.isConstant() || E.hasUnknown() || !Size || P <= 2 || P >= *Size ||
-          2 * P < *Size)
+      // From the middle on (T // 2 of an odd T too); at an old size of 4
+      // or less every inner position might be such a size.
+      if (E.isConstant() || E.hasUnknown() || !Size || P <= 0 || P >= *Size ||
+          2 * P + 1 < *Size || (P <= 2 && *Size > 4))
         continue;
       std::set<std::string> Pins;
       E.forEachSymbol([&](llvm::StringRef S) {
@@ -1414,6 +1418,64 @@ void DynamicRewrite::examineFixedRows(
                " above 1, or keep " + X + " static with allow-partial=true",
            {X}});
     }
+}
+
+/// A scatter of index tuples (ScatterND: `y[:, 0] = 0` writes at (b, 0) for
+/// every row b) whose component along a dim that a new symbol X sizes is
+/// not sized by X and counts every row of the old size writes fixed rows:
+/// the tuples hold the rows of the old size ([0, 1, 2] at X = 3, a baked
+/// arange(X) = [0] at 1), so a larger X leaves rows unwritten and a smaller
+/// one writes past the data. Tuples computed in the graph are left.
+void DynamicRewrite::examineFixedWrites(Model &M, const DimAnalysis &DA) {
+  M.getGraph().walk([&](Node &N) {
+    if (!hasTrait(N, ScattersTuples) || N.getNumOperands() < 2 ||
+        !N.getOperand(0) || !N.getOperand(1))
+      return;
+    const std::vector<DimExpr> *DD = DA.getDims(*N.getOperand(0));
+    const std::vector<DimExpr> *ID = DA.getDims(*N.getOperand(1));
+    if (!DD || !ID || ID->empty() || !ID->back().isConstant())
+      return;
+    std::vector<DimExpr> Data = expressInInputs(DA, *N.getOperand(0), *DD, Old),
+                         Indices =
+                             expressInInputs(DA, *N.getOperand(1), *ID, Old);
+    int64_t Count = Indices.back().getConstant();
+    // The tuples as baked: a component that counts every row of its dim's
+    // old size (0, 1, 2 at 3; the one 0 at 1) wrote each row; one that
+    // holds a fixed position (`y[:, 0]`'s 0 along a length of 8) writes
+    // the same position at every size.
+    Tensor T =
+        evaluateBaked(*N.getOperand(1), M.getOpsetVersion(""), BakedValues);
+    std::optional<std::vector<int64_t>> Tuples =
+        T ? T.toInt64s() : std::nullopt;
+    auto CountsRows = [&](int64_t D, int64_t Rows) {
+      std::set<int64_t> Seen;
+      for (size_t I = D; I < Tuples->size(); I += Count)
+        Seen.insert((*Tuples)[I]);
+      return int64_t(Seen.size()) == Rows && *Seen.begin() == 0 &&
+             *Seen.rbegin() == Rows - 1;
+    };
+    if (!Tuples || Count < 1)
+      return;
+    for (int64_t D = 0; D < Count && D < int64_t(Data.size()); ++D)
+      for (const auto &[X, OldSize] : Old) {
+        std::optional<int64_t> Rows = oldValue(Data[D]);
+        if (!mentions(Data[D], X) || mentions(Indices, X) || !Rows ||
+            !CountsRows(D, *Rows) || alreadyReported(&N, {X}))
+          continue;
+        Problems.push_back(
+            {&N,
+             "writes along dim " + std::to_string(D) + " of '" +
+                 N.getOperand(0)->getName().str() + "' (" + Data[D].str() +
+                 "), which grows with " + X + ", at index tuples that " + X +
+                 " does not size: it writes the rows of " + X +
+                 "'s old size (a baked arange(" + X +
+                 ")), leaving rows unwritten at a larger " + X +
+                 " and writing past the data at a smaller one; re-export "
+                 "with dynamic axes, or keep " +
+                 X + " static with allow-partial=true",
+             {X}});
+      }
+  });
 }
 
 /// A gather along a dim that merges the unit symbol X with other dims
@@ -2820,8 +2882,10 @@ void DynamicRewrite::repairComputedGatherInOrder(Node &N, DimAnalysis &DA,
 /// a new symbol S the gathered dims grow with was that size (a literal of
 /// the same number would be a coincidence), and kept it would wrap or clamp
 /// the positions at S's old size. Each is rebuilt from S's input dim. A
-/// number that could also be another new symbol's, or a size of 2 or less
-/// (`// 2`, `- 1`), is left, and the dims decide.
+/// number that is also another new symbol's old size (batch and length both
+/// 3), or an old size of 2 (`// 2` reads the same), could be either or a
+/// number: refused there, naming the constant. Old sizes of 1 are left
+/// (every `- 1` would match).
 void DynamicRewrite::repairIndexSizes(Node &N, unsigned FirstDim,
                                       unsigned NumDims, DimAnalysis &DA,
                                       Rewriter &RW) {
@@ -2833,7 +2897,7 @@ void DynamicRewrite::repairIndexSizes(Node &N, unsigned FirstDim,
   for (unsigned D = FirstDim; D < FirstDim + NumDims && D < DD->size(); ++D)
     computedDim(DA, *Data, *DD, D).forEachSymbol([&](llvm::StringRef S) {
       auto It = Old.find(S.str());
-      if (It != Old.end() && It->second > 2 &&
+      if (It != Old.end() && It->second >= 2 &&
           !llvm::is_contained(BySize[It->second], S.str()))
         BySize[It->second].push_back(S.str());
     });
@@ -2869,9 +2933,29 @@ void DynamicRewrite::repairIndexSizes(Node &N, unsigned FirstDim,
           Work.push_back(Op->getDefiningNode());
         continue;
       }
-      if (!V || V->size() != 1 || !BySize.count((*V)[0]) ||
-          BySize[(*V)[0]].size() != 1 || Shared.count((*V)[0]))
+      if (!V || V->size() != 1 || !BySize.count((*V)[0]))
         continue;
+      if ((*V)[0] <= 2 || Shared.count((*V)[0])) {
+        std::set<std::string> Pins;
+        for (const auto &[Sym, Size] : Old)
+          if (Size == (*V)[0])
+            Pins.insert(Sym);
+        if (!alreadyReported(M, Pins))
+          Problems.push_back(
+              {M,
+               "constant '" + Op->getName().str() +
+                   "' = " + std::to_string((*V)[0]) +
+                   " in the arithmetic of the "
+                   "indices of '" +
+                   N.getResult(0)->getName().str() +
+                   "' may be the old size of " + llvm::join(Pins, " or ") +
+                   " that the export folded, or a number, and nothing tells "
+                   "them apart; export at sizes that differ from each "
+                   "other and from 2, or keep " +
+                   llvm::join(Pins, ", ") + " static with allow-partial=true",
+               Pins});
+        continue;
+      }
       const std::string &S = BySize[(*V)[0]].front();
       auto [Input, Dim] = inputDimOf(S);
       if (!Input)
@@ -3702,6 +3786,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineMergedSymbols(M, DA);
   examineVanishedSymbols(M, DA);
   examineBakedPositions(M, DA);
+  examineFixedWrites(M, DA);
   examineAdaptiveWindows(M, DA);
   examineSlicedTables(M, DA);
   examineUnitSymbols();

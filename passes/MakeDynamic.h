@@ -416,6 +416,7 @@ public:
       llvm::function_ref<std::vector<DimExpr>(const Value *)> DimsOf,
       llvm::function_ref<bool(const Value *, const std::string &)> ReadsSized,
       const std::set<std::string> &Units, std::set<std::string> &Reported);
+  void examineFixedWrites(Model &M, const DimAnalysis &DA);
   /// The new symbols that are the first new dim of some input (a batch).
   std::set<std::string> leadingSymbols() const;
 

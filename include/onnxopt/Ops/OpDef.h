@@ -161,6 +161,10 @@ enum OpTrait : uint64_t {
   /// without it) and their positions, k its second operand from opset 10
   /// (TopK).
   KeepsTopK = 1ull << 37,
+  /// Its second operand's last dim holds index tuples whose component c
+  /// writes along dim c of its first operand, whose shape the result has
+  /// (ScatterND).
+  ScattersTuples = 1ull << 38,
 };
 using OpTraits = uint64_t;
 
