@@ -1215,10 +1215,7 @@ void DynamicRewrite::repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW) {
   unsigned K = TD.back(), Rank = TD.size() - 1;
   std::set<std::string> New;
   for (unsigned D = 0; D < K; ++D)
-    In[D].forEachSymbol([&](llvm::StringRef S) {
-      if (Old.count(S.str()))
-        New.insert(S.str());
-    });
+    addNewSymbols(In[D], New);
   if (New.empty())
     return;
   std::string What = "constant indices '" + N.getOperand(1)->getName().str() +

@@ -464,10 +464,7 @@ std::string DynamicRewrite::samePadConflict(
     if (decide(C, Domain) == Verdict::Holds)
       continue;
     size_t Before = New.size();
-    D.forEachSymbol([&](llvm::StringRef Sym) {
-      if (Old.count(Sym.str()))
-        New.insert(Sym.str());
-    });
+    addNewSymbols(D, New);
     if (New.size() == Before)
       continue;
     if (!First)
@@ -510,10 +507,7 @@ void DynamicRewrite::addNewSymbols(const DimAnalysis &DA, const Value *V,
   if (!Dims)
     return;
   for (const DimExpr &D : *Dims)
-    DA.getBest(D).forEachSymbol([&](llvm::StringRef S) {
-      if (Old.count(S.str()))
-        Out.insert(S.str());
-    });
+    addNewSymbols(DA.getBest(D), Out);
 }
 
 /// A node whose op's conditions on dims onnx-opt does not model, reading a
@@ -898,6 +892,22 @@ bool DynamicRewrite::reportVanished(const Value *V, unsigned K,
   return true;
 }
 
+/// Refuses the new symbols dim \p E of an operand of \p N grows with,
+/// saying \p Why and how to go on; false where \p E grows with none or they
+/// are already reported at \p N.
+bool DynamicRewrite::reportGrowingDim(const Node &N, const DimExpr &E,
+                                      const std::string &Why) {
+  std::set<std::string> Pins = newSymbols(E);
+  if (Pins.empty() || alreadyReported(&N, Pins))
+    return false;
+  Problems.push_back({&N,
+                      Why + "; re-export with dynamic axes, or keep " +
+                          llvm::join(Pins, ", ") +
+                          " static with allow-partial=true",
+                      Pins});
+  return true;
+}
+
 /// True if a Resize whose sizes are computed in the graph (read from a
 /// Shape at run time) reads \p V through a few convs, elementwise ops and
 /// activations.
@@ -965,28 +975,19 @@ void DynamicRewrite::examineAdaptiveWindows(Model &M, const DimAnalysis &DA) {
       if (E.isConstant() || E.hasUnknown() || !Size || K <= 2 ||
           (*Strides)[A] != K || *Size % K != 0 || *Size / K > K)
         continue;
-      std::set<std::string> Pins;
-      E.forEachSymbol([&](llvm::StringRef S) {
-        if (Old.count(S.str()))
-          Pins.insert(S.str());
-      });
-      if (Pins.empty() || alreadyReported(&N, Pins))
-        continue;
-      Problems.push_back(
-          {&N,
-           "window and stride " + std::to_string(K) + " over dim " +
-               std::to_string(A + 2) + " of '" +
-               N.getOperand(0)->getName().str() + "' (" + E.str() +
-               ", old size " + std::to_string(*Size) + ") give " +
-               std::to_string(*Size / K) +
-               " windows, as an adaptive pool to that many exported at the "
-               "old size does; at other sizes the window would stay " +
-               std::to_string(K) +
-               " where the adaptive pool widens it, and nothing tells them "
-               "apart; re-export with dynamic axes, or keep " +
-               llvm::join(Pins, ", ") + " static with allow-partial=true",
-           Pins});
-      break;
+      if (reportGrowingDim(
+              N, E,
+              "window and stride " + std::to_string(K) + " over dim " +
+                  std::to_string(A + 2) + " of '" +
+                  N.getOperand(0)->getName().str() + "' (" + E.str() +
+                  ", old size " + std::to_string(*Size) + ") give " +
+                  std::to_string(*Size / K) +
+                  " windows, as an adaptive pool to that many exported at "
+                  "the old size does; at other sizes the window would stay " +
+                  std::to_string(K) +
+                  " where the adaptive pool widens it, and nothing tells "
+                  "them apart"))
+        break;
     }
   });
 }
@@ -1071,28 +1072,19 @@ void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
       if (E.isConstant() || E.hasUnknown() || !Size || P <= 0 || P >= *Size ||
           2 * P + 1 < *Size || (P <= 2 && *Size > 4))
         continue;
-      std::set<std::string> Pins;
-      E.forEachSymbol([&](llvm::StringRef S) {
-        if (Old.count(S.str()))
-          Pins.insert(S.str());
-      });
-      if (Pins.empty() || alreadyReported(&N, Pins))
-        continue;
-      Problems.push_back(
-          {&N,
-           std::string(IsSlice  ? "bound "
-                       : IsTopK ? "k = "
-                                : "index ") +
-               std::to_string(P) + " along dim " + std::to_string(Axis) +
-               " of '" + N.getOperand(0)->getName().str() + "' (" + E.str() +
-               ", old size " + std::to_string(*Size) +
-               ") is a fixed position past the middle of the old size: a "
-               "size the export computed and folded (x[:, :T // 2], "
-               "x[:, T - 1]) reads the same, and nothing tells them apart; "
-               "re-export with dynamic axes, or keep " +
-               llvm::join(Pins, ", ") + " static with allow-partial=true",
-           Pins});
-      break;
+      if (reportGrowingDim(
+              N, E,
+              std::string(IsSlice  ? "bound "
+                          : IsTopK ? "k = "
+                                   : "index ") +
+                  std::to_string(P) + " along dim " + std::to_string(Axis) +
+                  " of '" + N.getOperand(0)->getName().str() + "' (" + E.str() +
+                  ", old size " + std::to_string(*Size) +
+                  ") is a fixed position past the middle of the old size: a "
+                  "size the export computed and folded (x[:, :T // 2], "
+                  "x[:, T - 1]) reads the same, and nothing tells them "
+                  "apart"))
+        break;
     }
   });
 }
@@ -1447,20 +1439,22 @@ void DynamicRewrite::examineFixedWrites(Model &M, const DimAnalysis &DA) {
         evaluateBaked(*N.getOperand(1), M.getOpsetVersion(""), BakedValues);
     std::optional<std::vector<int64_t>> Tuples =
         T ? T.toInt64s() : std::nullopt;
+    if (!Tuples || Count < 1)
+      return;
     auto CountsRows = [&](int64_t D, int64_t Rows) {
       std::set<int64_t> Seen;
       for (size_t I = D; I < Tuples->size(); I += Count)
         Seen.insert((*Tuples)[I]);
-      return int64_t(Seen.size()) == Rows && *Seen.begin() == 0 &&
-             *Seen.rbegin() == Rows - 1;
+      return !Seen.empty() && int64_t(Seen.size()) == Rows &&
+             *Seen.begin() == 0 && *Seen.rbegin() == Rows - 1;
     };
-    if (!Tuples || Count < 1)
-      return;
-    for (int64_t D = 0; D < Count && D < int64_t(Data.size()); ++D)
+    for (int64_t D = 0; D < Count && D < int64_t(Data.size()); ++D) {
+      std::optional<int64_t> Rows = oldValue(Data[D]);
+      if (!Rows || !CountsRows(D, *Rows))
+        continue;
       for (const auto &[X, OldSize] : Old) {
-        std::optional<int64_t> Rows = oldValue(Data[D]);
-        if (!mentions(Data[D], X) || mentions(Indices, X) || !Rows ||
-            !CountsRows(D, *Rows) || alreadyReported(&N, {X}))
+        if (!mentions(Data[D], X) || mentions(Indices, X) ||
+            alreadyReported(&N, {X}))
           continue;
         Problems.push_back(
             {&N,
@@ -1475,6 +1469,7 @@ void DynamicRewrite::examineFixedWrites(Model &M, const DimAnalysis &DA) {
                  X + " static with allow-partial=true",
              {X}});
       }
+    }
   });
 }
 
@@ -1923,6 +1918,14 @@ LogicalResult DynamicRewrite::storeRelations(Model &M,
   if (Result != Stored && !setDimRelations(M, Result, Error))
     return emitError(Diags) << "cannot store the relations: " << Error;
   return success();
+}
+
+void DynamicRewrite::addNewSymbols(const DimExpr &E,
+                                   std::set<std::string> &Out) const {
+  E.forEachSymbol([&](llvm::StringRef S) {
+    if (Old.count(S.str()))
+      Out.insert(S.str());
+  });
 }
 
 std::optional<int64_t> DynamicRewrite::oldValue(const DimExpr &E) const {
@@ -2893,13 +2896,14 @@ void DynamicRewrite::repairIndexSizes(Node &N, unsigned FirstDim,
   const std::vector<DimExpr> *DD = DA.getDims(*Data);
   if (!DD)
     return;
-  std::map<int64_t, std::vector<std::string>> BySize;
+  // The old sizes of the symbols the gathered dims grow with, each with
+  // one symbol of that size (a size two symbols share is refused below).
+  std::map<int64_t, std::string> BySize;
   for (unsigned D = FirstDim; D < FirstDim + NumDims && D < DD->size(); ++D)
     computedDim(DA, *Data, *DD, D).forEachSymbol([&](llvm::StringRef S) {
       auto It = Old.find(S.str());
-      if (It != Old.end() && It->second >= 2 &&
-          !llvm::is_contained(BySize[It->second], S.str()))
-        BySize[It->second].push_back(S.str());
+      if (It != Old.end() && It->second >= 2)
+        BySize.emplace(It->second, S.str());
     });
   if (BySize.empty())
     return;
@@ -2956,7 +2960,7 @@ void DynamicRewrite::repairIndexSizes(Node &N, unsigned FirstDim,
                Pins});
         continue;
       }
-      const std::string &S = BySize[(*V)[0]].front();
+      const std::string &S = BySize[(*V)[0]];
       auto [Input, Dim] = inputDimOf(S);
       if (!Input)
         continue;
@@ -3220,10 +3224,7 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
         BA.DimText = E.str();
         BA.Expr = E;
         B.Axes.push_back(BA);
-        E.forEachSymbol([&](llvm::StringRef S) {
-          if (Old.count(S.str()))
-            New.insert(S.str());
-        });
+        addNewSymbols(E, New);
         break;
       }
       if (!IsConcat && Dims[A] > 1 &&
@@ -3235,11 +3236,8 @@ void DynamicRewrite::repairBakedConstants(Node &N, DimAnalysis &DA,
           if (BA->IsInputSymbol || !PD)
             New.insert(BA->DimText);
           else
-            computedDim(DA, *BA->Partner, *PD, BA->PartnerAxis)
-                .forEachSymbol([&](llvm::StringRef S) {
-                  if (Old.count(S.str()))
-                    New.insert(S.str());
-                });
+            addNewSymbols(computedDim(DA, *BA->Partner, *PD, BA->PartnerAxis),
+                          New);
         }
     }
     if (B.Axes.empty())
@@ -3466,16 +3464,8 @@ DimExpr DynamicRewrite::computedDim(const DimAnalysis &DA, const Value &V,
   // batch*seq is computed (seq of old size 5), equal at the reading sizes;
   // or beside a new symbol of old size 1: seq where seq*batch is computed
   // (a baked [14,1,64] downstream merged them at batch 1).
-  auto NewNames = [&](const DimExpr &X) {
-    std::set<std::string> Names;
-    X.forEachSymbol([&](llvm::StringRef S) {
-      if (Old.count(S.str()))
-        Names.insert(S.str());
-    });
-    return Names;
-  };
   std::optional<int64_t> At = readingValue(F);
-  std::set<std::string> InF = NewNames(F), InE = NewNames(E);
+  std::set<std::string> InF = newSymbols(F), InE = newSymbols(E);
   if (At && readingValue(E) == At && InF.size() > InE.size() &&
       std::includes(InF.begin(), InF.end(), InE.begin(), InE.end()))
     return F;

@@ -90,6 +90,13 @@ public:
   std::optional<llvm::StringMap<Value *>> InputsByName;
   LogicalResult reinfer(Model &M, DiagnosticEngine &Diags);
   std::optional<int64_t> oldValue(const DimExpr &E) const;
+  /// The new input symbols \p E mentions, added to \p Out.
+  void addNewSymbols(const DimExpr &E, std::set<std::string> &Out) const;
+  std::set<std::string> newSymbols(const DimExpr &E) const {
+    std::set<std::string> Out;
+    addNewSymbols(E, Out);
+    return Out;
+  }
   bool startsAlike(llvm::ArrayRef<DimExpr> In, llvm::ArrayRef<int64_t> Target,
                    unsigned I) const;
   /// For reading a baked target over its data: the value at the old
@@ -450,6 +457,8 @@ public:
   void examineVanishedSymbols(Model &M, const DimAnalysis &DA);
   void examineBakedPositions(Model &M, const DimAnalysis &DA);
   void examineAdaptiveWindows(Model &M, const DimAnalysis &DA);
+  bool reportGrowingDim(const Node &N, const DimExpr &E,
+                        const std::string &Why);
   bool reportMergedRows(const Node &N, int64_t D, const DimExpr &Merged,
                         const std::string &X);
   bool reportVanished(const Value *V, unsigned K, const std::string &S,
