@@ -61,6 +61,8 @@
 #include "onnxopt/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
@@ -990,6 +992,146 @@ void DynamicRewrite::examineAdaptiveWindows(Model &M, const DimAnalysis &DA) {
         break;
     }
   });
+}
+
+/// \p C as the model's constant reads (7 digits).
+static std::string printNumber(double C) {
+  char Buf[32];
+  std::snprintf(Buf, sizeof Buf, "%.7g", C);
+  return Buf;
+}
+
+/// The number a one-element floating-point constant \p V holds.
+static std::optional<double> scalarFloat(const Value *V) {
+  Tensor T = V ? getConstantValue(*V) : Tensor();
+  if (!T || T.getNumElements() != 1)
+    return std::nullopt;
+  auto Type = static_cast<ElementType>(T.getElemType());
+  if (Type != ElementType::Float && Type != ElementType::Double &&
+      Type != ElementType::Float16 && Type != ElementType::BFloat16)
+    return std::nullopt;
+  std::optional<std::vector<double>> D = T.toDoubles();
+  if (!D || D->size() != 1 || !std::isfinite(D->front()))
+    return std::nullopt;
+  return D->front();
+}
+
+/// The dims reduction \p R reduces, by position in its operand of rank
+/// \p Rank (every dim where the axes are absent or empty); empty where the
+/// axes are computed or the reduction is a no-op.
+static std::vector<unsigned> reducedDims(const Node &R, size_t Rank) {
+  std::optional<std::vector<int64_t>> Axes =
+      readAxes(R, lookupOp(R), [&](unsigned I) {
+        Tensor T = I < R.getNumOperands() && R.getOperand(I)
+                       ? getConstantValue(*R.getOperand(I))
+                       : Tensor();
+        return T ? T.toInt64s() : std::nullopt;
+      });
+  bool AxesOperand = R.getNumOperands() > 1 && R.getOperand(1);
+  if (!Axes && AxesOperand)
+    return {};
+  std::vector<unsigned> Dims;
+  if (!Axes || Axes->empty()) {
+    if (R.getAttrInt("noop_with_empty_axes", 0))
+      return {};
+    for (size_t K = 0; K < Rank; ++K)
+      Dims.push_back(unsigned(K));
+    return Dims;
+  }
+  for (int64_t A : *Axes)
+    if (std::optional<int64_t> K = resolveAxis(A, int64_t(Rank)))
+      Dims.push_back(unsigned(*K));
+    else
+      return {};
+  return Dims;
+}
+
+/// True if \p C is a count \p N of reduced elements as a mean or an
+/// unbiased variance scales by it: N, N - 1, their inverses, N / (N - 1)
+/// or (N - 1) / N.
+static bool isCountScale(double C, int64_t N) {
+  if (N < 2 || C == 1.0)
+    return false;
+  double Count = double(N);
+  for (double Form : {Count, Count - 1, 1 / Count, 1 / (Count - 1),
+                      Count / (Count - 1), (Count - 1) / Count})
+    if (std::fabs(C - Form) <= 1e-6 * std::fabs(Form))
+      return true;
+  return false;
+}
+
+/// A float scalar that scales a reduction over a dim that grows, equal to
+/// the count of elements it reduced at the old sizes (or that count less
+/// one, or either's inverse or ratio): a static export, or a model frozen
+/// and folded, bakes `x.sum(-1) / x.shape[-1]` and torch's unbiased
+/// variance (a mean times n / (n - 1)) so, and at another size the old
+/// count stays where the new one belongs (exited 0 with a wrong result). A
+/// fixed scale of a reduction over a growing dim equal to such a count by
+/// chance is rare; nothing tells the two apart, so the node is named and
+/// the symbols the reduced dims grow with are refused. Scales of
+/// reductions over fixed dims (LayerNorm's hidden size) are left.
+void DynamicRewrite::examineCountScales(Model &M, const DimAnalysis &DA) {
+  M.getGraph().walk([&](Node &N) {
+    if (!N.isOnnxDomain() || !hasTrait(N, Arithmetic) ||
+        N.getNumOperands() != 2)
+      return;
+    for (unsigned I = 0; I < 2; ++I) {
+      std::optional<double> C = scalarFloat(N.getOperand(I));
+      if (C && reportCountScale(N, *C, N.getOperand(1 - I), DA))
+        return;
+    }
+  });
+}
+
+/// Walks from \p X, which node \p N scales by \p C, back through other
+/// scalings by float constants to the reductions that made it, and refuses
+/// the growing dims reduced where \p C is a scale of their count.
+bool DynamicRewrite::reportCountScale(const Node &N, double C, const Value *X,
+                                      const DimAnalysis &DA) {
+  int64_t Count = 1;
+  DimExpr Reduced = DimExpr::constant(1);
+  for (int Step = 0; X && Step < 6; ++Step) {
+    const Node *P = X->getDefiningNode();
+    if (!P || !P->isOnnxDomain())
+      return false;
+    if (hasTrait(*P, Arithmetic) && P->getNumOperands() == 2) {
+      // Another scaling by a constant: (mean * n) / (n - 1).
+      bool Left = scalarFloat(P->getOperand(1)).has_value();
+      if (!Left && !scalarFloat(P->getOperand(0)))
+        return false;
+      X = P->getOperand(Left ? 0 : 1);
+      continue;
+    }
+    if (!hasTrait(*P, Reduction) || !P->getOperand(0))
+      return false;
+    const std::vector<DimExpr> *D = DA.getDims(*P->getOperand(0));
+    if (!D)
+      return false;
+    std::vector<DimExpr> In = expressInInputs(DA, *P->getOperand(0), *D, Old);
+    std::vector<unsigned> Dims = reducedDims(*P, In.size());
+    if (Dims.empty())
+      return false;
+    for (unsigned K : Dims) {
+      std::optional<int64_t> Size = oldValue(In[K]);
+      if (In[K].hasUnknown() || !Size)
+        return false;
+      Count *= *Size;
+      Reduced = Reduced * In[K];
+    }
+    if (!newSymbols(Reduced).empty() && isCountScale(C, Count))
+      return reportGrowingDim(
+          N, Reduced,
+          "the constant " + printNumber(C) + " scaling '" +
+              P->getResult(0)->getName().str() + "' (" + P->getOpType().str() +
+              " over " + Reduced.str() + ", " + std::to_string(Count) +
+              " elements at the old sizes) is a count of the elements it "
+              "reduced, as a mean or an unbiased variance folded at the old "
+              "sizes holds it; at other sizes the count changes, and nothing "
+              "tells a fixed scale from it");
+    // A reduction of a reduction: the counts multiply.
+    X = P->getOperand(0);
+  }
+  return false;
 }
 
 /// The constant bounds of Slice \p N, each with its axis resolved against
@@ -3585,6 +3727,10 @@ void DynamicRewrite::repair(Node &N, DimAnalysis &DA, Rewriter &RW,
          [](DynamicRewrite &D, Node &N, const RepairScope &S) {
            D.repairSliceEnds(N, S.DA, S.RW);
          }},
+        {"ScatterND",
+         [](DynamicRewrite &D, Node &N, const RepairScope &S) {
+           D.repairSliceWrite(N, S.DA, S.RW);
+         }},
         // initial_h and initial_c.
         {"LSTM",
          [](DynamicRewrite &D, Node &N, const RepairScope &S) {
@@ -3778,6 +3924,7 @@ LogicalResult DynamicRewrite::attempt(Model &M, PassContext &Ctx) {
   examineBakedPositions(M, DA);
   examineFixedWrites(M, DA);
   examineAdaptiveWindows(M, DA);
+  examineCountScales(M, DA);
   examineSlicedTables(M, DA);
   examineUnitSymbols();
   examineUnitDims(M, DA);

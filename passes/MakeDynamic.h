@@ -142,6 +142,8 @@ public:
   /// A recurrent layer's \p NumStates initial states (operands 5 on).
   void repairRecurrentState(Node &N, DimAnalysis &DA, Rewriter &RW,
                             unsigned NumStates);
+  /// torch's in-place slice assignment (SliceWrites.cpp).
+  void repairSliceWrite(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW);
   bool freeExpandEntries(const Node &N, DimAnalysis &DA,
@@ -195,6 +197,9 @@ public:
   std::optional<BakedAxis> exactAxis(const Node &M, unsigned Operand,
                                      unsigned FromRight, unsigned Axis,
                                      int64_t Size, const DimAnalysis &DA);
+  bool readAsRoundTrip(Node &N, llvm::ArrayRef<DimExpr> In,
+                       llvm::ArrayRef<int64_t> Target, DimAnalysis &DA,
+                       Rewriter &RW);
   bool tryShapeDerived(Node &N, llvm::ArrayRef<DimExpr> In,
                        llvm::ArrayRef<int64_t> Target, Rewriter &RW);
   /// A baked target read off the operand its result meets in an
@@ -457,6 +462,9 @@ public:
   void examineVanishedSymbols(Model &M, const DimAnalysis &DA);
   void examineBakedPositions(Model &M, const DimAnalysis &DA);
   void examineAdaptiveWindows(Model &M, const DimAnalysis &DA);
+  void examineCountScales(Model &M, const DimAnalysis &DA);
+  bool reportCountScale(const Node &N, double C, const Value *X,
+                        const DimAnalysis &DA);
   bool reportGrowingDim(const Node &N, const DimExpr &E,
                         const std::string &Why);
   bool reportMergedRows(const Node &N, int64_t D, const DimExpr &Merged,

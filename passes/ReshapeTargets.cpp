@@ -404,6 +404,108 @@ bool DynamicRewrite::startsAlike(llvm::ArrayRef<DimExpr> In,
   return !Before || !TargetBefore || *Before == *TargetBefore;
 }
 
+/// The value a view produced \p Data from: walking back through ops that
+/// keep their operand's dims (normalizations, activations, elementwise ops
+/// whose result has the dims of their first operand), the first operand of
+/// the view (Reshape, Flatten) that made it; null where there is none or
+/// the view only inserts or removes dims of 1.
+static Value *viewedFrom(Value *Data, const DimAnalysis &DA) {
+  Value *V = Data;
+  for (int Step = 0; V && Step < 8; ++Step) {
+    Node *D = V->getDefiningNode();
+    if (!D || !D->isOnnxDomain() || D->getNumOperands() == 0 ||
+        !D->getOperand(0))
+      return nullptr;
+    // Squeeze and Unsqueeze only move a 1: a target that puts it back says
+    // nothing of how the other dims split.
+    if (hasTrait(*D, ViewLike))
+      return hasTrait(*D, InsertsUnitDims) || hasTrait(*D, RemovesUnitDims)
+                 ? nullptr
+                 : D->getOperand(0);
+    const std::vector<DimExpr> *Out = DA.getDims(*V);
+    const std::vector<DimExpr> *Of = DA.getDims(*D->getOperand(0));
+    if (!(hasTrait(*D, ShapePreserving) ||
+          hasTrait(*D, ElementwiseBroadcasting)) ||
+        !Out || !Of || *Out != *Of)
+      return nullptr;
+    V = D->getOperand(0);
+  }
+  return nullptr;
+}
+
+/// A view back to the shape of what an earlier view reshaped: GroupNorm's
+/// `[B, G, -1]` around an InstanceNormalization, whose second target holds
+/// the first view's input shape, baked. Where the target (its -1 read by
+/// count) is that value's old shape, entry for entry, it is that shape at
+/// every size: a constant with copies and one -1 where that reads it, else
+/// the value's Shape. Read before the counts: at H = W = 2 the counts
+/// of `[2,8,2,2]` over `[B,4,2*H*W]` let 8 take the rest (2*H*W) and keep
+/// the 2s, while the round trip says the 2s are H and W.
+bool DynamicRewrite::readAsRoundTrip(Node &N, llvm::ArrayRef<DimExpr> In,
+                                     llvm::ArrayRef<int64_t> Target,
+                                     DimAnalysis &DA, Rewriter &RW) {
+  Value *X = viewedFrom(N.getOperand(0), DA);
+  const std::vector<DimExpr> *XD = X ? DA.getDims(*X) : nullptr;
+  if (!XD || XD->size() != Target.size() || zeroIsLiteral(N, Target))
+    return false;
+  std::vector<DimExpr> Dims;
+  int64_t Total = 1, Known = 1;
+  for (unsigned K = 0; K < XD->size(); ++K) {
+    Dims.push_back(computedDim(DA, *X, *XD, K));
+    std::optional<int64_t> V =
+        Dims.back().hasUnknown() ? std::nullopt : readingValue(Dims.back());
+    if (!V || *V < 1 || __builtin_mul_overflow(Total, *V, &Total))
+      return false;
+  }
+  int Minus = -1;
+  for (unsigned K = 0; K < Target.size(); ++K) {
+    if (Target[K] == -1 && Minus < 0)
+      Minus = int(K);
+    else if (Target[K] < 1 || __builtin_mul_overflow(Known, Target[K], &Known))
+      return false;
+  }
+  // Each entry: its literal where the dim is constant, 0 where the data
+  // holds the same dim at the same place (a copy), else read from X: one
+  // such entry is the -1.
+  std::vector<int64_t> New(Target.begin(), Target.end());
+  std::vector<unsigned> Read;
+  for (unsigned K = 0; K < Target.size(); ++K) {
+    int64_t Entry =
+        int(K) == Minus ? (Known > 0 ? Total / Known : 0) : Target[K];
+    if (readingValue(Dims[K]) != Entry)
+      return false;
+    New[K] = Entry;
+    if (Dims[K].isConstant())
+      continue;
+    if (K < In.size() && In[K] == Dims[K])
+      New[K] = 0;
+    else
+      Read.push_back(K);
+  }
+  if (Read.empty() && !llvm::is_contained(New, 0))
+    return false; // nothing dynamic: the counts decide
+  if (!Read.empty())
+    New[Read.front()] = -1;
+  if (Read.size() <= 1) {
+    if (llvm::ArrayRef<int64_t>(New) == Target)
+      return true; // already reads so
+    Value *C = RW.createConstant(
+        *N.getParentGraph(),
+        Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
+                           {int64_t(New.size())}, New));
+    setShapeOperand(N, 1, C, RW);
+  } else {
+    // Several dims to read: X's whole shape, which the analysis reads as
+    // X's dims (a -1 among them would leave it a quotient to divide).
+    RW.setInsertionPointBefore(&N);
+    setShapeOperand(
+        N, 1, RW.createNode("Shape", {X}, 1, "", "dims")->getResult(0), RW);
+  }
+  ++RepairCounts["round-trip view"];
+  Repaired = true;
+  return true;
+}
+
 void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
     return;
@@ -444,7 +546,7 @@ void DynamicRewrite::repairReshape(Node &N, DimAnalysis &DA, Rewriter &RW) {
     }
     Dynamic |= !E.isConstant();
   }
-  if (!Dynamic)
+  if (!Dynamic || readAsRoundTrip(N, *In, *Target, DA, RW))
     return;
   bool AllowZero = zeroIsLiteral(N, *Target);
   std::vector<int64_t> New = *Target;
