@@ -1169,9 +1169,38 @@ static std::vector<std::pair<unsigned, int64_t>> constantBounds(const Node &N,
   return Bounds;
 }
 
+/// The components of ScatterND \p N's index tuples, computed from
+/// constants, that hold the same position in every tuple, each with the
+/// data dim it picks (data of rank \p Rank): `y[:, T - 1] = v` writes at
+/// (row, 7) for each row at T = 8.
+static std::vector<std::pair<unsigned, int64_t>>
+fixedTupleComponents(const Node &N, size_t Rank) {
+  llvm::DenseMap<const Value *, Tensor> Memo;
+  Tensor T = N.getOperand(1)
+                 ? evaluateBaked(*N.getOperand(1), getNodeOpset(N), Memo)
+                 : Tensor();
+  std::optional<std::vector<int64_t>> Tuples = T ? T.toInt64s() : std::nullopt;
+  llvm::ArrayRef<int64_t> Shape =
+      T ? T.getDimsRef() : llvm::ArrayRef<int64_t>();
+  if (!Tuples || Tuples->empty() || Shape.empty() || Shape.back() < 1 ||
+      size_t(Shape.back()) > Rank)
+    return {};
+  size_t K = Shape.back();
+  std::vector<std::pair<unsigned, int64_t>> Fixed;
+  for (size_t C = 0; C < K; ++C) {
+    bool Same = true;
+    for (size_t I = C + K; I < Tuples->size() && Same; I += K)
+      Same = (*Tuples)[I] == (*Tuples)[C];
+    if (Same)
+      Fixed.push_back({unsigned(C), (*Tuples)[C]});
+  }
+  return Fixed;
+}
+
 /// A constant position along a dim that grows with new symbols, from the
 /// middle of its old size n to its end (a Slice bound b, 2 < b < n and
-/// 2*b >= n, a Gather's one index there, or TopK's k): a static export
+/// 2*b >= n, a Gather's one index there, TopK's k, or a position every
+/// tuple of a ScatterND writes at): a static export
 /// writes `x[:, :T // 2]`, `x[:, T - 1]` and `x.topk(T // 2)` with T read
 /// as a number and folded, and at another size those read the same
 /// positions as before, giving a wrong result, while a fixed position that far
@@ -1187,7 +1216,8 @@ void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
   M.getGraph().walk([&](Node &N) {
     bool IsSlice = hasTrait(N, CutsAlongAxes);
     bool IsTopK = hasTrait(N, KeepsTopK);
-    if ((!IsSlice && !IsTopK && !hasTrait(N, GathersAlongAxis)) ||
+    bool IsScatter = hasTrait(N, ScattersTuples);
+    if ((!IsSlice && !IsTopK && !IsScatter && !hasTrait(N, GathersAlongAxis)) ||
         !N.isOnnxDomain() || N.getNumOperands() < (IsSlice ? 1u : 2u) ||
         !N.getOperand(0))
       return;
@@ -1198,6 +1228,8 @@ void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
     std::vector<std::pair<unsigned, int64_t>> Positions;
     if (IsSlice) {
       Positions = constantBounds(N, Data.size());
+    } else if (IsScatter) {
+      Positions = fixedTupleComponents(N, Data.size());
     } else if (N.getOperand(1)) {
       Tensor T = getConstantValue(*N.getOperand(1));
       std::optional<std::vector<int64_t>> V = T ? T.toInt64s() : std::nullopt;
@@ -1216,9 +1248,10 @@ void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
         continue;
       if (reportGrowingDim(
               N, E,
-              std::string(IsSlice  ? "bound "
-                          : IsTopK ? "k = "
-                                   : "index ") +
+              std::string(IsSlice     ? "bound "
+                          : IsTopK    ? "k = "
+                          : IsScatter ? "written position "
+                                      : "index ") +
                   std::to_string(P) + " along dim " + std::to_string(Axis) +
                   " of '" + N.getOperand(0)->getName().str() + "' (" + E.str() +
                   ", old size " + std::to_string(*Size) +
@@ -1554,12 +1587,59 @@ void DynamicRewrite::examineFixedRows(
     }
 }
 
+/// The values component \p D of the index tuples \p V holds, where the
+/// graph joins the tuples along their last dim from pieces and the piece
+/// that holds \p D, one component wide, repeats a constant (torch writes
+/// `Unsqueeze(Expand(arange, shape), -1)` for each): that constant's
+/// values. None otherwise.
+std::optional<std::vector<int64_t>>
+DynamicRewrite::componentValues(const Value &V, int64_t D,
+                                const DimAnalysis &DA) {
+  const Node *Join = V.getDefiningNode();
+  const std::vector<DimExpr> *VD = DA.getDims(V);
+  if (!Join || !hasTrait(*Join, Concatenates) || !VD || VD->empty())
+    return std::nullopt;
+  std::optional<int64_t> Axis =
+      resolveAxis(Join->getAttrInt("axis", 0), int64_t(VD->size()));
+  if (!Axis || *Axis != int64_t(VD->size()) - 1)
+    return std::nullopt;
+  int64_t Start = 0;
+  for (const Value *Piece : Join->getOperands()) {
+    const std::vector<DimExpr> *PD = Piece ? DA.getDims(*Piece) : nullptr;
+    if (!PD || PD->empty() || !PD->back().isConstant())
+      return std::nullopt;
+    int64_t Width = PD->back().getConstant();
+    if (D >= Start + Width) {
+      Start += Width;
+      continue;
+    }
+    if (Width != 1)
+      return std::nullopt;
+    // Back through what repeats values without changing them.
+    const Value *X = Piece;
+    for (int Step = 0; X && Step < 6; ++Step) {
+      Tensor T = evaluateBaked(*X, getNodeOpset(*Join), BakedValues);
+      if (T)
+        return T.toInt64s();
+      const Node *P = X->getDefiningNode();
+      if (!P || P->getNumOperands() == 0 ||
+          !(hasTrait(*P, InsertsUnitDims) || hasTrait(*P, BroadcastsToShape) ||
+            hasTrait(*P, IdentityOp)))
+        return std::nullopt;
+      X = P->getOperand(0);
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 /// A scatter of index tuples (ScatterND: `y[:, 0] = 0` writes at (b, 0) for
 /// every row b) whose component along a dim that a new symbol X sizes is
 /// not sized by X and counts every row of the old size writes fixed rows:
 /// the tuples hold the rows of the old size ([0, 1, 2] at X = 3, a baked
 /// arange(X) = [0] at 1), so a larger X leaves rows unwritten and a smaller
-/// one writes past the data. Tuples computed in the graph are left.
+/// one writes past the data. Tuples computed in the graph are read where
+/// each component is a constant repeated (componentValues).
 void DynamicRewrite::examineFixedWrites(Model &M, const DimAnalysis &DA) {
   M.getGraph().walk([&](Node &N) {
     if (!hasTrait(N, ScattersTuples) || N.getNumOperands() < 2 ||
@@ -1576,17 +1656,24 @@ void DynamicRewrite::examineFixedWrites(Model &M, const DimAnalysis &DA) {
     // The tuples as baked: a component that counts every row of its dim's
     // old size (0, 1, 2 at 3; the one 0 at 1) wrote each row; one that
     // holds a fixed position (`y[:, 0]`'s 0 along a length of 8) writes
-    // the same position at every size.
+    // the same position at every size. Tuples the graph joins from pieces,
+    // some computed from sizes (a model frozen in its batch only), are read
+    // component by component.
+    if (Count < 1)
+      return;
     Tensor T =
         evaluateBaked(*N.getOperand(1), M.getOpsetVersion(""), BakedValues);
     std::optional<std::vector<int64_t>> Tuples =
         T ? T.toInt64s() : std::nullopt;
-    if (!Tuples || Count < 1)
-      return;
     auto CountsRows = [&](int64_t D, int64_t Rows) {
       std::set<int64_t> Seen;
-      for (size_t I = D; I < Tuples->size(); I += Count)
-        Seen.insert((*Tuples)[I]);
+      if (Tuples) {
+        for (size_t I = D; I < Tuples->size(); I += Count)
+          Seen.insert((*Tuples)[I]);
+      } else if (std::optional<std::vector<int64_t>> V =
+                     componentValues(*N.getOperand(1), D, DA)) {
+        Seen.insert(V->begin(), V->end());
+      }
       return !Seen.empty() && int64_t(Seen.size()) == Rows &&
              *Seen.begin() == 0 && *Seen.rbegin() == Rows - 1;
     };
@@ -1595,7 +1682,9 @@ void DynamicRewrite::examineFixedWrites(Model &M, const DimAnalysis &DA) {
       if (!Rows || !CountsRows(D, *Rows))
         continue;
       for (const auto &[X, OldSize] : Old) {
-        if (!mentions(Data[D], X) || mentions(Indices, X) ||
+        // Tuples read piece by piece may be as many as X's rows (expanded
+        // to the data's shape) and still hold the old rows' positions.
+        if (!mentions(Data[D], X) || (Tuples && mentions(Indices, X)) ||
             alreadyReported(&N, {X}))
           continue;
         Problems.push_back(

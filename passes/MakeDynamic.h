@@ -462,6 +462,8 @@ public:
   void examineVanishedSymbols(Model &M, const DimAnalysis &DA);
   void examineBakedPositions(Model &M, const DimAnalysis &DA);
   void examineAdaptiveWindows(Model &M, const DimAnalysis &DA);
+  std::optional<std::vector<int64_t>> componentValues(const Value &V, int64_t D,
+                                                      const DimAnalysis &DA);
   void examineCountScales(Model &M, const DimAnalysis &DA);
   bool reportCountScale(const Node &N, double C, const Value *X,
                         const DimAnalysis &DA);

@@ -32,23 +32,24 @@ struct SliceWrite {
 
 } // namespace
 
-/// The slice that index tuples \p Tuples (shape [u_0, .., u_{r-1}, r])
-/// write into data of old dims \p DataDims: every tuple is its own
-/// position in the grid of tuples, moved by a fixed offset along one axis
-/// and nowhere else, and the grid spans every other dim of the data. None
-/// otherwise (a write of some rows, positions that skip or repeat, a full
-/// overwrite).
+/// The slice that index tuples \p Tuples (shape [u_0, .., u_{k-1}, k],
+/// k at most the data's rank) write into data of old dims \p DataDims:
+/// every tuple is its own position in the grid of tuples, moved by a fixed
+/// offset along one axis and nowhere else, and the grid spans every other
+/// of the data's first k dims (the dims after them are written whole).
+/// None otherwise (a write of some rows, positions that skip or repeat, a
+/// full overwrite).
 static std::optional<SliceWrite>
 readSliceWrite(llvm::ArrayRef<int64_t> Tuples, llvm::ArrayRef<int64_t> Shape,
                llvm::ArrayRef<int64_t> DataDims) {
-  size_t Rank = DataDims.size();
-  if (Shape.size() != Rank + 1 || Shape.back() != int64_t(Rank) ||
-      Tuples.size() < Rank)
+  if (Shape.size() < 2 || Shape.back() != int64_t(Shape.size() - 1) ||
+      Shape.size() - 1 > DataDims.size() || Tuples.empty())
     return std::nullopt;
+  size_t K = Shape.size() - 1;
   // The axis: the one dim the grid does not span; its offset, the first
   // tuple's component there.
   std::optional<unsigned> Axis;
-  for (unsigned D = 0; D < Rank; ++D)
+  for (unsigned D = 0; D < K; ++D)
     if (Shape[D] != DataDims[D]) {
       if (Axis)
         return std::nullopt;
@@ -61,12 +62,12 @@ readSliceWrite(llvm::ArrayRef<int64_t> Tuples, llvm::ArrayRef<int64_t> Shape,
     return std::nullopt;
   // Walk the grid in row-major order, the position counted as in an
   // odometer, and compare each tuple with it.
-  std::vector<int64_t> Position(Rank, 0);
-  for (size_t T = 0; T * Rank < Tuples.size(); ++T) {
-    for (unsigned D = 0; D < Rank; ++D)
-      if (Tuples[T * Rank + D] != Position[D] + (D == *Axis ? W.Offset : 0))
+  std::vector<int64_t> Position(K, 0);
+  for (size_t T = 0; T * K < Tuples.size(); ++T) {
+    for (unsigned D = 0; D < K; ++D)
+      if (Tuples[T * K + D] != Position[D] + (D == *Axis ? W.Offset : 0))
         return std::nullopt;
-    for (int D = int(Rank) - 1; D >= 0; --D) {
+    for (int D = int(K) - 1; D >= 0; --D) {
       if (++Position[D] < Shape[D])
         break;
       Position[D] = 0;
@@ -76,9 +77,10 @@ readSliceWrite(llvm::ArrayRef<int64_t> Tuples, llvm::ArrayRef<int64_t> Shape,
 }
 
 /// A ScatterND whose index tuples the model computes from constants and
-/// that write one slice along a dim of fixed size, every position of the
-/// data's other dims, some of which grow (readSliceWrite): rewritten as the
-/// Concat of the data before the slice, the updates, and the data after.
+/// that write one slice along a dim of fixed size (or at the start of one
+/// that grows), every position of the data's other dims, some of which
+/// grow (readSliceWrite): rewritten as the Concat of the data before the
+/// slice, the updates, and the data after.
 /// A ScatterND that reduces, or writes anything else, is left to the
 /// checks (examineFixedWrites) and the dims' constraints.
 void DynamicRewrite::repairSliceWrite(Node &N, DimAnalysis &DA, Rewriter &RW) {
@@ -108,9 +110,11 @@ void DynamicRewrite::repairSliceWrite(Node &N, DimAnalysis &DA, Rewriter &RW) {
     return;
   std::optional<SliceWrite> W =
       readSliceWrite(*Tuples, T.getDimsRef(), OldDims);
-  // The slice's axis keeps its size: positions along a growing dim would
-  // be the baked positions examineBakedPositions speaks of.
-  if (!W || !In[W->Axis].isConstant())
+  // Along a dim that grows the slice is a fixed position only near the
+  // start (`y[:, 0] = 0`, as examineBakedPositions reads positions): one
+  // further in may be a size the export folded, and is left to that check.
+  bool Growing = W && !In[W->Axis].isConstant();
+  if (!W || (Growing && (W->Offset + W->Length > 2 || OldDims[W->Axis] <= 4)))
     return;
   RW.setInsertionPointBefore(&N);
   Graph &G = *N.getParentGraph();
@@ -127,8 +131,10 @@ void DynamicRewrite::repairSliceWrite(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (W->Offset > 0)
     Pieces.push_back(Cut(0, W->Offset));
   Pieces.push_back(N.getOperand(2));
-  if (W->Offset + W->Length < OldDims[W->Axis])
-    Pieces.push_back(Cut(W->Offset + W->Length, OldDims[W->Axis]));
+  if (Growing || W->Offset + W->Length < OldDims[W->Axis])
+    Pieces.push_back(
+        Cut(W->Offset + W->Length,
+            Growing ? std::numeric_limits<int64_t>::max() : OldDims[W->Axis]));
   Node *Concat = RW.createNode("Concat", Pieces, 1, "", "written");
   Concat->setAttr(Attribute::getInt("axis", int64_t(W->Axis)));
   if (failed(RW.replaceAllUsesWith(N.getResult(0), Concat->getResult(0))))
