@@ -419,6 +419,49 @@ std::optional<std::string> normalizedStep(const Tensor &T,
   return std::nullopt;
 }
 
+/// Why \p T reads, along \p Axis, as positions scaled to the size where
+/// it is not bit for bit a Range's multiples (`arange(n) / n` divides
+/// where a Range multiplies): every line along the axis is affine to 1e-5
+/// of its largest value, and a step takes n - 1 or n steps (n the axis's
+/// size) to 1 or 2. None otherwise.
+std::optional<std::string> nearlyNormalized(const Tensor &T, unsigned Axis) {
+  int32_t ET = T.getElemType();
+  std::vector<int64_t> Dims = T.getDims();
+  if ((ET != onnx::TensorProto::FLOAT && ET != onnx::TensorProto::DOUBLE &&
+       ET != onnx::TensorProto::FLOAT16) ||
+      Axis >= Dims.size() || Dims[Axis] < 3)
+    return std::nullopt;
+  std::optional<std::vector<double>> V = T.toDoubles();
+  if (!V || V->empty())
+    return std::nullopt;
+  int64_t N = Dims[Axis], Inner = 1;
+  for (size_t D = Axis + 1; D < Dims.size(); ++D)
+    Inner *= Dims[D];
+  std::optional<std::string> Why;
+  for (int64_t I = 0; I < int64_t(V->size()); ++I) {
+    if ((I / Inner) % N != 0)
+      continue; // not the start of a line along the axis
+    double Start = (*V)[I], Step = (*V)[I + Inner] - Start, Largest = 0;
+    for (int64_t K = 0; K < N; ++K)
+      Largest = std::max(Largest, std::fabs((*V)[I + K * Inner]));
+    for (int64_t K = 0; K < N; ++K)
+      if (std::fabs((*V)[I + K * Inner] - (Start + double(K) * Step)) >
+          1e-5 * std::max(Largest, 1e-30))
+        return std::nullopt;
+    double A = std::fabs(Step);
+    for (int64_t Count : {N - 1, N})
+      for (double Span : {1.0, 2.0})
+        if (!Why && A > 0 && A < 1 &&
+            std::fabs(A * double(Count) - Span) <= 1e-5 * Span)
+          Why = "its step along dim " + std::to_string(Axis) + " takes " +
+                std::to_string(Count) + " steps of " +
+                llvm::formatv("{0}", A).str() + " to " +
+                std::to_string(int64_t(Span)) + " over the old size " +
+                std::to_string(N);
+  }
+  return Why;
+}
+
 /// True if the piece \p F of \p Grid is affine in its flat position as
 /// well (a slope along a grid dim is the next varying dim's slope times
 /// the sizes between: `arange(h*w)` per level): at other sizes the two
@@ -878,6 +921,16 @@ RebuildResult onnxopt::rebuildBakedConstant(const BakedConstant &B, Model &M,
                                    : "read with its partner table") +
                      ", every element within 4e-6): rebuilt with Range at " +
                      sizesText(B, Varying));
+    }
+    // Positions scaled to the size whose rounding no Range reproduces:
+    // its first rows are the positions of the old size, not of a smaller.
+    if (std::optional<std::string> Why = nearlyNormalized(Reduced, Axis)) {
+      Result.Message = What + " is affine in its indices along " +
+                       axesText(Varying) + " to 1e-5, but " + *Why +
+                       ": positions scaled to the size (linspace, or "
+                       "arange(n)/n), whose first rows a smaller size would "
+                       "not read";
+      return Result;
     }
     Value *Data = Still.empty() ? Operand : Bld.constant(Reduced);
     Result = Use(Bld.prefix(Data, Axis, A.Partner, A.PartnerAxis),

@@ -1467,19 +1467,20 @@ std::set<std::string> DynamicRewrite::leadingSymbols() const {
 /// away with nothing baked along it, and is kept.
 void DynamicRewrite::examineUnitDims(Model &M, const DimAnalysis &DA) {
   std::set<std::string> Leads = leadingSymbols();
-  // Each symbol at 3 times its old size plus 2: a dim that grows with them
-  // is no longer 1 there.
-  auto Grown = [&](const DimExpr &E) {
+  // Each symbol at 3 times its old size plus 2, then at 1024 times plus
+  // 1024: a dim that grows with them is no longer 1 at one of them (a
+  // stride-8 map of an image of 2 is still 1 at 8).
+  auto Grown = [&](const DimExpr &E, int64_t Times) {
     return E.evaluate([&](llvm::StringRef S) -> std::optional<int64_t> {
       auto It = Old.find(S.str());
       if (It == Old.end())
         return std::nullopt;
-      return It->second * 3 + 2;
+      return It->second * Times + (Times == 3 ? 2 : Times);
     });
   };
   auto IsUnitDim = [&](const DimExpr &E) {
     return !E.isConstant() && !E.isSymbol() && !E.hasUnknown() &&
-           oldValue(E) == 1 && Grown(E) != 1;
+           oldValue(E) == 1 && (Grown(E, 3) != 1 || Grown(E, 1024) != 1);
   };
   std::set<std::string> OutputSymbols;
   for (const Value *V : M.getGraph().getOutputs())
