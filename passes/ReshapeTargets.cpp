@@ -494,6 +494,8 @@ bool DynamicRewrite::readAsRoundTrip(Node &N, llvm::ArrayRef<DimExpr> In,
         Tensor::fromInt64s(N.getOperand(1)->getName().str() + "_dynamic",
                            {int64_t(New.size())}, New));
     setShapeOperand(N, 1, C, RW);
+    if (llvm::is_contained(New, 0))
+      clearAllowZero(N, RW); // the 0s are copies
   } else {
     // Several dims to read: X's whole shape, which the analysis reads as
     // X's dims (a -1 among them would leave it a quotient to divide).
