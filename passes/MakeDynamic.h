@@ -197,6 +197,8 @@ public:
   std::optional<BakedAxis> exactAxis(const Node &M, unsigned Operand,
                                      unsigned FromRight, unsigned Axis,
                                      int64_t Size, const DimAnalysis &DA);
+  bool minusOneStoodForOne(const Node &N, llvm::ArrayRef<DimExpr> In,
+                           llvm::ArrayRef<int64_t> Target) const;
   bool readAsRoundTrip(Node &N, llvm::ArrayRef<DimExpr> In,
                        llvm::ArrayRef<int64_t> Target, DimAnalysis &DA,
                        Rewriter &RW);

@@ -288,12 +288,62 @@ DynamicRewrite::copyTakingRest(llvm::ArrayRef<DimExpr> In,
   return Found;
 }
 
+/// True if \p Target holds a -1 that came to 1 at the old sizes over data
+/// dims \p In (a 0 without allowzero copies the data's dim).
+static bool minusOneStoodForOneImpl(
+    llvm::ArrayRef<DimExpr> In, llvm::ArrayRef<int64_t> Target, bool AllowZero,
+    llvm::function_ref<std::optional<int64_t>(const DimExpr &)> ValueOf) {
+  int64_t Total = 1, Known = 1;
+  for (const DimExpr &E : In) {
+    std::optional<int64_t> V = E.hasUnknown() ? std::nullopt : ValueOf(E);
+    if (!V || *V < 1 || __builtin_mul_overflow(Total, *V, &Total))
+      return false;
+  }
+  bool Minus = false;
+  for (size_t K = 0; K < Target.size(); ++K) {
+    int64_t Entry = Target[K];
+    if (Entry == 0 && !AllowZero) {
+      std::optional<int64_t> V =
+          K < In.size() && !In[K].hasUnknown() ? ValueOf(In[K]) : std::nullopt;
+      if (!V)
+        return false;
+      Entry = *V;
+    }
+    if (Entry == -1 && !Minus) {
+      Minus = true;
+      continue;
+    }
+    if (Entry < 1 || __builtin_mul_overflow(Known, Entry, &Known))
+      return false;
+  }
+  return Minus && Known == Total;
+}
+
+bool DynamicRewrite::minusOneStoodForOne(const Node &N,
+                                         llvm::ArrayRef<DimExpr> In,
+                                         llvm::ArrayRef<int64_t> Target) const {
+  return minusOneStoodForOneImpl(
+      In, Target, N.getAttrInt("allowzero", 0) != 0,
+      [&](const DimExpr &E) { return readingValue(E); });
+}
+
 /// The readings tried, in turn, where the counts leave no single entry
 /// for the -1; \p Why says why the grouped one refused, for the report.
 bool DynamicRewrite::readByFallbacks(Node &N, llvm::ArrayRef<DimExpr> In,
                                      llvm::ArrayRef<int64_t> Target,
                                      DimAnalysis &DA, Rewriter &RW,
                                      std::string &Why) {
+  // The export's own -1 that stood for 1 at the old sizes, where reading it
+  // as what grows fails to divide: the -1 was written for what grows (the
+  // chunk count of `view(b, -1, 4, c)` over a length padded to 4, baked
+  // [3,-1,4,4] at T + 1 = 4, the pad baked too), and every other reading
+  // gives the growth to an entry whose old value matches by chance,
+  // keeping the -1 a 1. Reported instead.
+  if (minusOneStoodForOne(N, In, Target)) {
+    Why += "; the target's -1 stood for 1 at the old sizes, and no reading "
+           "that keeps it 1 is taken";
+    return false;
+  }
   // A split of a dim an earlier view merged reads the merge's dims before
   // the counts do: tokens [B, H*W, C] viewed back as [1,8,8,C] at H = W = 8
   // have two symbols of old size 8 for each 8, and the merge says which.
