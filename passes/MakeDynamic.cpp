@@ -1135,7 +1135,8 @@ bool DynamicRewrite::reportCountScale(const Node &N, double C, const Value *X,
 }
 
 /// The constant bounds of Slice \p N, each with its axis resolved against
-/// \p Rank: starts and ends (operands from opset 10, attributes before).
+/// \p Rank: each axis's start, then its end (operands from opset 10,
+/// attributes before).
 /// Empty where any is not a constant or a step is not positive (a
 /// backwards slice counts from the end).
 static std::vector<std::pair<unsigned, int64_t>> constantBounds(const Node &N,
@@ -1238,13 +1239,28 @@ void DynamicRewrite::examineBakedPositions(Model &M, const DimAnalysis &DA) {
       if (V && V->size() == 1 && Axis)
         Positions.push_back({unsigned(*Axis), V->front()});
     }
-    for (const auto &[Axis, P] : Positions) {
+    for (size_t I = 0; I < Positions.size(); ++I) {
+      const auto &[Axis, P] = Positions[I];
       const DimExpr &E = Data[Axis];
       std::optional<int64_t> Size = oldValue(E);
+      if (E.isConstant() || E.hasUnknown() || !Size)
+        continue;
+      // A Slice that starts at the old size was empty there (`split(x, [2,
+      // T - 2])` at T = 2): a fixed start and the size read the same.
+      if (IsSlice && I % 2 == 0 && P == *Size && P > 0) {
+        if (reportGrowingDim(
+                N, E,
+                "start " + std::to_string(P) + " along dim " +
+                    std::to_string(Axis) + " of '" +
+                    N.getOperand(0)->getName().str() + "' (" + E.str() +
+                    ") is its old size: the slice was empty there, and "
+                    "nothing tells a fixed start from the size"))
+          break;
+        continue;
+      }
       // From the middle on (T // 2 of an odd T too); at an old size of 4
       // or less every inner position might be such a size.
-      if (E.isConstant() || E.hasUnknown() || !Size || P <= 0 || P >= *Size ||
-          2 * P + 1 < *Size || (P <= 2 && *Size > 4))
+      if (P <= 0 || P >= *Size || 2 * P + 1 < *Size || (P <= 2 && *Size > 4))
         continue;
       if (reportGrowingDim(
               N, E,
