@@ -1237,6 +1237,115 @@ std::optional<IndexForm> IndexFormReader::combined(const Node &N,
 /// the gather is an Unsqueeze, equal to it at the old sizes (checked on
 /// every tuple) and at every other size. Other baked tuples are refused
 /// naming the node and the constant.
+/// The constant a piece of joined index tuples repeats (through
+/// Unsqueeze, Expand and Identity), with the node and operand that read
+/// it; none where the piece is not such a repeat.
+static std::optional<std::tuple<Tensor, Node *, unsigned>>
+repeatedConstant(Value *Piece, int64_t Opset,
+                 llvm::DenseMap<const Value *, Tensor> &Memo) {
+  Value *X = Piece;
+  Node *Reader = nullptr;
+  for (int Step = 0; X && Step < 6; ++Step) {
+    if (Tensor T = evaluateBaked(*X, Opset, Memo))
+      return Reader ? std::optional(std::make_tuple(T, Reader, 0u))
+                    : std::nullopt;
+    Node *P = X->getDefiningNode();
+    if (!P || P->getNumOperands() == 0 ||
+        !(hasTrait(*P, InsertsUnitDims) || hasTrait(*P, BroadcastsToShape) ||
+          hasTrait(*P, IdentityOp)))
+      return std::nullopt;
+    Reader = P;
+    X = P->getOperand(0);
+  }
+  return std::nullopt;
+}
+
+/// Index tuples the graph joins along their last dim from pieces, some
+/// computed from sizes, one of which repeats a constant counting 0..n-1
+/// along one axis (torch's arange(n) at the traced size, expanded to the
+/// grid): where n is the old size of the data dim its component picks and
+/// that dim grows, the constant becomes Range(0, that dim) along the same
+/// axis. A model frozen in its batch only and simplified keeps arange(1) =
+/// [0] as the batch component of YOLOv5's in-place box decoding while its
+/// rows and columns stay computed; read as every row, each row writes its
+/// own boxes. The axis of a count of one is the one whose expanded dim is
+/// the data's dim.
+void DynamicRewrite::repairTupleRows(Node &N, DimAnalysis &DA, Rewriter &RW) {
+  Value *Data = N.getOperand(0), *Tuples = N.getOperand(1);
+  const Node *Join = Tuples ? Tuples->getDefiningNode() : nullptr;
+  const std::vector<DimExpr> *DD = Data ? DA.getDims(*Data) : nullptr;
+  const std::vector<DimExpr> *TD = Tuples ? DA.getDims(*Tuples) : nullptr;
+  if (!Join || !hasTrait(*Join, Concatenates) || !DD || !TD || TD->empty() ||
+      resolveAxis(Join->getAttrInt("axis", 0), int64_t(TD->size())) !=
+          int64_t(TD->size()) - 1)
+    return;
+  std::vector<DimExpr> In = expressInInputs(DA, *Data, *DD, Old);
+  int64_t Opset = RW.getModel().getOpsetVersion("");
+  int64_t D = 0;
+
+  for (Value *Piece : Join->getOperands()) {
+    const std::vector<DimExpr> *PD = Piece ? DA.getDims(*Piece) : nullptr;
+    if (!PD || PD->empty() || !PD->back().isConstant())
+      return;
+    int64_t Width = PD->back().getConstant();
+    int64_t Component = D;
+    D += Width;
+    if (Width != 1 || Component >= int64_t(In.size()) ||
+        newSymbols(In[Component]).empty())
+      continue;
+    std::optional<int64_t> Rows = oldValue(In[Component]);
+    auto Repeat = repeatedConstant(Piece, Opset, BakedValues);
+
+    if (!Rows || !Repeat)
+      continue;
+    auto [C, Reader, Operand] = *Repeat;
+    std::optional<std::vector<int64_t>> V = C.toInt64s();
+    llvm::ArrayRef<int64_t> CD = C.getDimsRef();
+    if (C.getElemType() != onnx::TensorProto::INT64 || !V ||
+        int64_t(V->size()) != *Rows)
+      continue;
+    // The axis that holds the count: the one dim of C above 1, or for a
+    // count of one the axis the grid expands to the data's dim.
+    std::optional<unsigned> Axis;
+    for (unsigned A = 0; A < CD.size(); ++A)
+      if (CD[A] != 1)
+        Axis = A;
+    if (!Axis && *Rows == 1) {
+      // The piece is the grid with the component's axis of 1 last; C
+      // broadcasts to the grid aligned from the right.
+      std::vector<DimExpr> Grid = expressInInputs(DA, *Piece, *PD, Old);
+      size_t G = Grid.size() - 1;
+      int Matches = 0;
+      for (unsigned A = 0; A < CD.size() && CD.size() <= G; ++A)
+        if (Grid[G - CD.size() + A] == In[Component]) {
+          Axis = A;
+          ++Matches;
+        }
+      if (Matches != 1)
+        Axis.reset();
+    }
+    if (!Axis)
+      continue;
+    unsigned Along = *Axis;
+    bool Counts = true;
+    for (int64_t K = 0; K < int64_t(V->size()) && Counts; ++K)
+      Counts = (*V)[K] == K;
+    if (!Counts)
+      continue;
+    Builder Bld(RW.getModel(), RW, *Reader);
+    RW.setOperand(Reader, Operand,
+                  Bld.positionsAlong(Data, unsigned(Component), Along,
+                                     unsigned(CD.size())));
+    emitRemark(RW.getDiags(), N)
+        << "component " << Component << " of the index tuples '"
+        << Tuples->getName() << "' repeats arange(" << *Rows
+        << "), the old size of " << In[Component].str()
+        << ": rebuilt with Range, every row at every size";
+    ++RepairCounts["counted tuple component"];
+    Repaired = true;
+  }
+}
+
 void DynamicRewrite::repairGatherND(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (N.getNumOperands() < 2 || !N.getOperand(0) || !N.getOperand(1))
     return;

@@ -144,6 +144,7 @@ public:
                             unsigned NumStates);
   /// torch's in-place slice assignment (SliceWrites.cpp).
   void repairSliceWrite(Node &N, DimAnalysis &DA, Rewriter &RW);
+  void repairTupleRows(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairSliceEnds(Node &N, DimAnalysis &DA, Rewriter &RW);
   void repairExpand(Node &N, DimAnalysis &DA, Rewriter &RW);
   bool freeExpandEntries(const Node &N, DimAnalysis &DA,

@@ -92,22 +92,20 @@ void DynamicRewrite::repairSliceWrite(Node &N, DimAnalysis &DA, Rewriter &RW) {
   if (!D)
     return;
   std::vector<DimExpr> In = expressInInputs(DA, *Data, *D, Old);
-  std::vector<int64_t> OldDims;
-  bool Grows = false;
-  for (const DimExpr &E : In) {
-    std::optional<int64_t> V = E.hasUnknown() ? std::nullopt : oldValue(E);
-    if (!V)
-      return;
-    OldDims.push_back(*V);
-    Grows |= !newSymbols(E).empty();
-  }
-  if (!Grows)
+  if (llvm::all_of(In, [&](const DimExpr &E) { return newSymbols(E).empty(); }))
     return;
   Tensor T = evaluateBaked(*N.getOperand(1), RW.getModel().getOpsetVersion(""),
                            BakedValues);
   std::optional<std::vector<int64_t>> Tuples = T ? T.toInt64s() : std::nullopt;
   if (!Tuples)
-    return;
+    return repairTupleRows(N, DA, RW);
+  std::vector<int64_t> OldDims;
+  for (const DimExpr &E : In) {
+    std::optional<int64_t> V = E.hasUnknown() ? std::nullopt : oldValue(E);
+    if (!V)
+      return;
+    OldDims.push_back(*V);
+  }
   std::optional<SliceWrite> W =
       readSliceWrite(*Tuples, T.getDimsRef(), OldDims);
   // Along a dim that grows the slice is a fixed position only near the
