@@ -1113,9 +1113,9 @@ bool DynamicRewrite::reportCountScale(const Node &N, double C, const Value *X,
       return false;
     for (unsigned K : Dims) {
       std::optional<int64_t> Size = oldValue(In[K]);
-      if (In[K].hasUnknown() || !Size)
+      if (In[K].hasUnknown() || !Size ||
+          __builtin_mul_overflow(Count, *Size, &Count))
         return false;
-      Count *= *Size;
       Reduced = Reduced * In[K];
     }
     if (!newSymbols(Reduced).empty() && isCountScale(C, Count))

@@ -290,41 +290,31 @@ DynamicRewrite::copyTakingRest(llvm::ArrayRef<DimExpr> In,
 
 /// True if \p Target holds a -1 that came to 1 at the old sizes over data
 /// dims \p In (a 0 without allowzero copies the data's dim).
-static bool minusOneStoodForOneImpl(
-    llvm::ArrayRef<DimExpr> In, llvm::ArrayRef<int64_t> Target, bool AllowZero,
-    llvm::function_ref<std::optional<int64_t>(const DimExpr &)> ValueOf) {
+bool DynamicRewrite::minusOneStoodForOne(const Node &N,
+                                         llvm::ArrayRef<DimExpr> In,
+                                         llvm::ArrayRef<int64_t> Target) const {
+  auto ValueOf = [&](const DimExpr &E) -> std::optional<int64_t> {
+    return E.hasUnknown() ? std::nullopt : readingValue(E);
+  };
   int64_t Total = 1, Known = 1;
   for (const DimExpr &E : In) {
-    std::optional<int64_t> V = E.hasUnknown() ? std::nullopt : ValueOf(E);
+    std::optional<int64_t> V = ValueOf(E);
     if (!V || *V < 1 || __builtin_mul_overflow(Total, *V, &Total))
       return false;
   }
-  bool Minus = false;
+  bool AllowZero = N.getAttrInt("allowzero", 0) != 0, Minus = false;
   for (size_t K = 0; K < Target.size(); ++K) {
-    int64_t Entry = Target[K];
-    if (Entry == 0 && !AllowZero) {
-      std::optional<int64_t> V =
-          K < In.size() && !In[K].hasUnknown() ? ValueOf(In[K]) : std::nullopt;
-      if (!V)
-        return false;
-      Entry = *V;
-    }
+    std::optional<int64_t> Entry = Target[K];
+    if (*Entry == 0 && !AllowZero)
+      Entry = K < In.size() ? ValueOf(In[K]) : std::nullopt;
     if (Entry == -1 && !Minus) {
       Minus = true;
       continue;
     }
-    if (Entry < 1 || __builtin_mul_overflow(Known, Entry, &Known))
+    if (!Entry || *Entry < 1 || __builtin_mul_overflow(Known, *Entry, &Known))
       return false;
   }
   return Minus && Known == Total;
-}
-
-bool DynamicRewrite::minusOneStoodForOne(const Node &N,
-                                         llvm::ArrayRef<DimExpr> In,
-                                         llvm::ArrayRef<int64_t> Target) const {
-  return minusOneStoodForOneImpl(
-      In, Target, N.getAttrInt("allowzero", 0) != 0,
-      [&](const DimExpr &E) { return readingValue(E); });
 }
 
 /// The readings tried, in turn, where the counts leave no single entry
@@ -517,11 +507,12 @@ bool DynamicRewrite::readAsRoundTrip(Node &N, llvm::ArrayRef<DimExpr> In,
   // Each entry: its literal where the dim is constant, 0 where the data
   // holds the same dim at the same place (a copy), else read from X: one
   // such entry is the -1.
+  if (Minus >= 0 && Total % Known != 0)
+    return false;
   std::vector<int64_t> New(Target.begin(), Target.end());
   std::vector<unsigned> Read;
   for (unsigned K = 0; K < Target.size(); ++K) {
-    int64_t Entry =
-        int(K) == Minus ? (Known > 0 ? Total / Known : 0) : Target[K];
+    int64_t Entry = int(K) == Minus ? Total / Known : Target[K];
     if (readingValue(Dims[K]) != Entry)
       return false;
     New[K] = Entry;
