@@ -43,7 +43,8 @@ static std::optional<SliceWrite>
 readSliceWrite(llvm::ArrayRef<int64_t> Tuples, llvm::ArrayRef<int64_t> Shape,
                llvm::ArrayRef<int64_t> DataDims) {
   if (Shape.size() < 2 || Shape.back() != int64_t(Shape.size() - 1) ||
-      Shape.size() - 1 > DataDims.size() || Tuples.empty())
+      Shape.size() - 1 > DataDims.size() || Tuples.empty() ||
+      Tuples.size() % (Shape.size() - 1) != 0)
     return std::nullopt;
   size_t K = Shape.size() - 1;
   // The axis: the one dim the grid does not span; its offset, the first
