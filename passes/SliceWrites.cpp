@@ -107,8 +107,16 @@ void DynamicRewrite::repairSliceWrite(Node &N, DimAnalysis &DA, Rewriter &RW) {
       return;
     OldDims.push_back(*V);
   }
-  std::optional<SliceWrite> W =
-      readSliceWrite(*Tuples, T.getDimsRef(), OldDims);
+  // Tuples that index only dims of fixed size (the dynamo exporter's
+  // slice_scatter indexes the sliced dim alone) write the same at every
+  // size: nothing to rewrite.
+  llvm::ArrayRef<int64_t> TupleDims = T.getDimsRef();
+  if (TupleDims.empty() || TupleDims.back() < 1 ||
+      llvm::all_of(llvm::ArrayRef<DimExpr>(In).take_front(
+                       std::min<size_t>(size_t(TupleDims.back()), In.size())),
+                   [&](const DimExpr &E) { return newSymbols(E).empty(); }))
+    return;
+  std::optional<SliceWrite> W = readSliceWrite(*Tuples, TupleDims, OldDims);
   // Along a dim that grows the slice is a fixed position only near the
   // start (`y[:, 0] = 0`, as examineBakedPositions reads positions): one
   // further in may be a size the export folded, and is left to that check.
