@@ -386,6 +386,25 @@ Tensor partnerFromAngles(const Value &Operand, const Tensor &T,
   return !P || Still.empty() ? P : sliceAtZero(P, Still, Name);
 }
 
+/// Why a float \p Step below 1 along \p Axis (of old size \p N) reads as
+/// positions scaled to the size: it takes n - 1 or n steps to 1 or 2,
+/// within \p Tolerance relative. None for other steps.
+std::optional<std::string> stepToSpan(double Step, int64_t N, unsigned Axis,
+                                      double Tolerance) {
+  double A = std::fabs(Step);
+  if (A == 0 || A >= 1)
+    return std::nullopt;
+  for (int64_t Count : {N - 1, N})
+    for (double Span : {1.0, 2.0})
+      if (Count > 0 && std::fabs(A * double(Count) - Span) <= Tolerance * Span)
+        return "its step along dim " + std::to_string(Axis) + " takes " +
+               std::to_string(Count) + " steps of " +
+               llvm::formatv("{0}", A).str() + " to " +
+               std::to_string(int64_t(Span)) + " over the old size " +
+               std::to_string(N);
+  return std::nullopt;
+}
+
 /// Why the affine form \p F of \p T reads as positions scaled to the
 /// size of their axis: a float step below 1 that takes n - 1 or n steps
 /// (n the axis's old size) to 1 or 2 exactly (`linspace(0, 1, n)`,
@@ -402,19 +421,10 @@ std::optional<std::string> normalizedStep(const Tensor &T,
     std::optional<std::vector<double>> Steps = Term.Slope.toDoubles();
     if (!Steps)
       continue;
-    for (double Step : *Steps) {
-      double A = std::fabs(Step);
-      if (A == 0 || A >= 1)
-        continue;
-      for (int64_t Count : {N - 1, N})
-        for (double Span : {1.0, 2.0})
-          if (Count > 0 && std::fabs(A * double(Count) - Span) <= 1e-6 * Span)
-            return "its step along dim " + std::to_string(Term.Axis) +
-                   " takes " + std::to_string(Count) + " steps of " +
-                   llvm::formatv("{0}", A).str() + " to " +
-                   std::to_string(int64_t(Span)) + " over the old size " +
-                   std::to_string(N);
-    }
+    for (double Step : *Steps)
+      if (std::optional<std::string> Why =
+              stepToSpan(Step, N, Term.Axis, /*Tolerance=*/1e-6))
+        return Why;
   }
   return std::nullopt;
 }
@@ -448,16 +458,8 @@ std::optional<std::string> nearlyNormalized(const Tensor &T, unsigned Axis) {
       if (std::fabs((*V)[I + K * Inner] - (Start + double(K) * Step)) >
           1e-5 * std::max(Largest, 1e-30))
         return std::nullopt;
-    double A = std::fabs(Step);
-    for (int64_t Count : {N - 1, N})
-      for (double Span : {1.0, 2.0})
-        if (!Why && A > 0 && A < 1 &&
-            std::fabs(A * double(Count) - Span) <= 1e-5 * Span)
-          Why = "its step along dim " + std::to_string(Axis) + " takes " +
-                std::to_string(Count) + " steps of " +
-                llvm::formatv("{0}", A).str() + " to " +
-                std::to_string(int64_t(Span)) + " over the old size " +
-                std::to_string(N);
+    if (!Why)
+      Why = stepToSpan(Step, N, Axis, /*Tolerance=*/1e-5);
   }
   return Why;
 }
@@ -1237,18 +1239,34 @@ std::optional<IndexForm> IndexFormReader::combined(const Node &N,
 /// the gather is an Unsqueeze, equal to it at the old sizes (checked on
 /// every tuple) and at every other size. Other baked tuples are refused
 /// naming the node and the constant.
-/// The constant a piece of joined index tuples repeats (through
-/// Unsqueeze, Expand and Identity), with the node and operand that read
-/// it; none where the piece is not such a repeat.
-static std::optional<std::tuple<Tensor, Node *, unsigned>>
-repeatedConstant(Value *Piece, int64_t Opset,
-                 llvm::DenseMap<const Value *, Tensor> &Memo) {
-  Value *X = Piece;
+std::optional<std::vector<TuplePiece>>
+onnxopt::joinedTuplePieces(const Value &Tuples, const DimAnalysis &DA) {
+  const Node *Join = Tuples.getDefiningNode();
+  const std::vector<DimExpr> *TD = DA.getDims(Tuples);
+  if (!Join || !hasTrait(*Join, Concatenates) || !TD || TD->empty() ||
+      resolveAxis(Join->getAttrInt("axis", 0), int64_t(TD->size())) !=
+          int64_t(TD->size()) - 1)
+    return std::nullopt;
+  std::vector<TuplePiece> Pieces;
+  int64_t Component = 0;
+  for (Value *Piece : Join->getOperands()) {
+    const std::vector<DimExpr> *PD = Piece ? DA.getDims(*Piece) : nullptr;
+    if (!PD || PD->empty() || !PD->back().isConstant())
+      return std::nullopt;
+    Pieces.push_back({Piece, Component, PD->back().getConstant()});
+    Component += Pieces.back().Width;
+  }
+  return Pieces;
+}
+
+std::optional<RepeatedConstant>
+onnxopt::repeatedConstant(Value &V, int64_t Opset,
+                          llvm::DenseMap<const Value *, Tensor> &Memo) {
+  Value *X = &V;
   Node *Reader = nullptr;
   for (int Step = 0; X && Step < 6; ++Step) {
     if (Tensor T = evaluateBaked(*X, Opset, Memo))
-      return Reader ? std::optional(std::make_tuple(T, Reader, 0u))
-                    : std::nullopt;
+      return RepeatedConstant{T, Reader};
     Node *P = X->getDefiningNode();
     if (!P || P->getNumOperands() == 0 ||
         !(hasTrait(*P, InsertsUnitDims) || hasTrait(*P, BroadcastsToShape) ||
@@ -1272,33 +1290,24 @@ repeatedConstant(Value *Piece, int64_t Opset,
 /// the data's dim.
 void DynamicRewrite::repairTupleRows(Node &N, DimAnalysis &DA, Rewriter &RW) {
   Value *Data = N.getOperand(0), *Tuples = N.getOperand(1);
-  const Node *Join = Tuples ? Tuples->getDefiningNode() : nullptr;
   const std::vector<DimExpr> *DD = Data ? DA.getDims(*Data) : nullptr;
-  const std::vector<DimExpr> *TD = Tuples ? DA.getDims(*Tuples) : nullptr;
-  if (!Join || !hasTrait(*Join, Concatenates) || !DD || !TD || TD->empty() ||
-      resolveAxis(Join->getAttrInt("axis", 0), int64_t(TD->size())) !=
-          int64_t(TD->size()) - 1)
+  std::optional<std::vector<TuplePiece>> Pieces =
+      Tuples ? joinedTuplePieces(*Tuples, DA) : std::nullopt;
+  if (!DD || !Pieces)
     return;
   std::vector<DimExpr> In = expressInInputs(DA, *Data, *DD, Old);
   int64_t Opset = RW.getModel().getOpsetVersion("");
-  int64_t D = 0;
-
-  for (Value *Piece : Join->getOperands()) {
-    const std::vector<DimExpr> *PD = Piece ? DA.getDims(*Piece) : nullptr;
-    if (!PD || PD->empty() || !PD->back().isConstant())
-      return;
-    int64_t Width = PD->back().getConstant();
-    int64_t Component = D;
-    D += Width;
-    if (Width != 1 || Component >= int64_t(In.size()) ||
+  for (const TuplePiece &P : *Pieces) {
+    int64_t Component = P.Component;
+    if (P.Width != 1 || Component >= int64_t(In.size()) ||
         newSymbols(In[Component]).empty())
       continue;
     std::optional<int64_t> Rows = oldValue(In[Component]);
-    auto Repeat = repeatedConstant(Piece, Opset, BakedValues);
-
-    if (!Rows || !Repeat)
+    std::optional<RepeatedConstant> Repeat =
+        repeatedConstant(*P.V, Opset, BakedValues);
+    if (!Rows || !Repeat || !Repeat->Reader)
       continue;
-    auto [C, Reader, Operand] = *Repeat;
+    const Tensor &C = Repeat->T;
     std::optional<std::vector<int64_t>> V = C.toInt64s();
     llvm::ArrayRef<int64_t> CD = C.getDimsRef();
     if (C.getElemType() != onnx::TensorProto::INT64 || !V ||
@@ -1313,7 +1322,8 @@ void DynamicRewrite::repairTupleRows(Node &N, DimAnalysis &DA, Rewriter &RW) {
     if (!Axis && *Rows == 1) {
       // The piece is the grid with the component's axis of 1 last; C
       // broadcasts to the grid aligned from the right.
-      std::vector<DimExpr> Grid = expressInInputs(DA, *Piece, *PD, Old);
+      std::vector<DimExpr> Grid =
+          expressInInputs(DA, *P.V, *DA.getDims(*P.V), Old);
       size_t G = Grid.size() - 1;
       int Matches = 0;
       for (unsigned A = 0; A < CD.size() && CD.size() <= G; ++A)
@@ -1332,8 +1342,8 @@ void DynamicRewrite::repairTupleRows(Node &N, DimAnalysis &DA, Rewriter &RW) {
       Counts = (*V)[K] == K;
     if (!Counts)
       continue;
-    Builder Bld(RW.getModel(), RW, *Reader);
-    RW.setOperand(Reader, Operand,
+    Builder Bld(RW.getModel(), RW, *Repeat->Reader);
+    RW.setOperand(Repeat->Reader, 0,
                   Bld.positionsAlong(Data, unsigned(Component), Along,
                                      unsigned(CD.size())));
     emitRemark(RW.getDiags(), N)

@@ -119,6 +119,30 @@ ConstantConeOptions bakedConeOptions();
 Tensor evaluateBaked(const Value &V, int64_t Opset,
                      llvm::DenseMap<const Value *, Tensor> &Memo);
 
+/// One piece of index tuples that a Concat joins along their last dim: the
+/// value, the component it starts at and how many components it holds.
+struct TuplePiece {
+  Value *V = nullptr;
+  int64_t Component = 0, Width = 0;
+};
+
+/// The pieces of \p Tuples where the graph joins them along their last dim
+/// (torch writes `Concat(Unsqueeze(Expand(arange, shape), -1), ...)`, one
+/// piece per component); none otherwise or where a width is unknown.
+std::optional<std::vector<TuplePiece>> joinedTuplePieces(const Value &Tuples,
+                                                         const DimAnalysis &DA);
+
+/// The constant a value repeats through Unsqueeze, Expand and Identity
+/// (the values stay; only their shape changes), with the node that reads
+/// it as its first operand (null where the value is itself the constant).
+struct RepeatedConstant {
+  Tensor T;
+  Node *Reader = nullptr;
+};
+std::optional<RepeatedConstant>
+repeatedConstant(Value &V, int64_t Opset,
+                 llvm::DenseMap<const Value *, Tensor> &Memo);
+
 /// Rebuilds \p B's constant at the partner's sizes and makes the user read
 /// the rebuilt value. Changes nothing when no rule applies. A sinusoid
 /// whose rows start at the old size of one of \p Offsets (and of no other

@@ -1612,40 +1612,18 @@ void DynamicRewrite::examineFixedRows(
 std::optional<std::vector<int64_t>>
 DynamicRewrite::componentValues(const Value &V, int64_t D,
                                 const DimAnalysis &DA) {
-  const Node *Join = V.getDefiningNode();
-  const std::vector<DimExpr> *VD = DA.getDims(V);
-  if (!Join || !hasTrait(*Join, Concatenates) || !VD || VD->empty())
+  std::optional<std::vector<TuplePiece>> Pieces = joinedTuplePieces(V, DA);
+  if (!Pieces)
     return std::nullopt;
-  std::optional<int64_t> Axis =
-      resolveAxis(Join->getAttrInt("axis", 0), int64_t(VD->size()));
-  if (!Axis || *Axis != int64_t(VD->size()) - 1)
-    return std::nullopt;
-  int64_t Start = 0;
-  for (const Value *Piece : Join->getOperands()) {
-    const std::vector<DimExpr> *PD = Piece ? DA.getDims(*Piece) : nullptr;
-    if (!PD || PD->empty() || !PD->back().isConstant())
-      return std::nullopt;
-    int64_t Width = PD->back().getConstant();
-    if (D >= Start + Width) {
-      Start += Width;
+  for (const TuplePiece &P : *Pieces) {
+    if (D < P.Component || D >= P.Component + P.Width)
       continue;
-    }
-    if (Width != 1)
-      return std::nullopt;
-    // Back through what repeats values without changing them.
-    const Value *X = Piece;
-    for (int Step = 0; X && Step < 6; ++Step) {
-      Tensor T = evaluateBaked(*X, getNodeOpset(*Join), BakedValues);
-      if (T)
-        return T.toInt64s();
-      const Node *P = X->getDefiningNode();
-      if (!P || P->getNumOperands() == 0 ||
-          !(hasTrait(*P, InsertsUnitDims) || hasTrait(*P, BroadcastsToShape) ||
-            hasTrait(*P, IdentityOp)))
-        return std::nullopt;
-      X = P->getOperand(0);
-    }
-    return std::nullopt;
+    std::optional<RepeatedConstant> R =
+        P.Width == 1
+            ? repeatedConstant(*P.V, getNodeOpset(*V.getDefiningNode()),
+                               BakedValues)
+            : std::nullopt;
+    return R ? R->T.toInt64s() : std::nullopt;
   }
   return std::nullopt;
 }

@@ -288,6 +288,28 @@ DynamicRewrite::copyTakingRest(llvm::ArrayRef<DimExpr> In,
   return Found;
 }
 
+/// \p Target at the old sizes over data of \p Total elements, its -1 (the
+/// first) resolved, with the -1's position in \p Minus (-1 where it has
+/// none); none where an entry is not positive, the other entries do not
+/// divide \p Total, or, without a -1, their product is not \p Total.
+static std::optional<std::vector<int64_t>>
+resolvedTarget(llvm::ArrayRef<int64_t> Target, int64_t Total, int &Minus) {
+  Minus = -1;
+  int64_t Known = 1;
+  for (size_t K = 0; K < Target.size(); ++K) {
+    if (Target[K] == -1 && Minus < 0)
+      Minus = int(K);
+    else if (Target[K] < 1 || __builtin_mul_overflow(Known, Target[K], &Known))
+      return std::nullopt;
+  }
+  if (Minus < 0 ? Known != Total : Total % Known != 0)
+    return std::nullopt;
+  std::vector<int64_t> Old(Target.begin(), Target.end());
+  if (Minus >= 0)
+    Old[Minus] = Total / Known;
+  return Old;
+}
+
 /// True if \p Target holds a -1 that came to 1 at the old sizes over data
 /// dims \p In (a 0 without allowzero copies the data's dim).
 bool DynamicRewrite::minusOneStoodForOne(const Node &N,
@@ -296,25 +318,27 @@ bool DynamicRewrite::minusOneStoodForOne(const Node &N,
   auto ValueOf = [&](const DimExpr &E) -> std::optional<int64_t> {
     return E.hasUnknown() ? std::nullopt : readingValue(E);
   };
-  int64_t Total = 1, Known = 1;
+  int64_t Total = 1;
   for (const DimExpr &E : In) {
     std::optional<int64_t> V = ValueOf(E);
     if (!V || *V < 1 || __builtin_mul_overflow(Total, *V, &Total))
       return false;
   }
-  bool AllowZero = N.getAttrInt("allowzero", 0) != 0, Minus = false;
-  for (size_t K = 0; K < Target.size(); ++K) {
-    std::optional<int64_t> Entry = Target[K];
-    if (*Entry == 0 && !AllowZero)
-      Entry = K < In.size() ? ValueOf(In[K]) : std::nullopt;
-    if (Entry == -1 && !Minus) {
-      Minus = true;
-      continue;
-    }
-    if (!Entry || *Entry < 1 || __builtin_mul_overflow(Known, *Entry, &Known))
-      return false;
-  }
-  return Minus && Known == Total;
+  // Copies (0 without allowzero) read as the data's dims.
+  std::vector<int64_t> Entries(Target.begin(), Target.end());
+  if (N.getAttrInt("allowzero", 0) == 0)
+    for (size_t K = 0; K < Entries.size(); ++K)
+      if (Entries[K] == 0) {
+        std::optional<int64_t> V =
+            K < In.size() ? ValueOf(In[K]) : std::nullopt;
+        if (!V)
+          return false;
+        Entries[K] = *V;
+      }
+  int Minus;
+  std::optional<std::vector<int64_t>> Old =
+      resolvedTarget(Entries, Total, Minus);
+  return Old && Minus >= 0 && (*Old)[Minus] == 1;
 }
 
 /// The readings tried, in turn, where the counts leave no single entry
@@ -489,7 +513,7 @@ bool DynamicRewrite::readAsRoundTrip(Node &N, llvm::ArrayRef<DimExpr> In,
   if (!XD || XD->size() != Target.size() || zeroIsLiteral(N, Target))
     return false;
   std::vector<DimExpr> Dims;
-  int64_t Total = 1, Known = 1;
+  int64_t Total = 1;
   for (unsigned K = 0; K < XD->size(); ++K) {
     Dims.push_back(computedDim(DA, *X, *XD, K));
     std::optional<int64_t> V =
@@ -497,25 +521,19 @@ bool DynamicRewrite::readAsRoundTrip(Node &N, llvm::ArrayRef<DimExpr> In,
     if (!V || *V < 1 || __builtin_mul_overflow(Total, *V, &Total))
       return false;
   }
-  int Minus = -1;
-  for (unsigned K = 0; K < Target.size(); ++K) {
-    if (Target[K] == -1 && Minus < 0)
-      Minus = int(K);
-    else if (Target[K] < 1 || __builtin_mul_overflow(Known, Target[K], &Known))
-      return false;
-  }
+  int Minus;
+  std::optional<std::vector<int64_t>> Old =
+      resolvedTarget(Target, Total, Minus);
+  if (!Old)
+    return false;
   // Each entry: its literal where the dim is constant, 0 where the data
   // holds the same dim at the same place (a copy), else read from X: one
   // such entry is the -1.
-  if (Minus >= 0 && Total % Known != 0)
-    return false;
-  std::vector<int64_t> New(Target.begin(), Target.end());
+  std::vector<int64_t> New = *Old;
   std::vector<unsigned> Read;
   for (unsigned K = 0; K < Target.size(); ++K) {
-    int64_t Entry = int(K) == Minus ? Total / Known : Target[K];
-    if (readingValue(Dims[K]) != Entry)
+    if (readingValue(Dims[K]) != New[K])
       return false;
-    New[K] = Entry;
     if (Dims[K].isConstant())
       continue;
     if (K < In.size() && In[K] == Dims[K])
@@ -1626,7 +1644,7 @@ readOverSpread(llvm::ArrayRef<DynamicRewrite::SpreadDim> Dims,
                llvm::ArrayRef<int64_t> Target, const DynamicRewrite &R,
                std::vector<int64_t> &OldTarget) {
   std::vector<int64_t> OldDims;
-  int64_t Total = 1, Known = 1;
+  int64_t Total = 1;
   for (const DynamicRewrite::SpreadDim &S : Dims) {
     std::optional<int64_t> V =
         S.E.hasUnknown() ? std::nullopt : R.readingValue(S.E);
@@ -1634,21 +1652,12 @@ readOverSpread(llvm::ArrayRef<DynamicRewrite::SpreadDim> Dims,
       return std::nullopt;
     OldDims.push_back(*V);
   }
-  int Minus = -1;
-  for (size_t K = 0; K < Target.size(); ++K) {
-    if (Target[K] == -1 && Minus < 0)
-      Minus = K;
-    else if (Target[K] < 1 || __builtin_mul_overflow(Known, Target[K], &Known))
-      return std::nullopt;
-  }
-  OldTarget.assign(Target.begin(), Target.end());
-  if (Minus >= 0) {
-    if (Total % Known != 0)
-      return std::nullopt;
-    OldTarget[Minus] = Total / Known;
-  } else if (Known != Total) {
+  int Minus;
+  std::optional<std::vector<int64_t>> Resolved =
+      resolvedTarget(Target, Total, Minus);
+  if (!Resolved)
     return std::nullopt;
-  }
+  OldTarget = std::move(*Resolved);
   std::vector<int> Assign(Target.size(), -1);
   std::optional<std::vector<std::pair<size_t, size_t>>> Groups =
       cutWhereProductsMeet(OldDims, OldTarget);
